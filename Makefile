@@ -1,0 +1,64 @@
+# pg_tide: PGXS build.
+#
+# The version lives in one place, pg_tide.control; the install script is
+# assembled from extension/NN_*.sql (one file per concept, in order) into
+# pg_tide--$(EXTVERSION).sql.  Released upgrade scripts live in
+# extension/updates/ and are never edited once released.
+
+EXTENSION   = pg_tide
+EXTVERSION := $(shell sed -n "s/^default_version[[:space:]]*=[[:space:]]*'\([^']*\)'.*/\1/p" pg_tide.control)
+
+MODULE_big  = pg_tide
+CORE_SRCS   = $(sort $(wildcard src/core/*.c))
+ENGINE_SRCS = $(sort $(wildcard src/engine/*.c))
+GLUE_SRCS   = $(sort $(wildcard src/*.c))
+OBJS        = $(GLUE_SRCS:.c=.o) $(CORE_SRCS:.c=.o) $(ENGINE_SRCS:.c=.o)
+
+INSTALL_PARTS = $(sort $(wildcard extension/[0-9]*.sql))
+DATA_built  = $(EXTENSION)--$(EXTVERSION).sql
+DATA        = $(sort $(wildcard extension/updates/$(EXTENSION)--*--*.sql))
+
+# pg_regress: every sql/NAME.sql is a test, compared with expected/NAME.out.
+REGRESS      = $(basename $(notdir $(sort $(wildcard sql/*.sql))))
+REGRESS_OPTS = --load-extension=$(EXTENSION)
+
+PG_CONFIG ?= pg_config
+PG_CPPFLAGS = -I$(srcdir)/src -I$(srcdir)/src/core -I$(srcdir)/src/engine
+# Warnings are errors in our own code.  PostgreSQL's headers leave some
+# parameters unused (PG_FUNCTION_ARGS), so that one warning stays off.
+PG_CFLAGS   = -Wall -Wextra -Werror -Wno-unused-parameter -Wno-missing-field-initializers
+
+# Programs installed into pg_config --bindir (tide-launcher, tide-sim).
+PG_INCLUDEDIR := $(shell $(PG_CONFIG) --includedir)
+PG_LIBDIR     := $(shell $(PG_CONFIG) --libdir)
+TOOL_CFLAGS  = -std=gnu11 -O2 -g -Wall -Wextra -Werror -Isrc/core -Isrc/engine
+LAUNCHER_SRCS := $(sort $(wildcard src/launcher/*.c))
+SIM_SRCS      := $(sort $(wildcard src/sim/*.c))
+SCRIPTS_built := $(strip $(if $(LAUNCHER_SRCS),tide-launcher) $(if $(SIM_SRCS),tide-sim))
+EXTRA_CLEAN   = $(SCRIPTS_built) test/unit/bin
+
+PGXS := $(shell $(PG_CONFIG) --pgxs)
+include $(PGXS)
+
+$(EXTENSION)--$(EXTVERSION).sql: $(INSTALL_PARTS) pg_tide.control
+	@test -n "$(EXTVERSION)" || { echo "no default_version in pg_tide.control" >&2; exit 1; }
+	{ printf -- '-- pg_tide %s: generated from extension/*.sql by make; edit those.\n' '$(EXTVERSION)'; \
+	  printf -- '\\echo Use "CREATE EXTENSION pg_tide" to load this file. \\quit\n'; \
+	  for f in $(INSTALL_PARTS); do printf '\n-- ---- %s\n' "$$f"; cat "$$f"; done; } > $@
+
+tide-launcher: $(LAUNCHER_SRCS) $(CORE_SRCS) $(wildcard src/launcher/*.h src/core/*.h)
+	$(CC) $(TOOL_CFLAGS) -I$(PG_INCLUDEDIR) -o $@ $(LAUNCHER_SRCS) $(CORE_SRCS) -L$(PG_LIBDIR) -lpq
+
+tide-sim: $(SIM_SRCS) $(ENGINE_SRCS) $(CORE_SRCS) $(wildcard src/sim/*.h src/engine/*.h src/core/*.h)
+	$(CC) $(TOOL_CFLAGS) -o $@ $(SIM_SRCS) $(ENGINE_SRCS) $(CORE_SRCS) -lm
+
+# C unit tests of the plain-C core and engine, linked without the server.
+# Each test/unit/test_*.c is one program that prints TAP.
+UNIT_SRCS = $(sort $(wildcard test/unit/test_*.c))
+UNIT_BINS = $(patsubst test/unit/%.c,test/unit/bin/%,$(UNIT_SRCS))
+test/unit/bin/%: test/unit/%.c test/unit/tap.h $(CORE_SRCS) $(ENGINE_SRCS) $(wildcard src/core/*.h src/engine/*.h)
+	@mkdir -p test/unit/bin
+	$(CC) $(TOOL_CFLAGS) -fsanitize=address,undefined -fno-omit-frame-pointer -Itest/unit -o $@ $< $(CORE_SRCS) $(ENGINE_SRCS) -lm
+
+unit: $(UNIT_BINS)
+.PHONY: unit

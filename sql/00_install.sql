@@ -1,0 +1,1 @@
+SELECT extname, extversion FROM pg_extension WHERE extname = 'pg_tide';

@@ -1,0 +1,122 @@
+#!/usr/bin/env bash
+# The test command: installs what is missing, builds, starts a throwaway
+# PostgreSQL (as the postgres OS user, in a temporary directory, on its own
+# port and socket directory, with pg_cron preloaded), runs every suite, and
+# ends with one line "N passed, N failed".  Exit status is non-zero on any
+# failure.  Run as root on Debian 12:  bash test/run.sh
+#
+# Suites: unit (C, no server), regress (pg_regress), isolation
+# (pg_isolation_regress), pgtap (pg_prove), e2e (real pg_cron, real
+# launchers).  Pick some with TIDE_SUITES="unit regress".
+set -uo pipefail
+
+SRC=$(cd "$(dirname "$0")/.." && pwd)
+. "$SRC/tools/lib.sh"
+
+SUITES=${TIDE_SUITES:-"unit regress isolation pgtap e2e"}
+PORT=${TIDE_TEST_PORT:-$((54000 + RANDOM % 1000))}
+DB=tide_test
+TMP=$(mktemp -d /tmp/pg_tide_test.XXXXXX)
+LOGS=$TMP/logs
+PASSED=0
+FAILED=0
+
+cleanup() {
+    cluster_stop "$TMP"
+    if [ "$FAILED" -gt 0 ] || [ -n "${TIDE_KEEP:-}" ]; then
+        say "logs kept in $LOGS"
+    else
+        rm -rf "$TMP"
+    fi
+}
+trap cleanup EXIT
+
+# Count TAP lines from a log: "ok N" passes, "not ok N" fails.  A runner
+# that failed without any "not ok" (a crash, a plan mismatch) counts once.
+count_tap() {
+    local name=$1 log=$2 status=$3 ok bad
+    ok=$(grep -cE '^[[:space:]]*ok [0-9]+' "$log")
+    bad=$(grep -cE '^[[:space:]]*not ok [0-9]+' "$log")
+    if [ "$status" -ne 0 ] && [ "$bad" -eq 0 ]; then bad=1; fi
+    report "$name" "$ok" "$bad" "$log"
+}
+
+# Count pg_regress lines: "name ... ok" and "name ... FAILED".
+count_regress() {
+    local name=$1 log=$2 status=$3 ok bad
+    ok=$(grep -cE '\.\.\. ok ' "$log")
+    bad=$(grep -cE '\.\.\. FAILED' "$log")
+    if [ "$status" -ne 0 ] && [ "$bad" -eq 0 ]; then bad=1; fi
+    report "$name" "$ok" "$bad" "$log"
+}
+
+report() {
+    local name=$1 ok=$2 bad=$3 log=$4
+    PASSED=$((PASSED + ok))
+    FAILED=$((FAILED + bad))
+    if [ "$bad" -gt 0 ]; then
+        say "$name: $ok passed, $bad failed; log follows"
+        grep -E 'not ok|FAILED|ERROR|Failed|Dubious|# ' "$log" | head -60 >&2
+        for d in "$SRC"/regression.diffs "$SRC"/test/isolation/results/regression.diffs; do
+            [ -s "$d" ] && head -120 "$d" >&2
+        done
+    else
+        say "$name: $ok passed"
+    fi
+}
+
+mkdir -p "$LOGS"
+chmod 755 "$TMP"
+install_packages
+build_and_install "$SRC"
+cluster_start "$TMP" "$PORT" "$DB"
+createdb "$DB" || die "createdb failed"
+PGX=$PG_BIN/../lib/pgxs/src/test
+
+for suite in $SUITES; do
+    log=$LOGS/$suite.log
+    case $suite in
+    unit)
+        make -C "$SRC" -s unit >"$log" 2>&1
+        st=$?
+        if [ $st -eq 0 ]; then
+            for t in "$SRC"/test/unit/bin/test_*; do
+                [ -x "$t" ] || continue
+                echo "# $t" >>"$log"
+                "$t" >>"$log" 2>&1 || st=1
+            done
+        fi
+        count_tap unit "$log" $st ;;
+    regress)
+        rm -f "$SRC"/regression.diffs
+        make -C "$SRC" -s installcheck PG_CONFIG="$PG_BIN/pg_config" >"$log" 2>&1
+        count_regress regress "$log" $? ;;
+    isolation)
+        specs=$(cd "$SRC/test/isolation/specs" && ls *.spec 2>/dev/null | sed 's/\.spec$//')
+        [ -n "$specs" ] || continue
+        (cd "$SRC/test/isolation" && "$PGX/isolation/pg_isolation_regress" \
+            --bindir="$PG_BIN" --inputdir=. --outputdir=results \
+            --load-extension=pg_tide --dbname=tide_isolation $specs) >"$log" 2>&1
+        count_regress isolation "$log" $? ;;
+    pgtap)
+        psql -qX -d "$DB" -c 'CREATE EXTENSION IF NOT EXISTS pgtap' >/dev/null || die "no pgtap"
+        files=$(ls "$SRC"/test/pgtap/*.sql 2>/dev/null)
+        [ -n "$files" ] || continue
+        pg_prove -v -d "$DB" $files >"$log" 2>&1
+        count_tap pgtap "$log" $? ;;
+    e2e)
+        : >"$log"
+        st=0
+        for t in "$SRC"/test/e2e/*.sh; do
+            [ -f "$t" ] || continue
+            echo "# $t" >>"$log"
+            TIDE_SRC=$SRC TIDE_TMP=$TMP TIDE_DB=$DB PG_BIN=$PG_BIN \
+                timeout 600 bash "$t" >>"$log" 2>&1 || st=1
+        done
+        count_tap e2e "$log" $st ;;
+    *) die "unknown suite $suite" ;;
+    esac
+done
+
+echo "$PASSED passed, $FAILED failed"
+[ "$FAILED" -eq 0 ]

@@ -1,0 +1,78 @@
+# Shared shell helpers for the test command and the quick start.
+# Source it; it defines functions and sets nothing else.
+
+PG_MAJOR=${PG_MAJOR:-15}
+PG_BIN=/usr/lib/postgresql/$PG_MAJOR/bin
+TIDE_PACKAGES="postgresql-$PG_MAJOR postgresql-server-dev-$PG_MAJOR postgresql-$PG_MAJOR-cron postgresql-$PG_MAJOR-pgtap pgtap libpq-dev make gcc libc6-dev"
+
+say() { printf '[pg_tide] %s\n' "$*" >&2; }
+die() { printf '[pg_tide] error: %s\n' "$*" >&2; exit 1; }
+
+# Install the Debian packages we need.  In CI, or when any is missing,
+# refresh the package lists first (a fresh machine has none).
+install_packages() {
+    local missing=() p
+    for p in $TIDE_PACKAGES "$@"; do
+        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+    done
+    if [ "${CI:-}" = true ] || [ ${#missing[@]} -gt 0 ]; then
+        [ "$(id -u)" = 0 ] || die "need root to install: ${missing[*]}"
+        say "installing packages: ${missing[*]:-(none missing; refreshing lists)}"
+        apt-get update -qq >/dev/null || die "apt-get update failed"
+        if [ ${#missing[@]} -gt 0 ]; then
+            DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null \
+                || die "apt-get install ${missing[*]} failed"
+        fi
+    fi
+}
+
+# Build and install the extension and its programs.
+build_and_install() {
+    local src=$1
+    make -C "$src" -s -j"$(nproc)" PG_CONFIG="$PG_BIN/pg_config" >/dev/null || die "build failed"
+    make -C "$src" -s install PG_CONFIG="$PG_BIN/pg_config" >/dev/null || die "make install failed"
+}
+
+# Start a throwaway cluster owned by the postgres OS user (PostgreSQL
+# refuses to run as root).  $1: directory; $2: port; $3: database that
+# pg_cron serves.  Exports PGHOST, PGPORT, PGUSER for the callers.
+cluster_start() {
+    local dir=$1 port=$2 crondb=$3
+    mkdir -p "$dir"
+    chown postgres: "$dir"
+    chmod 700 "$dir"
+    if [ ! -f "$dir/data/PG_VERSION" ]; then
+        runuser -u postgres -- "$PG_BIN/initdb" -D "$dir/data" -U postgres -A trust \
+            --no-sync -E UTF8 --locale=C.UTF-8 >"$dir/initdb.log" 2>&1 \
+            || { cat "$dir/initdb.log" >&2; die "initdb failed"; }
+        cat >>"$dir/data/postgresql.conf" <<CONF
+port = $port
+listen_addresses = ''
+unix_socket_directories = '$dir'
+shared_preload_libraries = 'pg_cron'
+cron.database_name = '$crondb'
+cron.use_background_workers = on
+max_worker_processes = 16
+fsync = off
+synchronous_commit = off
+full_page_writes = off
+max_connections = 200
+log_min_messages = warning
+CONF
+    fi
+    runuser -u postgres -- "$PG_BIN/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 start >/dev/null \
+        || { tail -20 "$dir/server.log" >&2; die "server did not start"; }
+    export PGHOST=$dir PGPORT=$port PGUSER=postgres
+}
+
+cluster_stop() {
+    local dir=$1
+    [ -f "$dir/data/postmaster.pid" ] || return 0
+    runuser -u postgres -- "$PG_BIN/pg_ctl" -D "$dir/data" -m fast -w stop >/dev/null 2>&1 || true
+}
+
+cluster_restart() {
+    local dir=$1
+    runuser -u postgres -- "$PG_BIN/pg_ctl" -D "$dir/data" -l "$dir/server.log" -m fast -w -t 60 restart >/dev/null \
+        || die "server did not restart"
+}
