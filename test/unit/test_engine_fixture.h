@@ -94,7 +94,7 @@ typedef struct FxRun
 
 typedef struct Fx
 {
-	FxArena		arena;
+	FxArena    *arena;			/* on the heap: an Fx may be returned by value */
 	TideSnapshot *s;
 	TideResult *r;
 } Fx;
@@ -229,13 +229,14 @@ static inline void
 fx_build(Fx *fx, const FxNode *nodes, int nn, const FxQueue *queues, int nq,
 		 const FxJob *jobs, int nj, const FxRun *runs, int nr)
 {
-	TideMem		mem = {fx_alloc, NULL, &fx->arena};
+	TideMem		mem = {fx_alloc, NULL, NULL};
 	TideSnapshot *s;
 	int			nroles = 0;
 	char		err[256];
 
 	memset(fx, 0, sizeof(*fx));
-	mem.ctx = &fx->arena;
+	fx->arena = calloc(1, sizeof(FxArena));
+	mem.ctx = fx->arena;
 	s = tide_snapshot_create(&mem);
 	fx->s = s;
 	for (int i = 0; i < nn; i++)
@@ -387,9 +388,10 @@ fx_build(Fx *fx, const FxNode *nodes, int nn, const FxQueue *queues, int nq,
 static inline void
 fx_free(Fx *fx)
 {
-	for (int i = 0; i < fx->arena.n; i++)
-		free(fx->arena.p[i]);
-	free(fx->arena.p);
+	for (int i = 0; i < fx->arena->n; i++)
+		free(fx->arena->p[i]);
+	free(fx->arena->p);
+	free(fx->arena);
 	memset(fx, 0, sizeof(*fx));
 }
 
