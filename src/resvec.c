@@ -211,6 +211,11 @@ resvec_report(const RvError *err, const char *input, int code)
 			}
 			break;
 		case RV_ERR_EMPTY_NAME:
+			if (input == NULL)
+				ereport(ERROR,
+						(errcode(code),
+						 errmsg("empty resource name"),
+						 errhint(HINT_NAME)));
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
 					 errmsg("missing resource name before \"%s\"", token),
@@ -222,6 +227,12 @@ resvec_report(const RvError *err, const char *input, int code)
 						(errcode(code),
 						 errmsg("invalid resource name \"%s\"", token),
 						 errdetail("The character \"%c\" is not allowed in a resource name.", err->bad_char),
+						 errhint(HINT_NAME)));
+			else if (err->bad_char >= 0x80)
+				ereport(ERROR,
+						(errcode(code),
+						 errmsg("invalid resource name \"%s\"", token),
+						 errdetail("Non-ASCII characters are not allowed in a resource name."),
 						 errhint(HINT_NAME)));
 			else
 				ereport(ERROR,
