@@ -218,6 +218,24 @@ SELECT '{"cpu": 1e30}'::jsonb::resvec;
 SELECT '{"c p u": 1}'::jsonb::resvec;
 SELECT '{"": 1}'::jsonb::resvec;
 
+-- Large values are compressed and toasted, and read back through detoasting.
+CREATE TEMP TABLE rv_toast (r resvec);
+INSERT INTO rv_toast
+SELECT string_agg(format('resource-%s=%s', i, i), ', ')::resvec FROM generate_series(1, 2000) i;
+SELECT pg_column_size(r) < octet_length(r::text) AS compressed,
+       array_length(tide.resvec_names(r), 1) AS components,
+       tide.get(r, 'resource-1999') AS one,
+       r = (SELECT string_agg(format('resource-%s=%s', i, i), ',')::resvec FROM generate_series(1, 2000) i) AS equal
+FROM rv_toast;
+SELECT tide.sum(r) OPERATOR(tide.=) r * 1 AS sum_of_one FROM rv_toast GROUP BY r;
+
+-- A btree index answers equality.
+CREATE INDEX rv_a_r_btree ON rv_a (r);
+SET enable_seqscan = off; SET enable_bitmapscan = off;
+EXPLAIN (COSTS OFF) SELECT id FROM rv_a WHERE r = 'cpu=3, gpu=2';
+SELECT count(*) FROM rv_a WHERE r = 'gpu=2, cpu=3';
+RESET enable_seqscan; RESET enable_bitmapscan;
+
 -- Output is canonical: text of a value reads back as the same value.
 SELECT count(*) FILTER (WHERE r::text::resvec <> r) AS mismatches, count(*) AS checked FROM rv_big;
 DROP TABLE rv_big;

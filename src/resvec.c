@@ -622,8 +622,11 @@ resvec_compare(FunctionCallInfo fcinfo)
 			   *ib = resvec_items(b);
 	int			c = rv_cmp(ia, a->count, ib, b->count);
 
+	/* sorts and index builds call this a lot: leave no garbage behind */
 	pfree(ia);
 	pfree(ib);
+	PG_FREE_IF_COPY(a, 0);
+	PG_FREE_IF_COPY(b, 1);
 	return c;
 }
 
@@ -674,7 +677,7 @@ Datum
 resvec_hash(PG_FUNCTION_ARGS)
 {
 	ResVec	   *rv = PG_GETARG_RESVEC_P(0);
-	uint32		h = hash_uint32((uint32) rv->count);
+	uint32		h = DatumGetUInt32(hash_uint32((uint32) rv->count));
 	int			i;
 
 	for (i = 0; i < rv->count; i++)
@@ -683,8 +686,10 @@ resvec_hash(PG_FUNCTION_ARGS)
 
 		h = hash_combine(h, DatumGetUInt32(hash_any((const unsigned char *) resvec_name(rv, i),
 													rv->entries[i].name_len)));
-		h = hash_combine(h, hash_uint32((uint32) m) ^ hash_uint32((uint32) (m >> 32)));
+		h = hash_combine(h, DatumGetUInt32(hash_uint32((uint32) m)) ^
+						 DatumGetUInt32(hash_uint32((uint32) (m >> 32))));
 	}
+	PG_FREE_IF_COPY(rv, 0);
 	PG_RETURN_UINT32(h);
 }
 
@@ -706,6 +711,7 @@ resvec_hash_extended(PG_FUNCTION_ARGS)
 		h = hash_combine64(h, DatumGetUInt64(hash_uint32_extended((uint32) m, seed)) ^
 						   DatumGetUInt64(hash_uint32_extended((uint32) (m >> 32), seed + 1)));
 	}
+	PG_FREE_IF_COPY(rv, 0);
 	PG_RETURN_UINT64(h);
 }
 
