@@ -149,7 +149,7 @@ DECLARE f text := '/tmp/pg_tide_resvec_' || pg_backend_pid() || '.bin';
 BEGIN
     EXECUTE format('COPY (SELECT id, r FROM rv_big WHERE id <= 500 UNION ALL SELECT 0, %L::tide.resvec) TO %L WITH (FORMAT binary)', '', f);
     EXECUTE format('COPY rv_copy FROM %L WITH (FORMAT binary)', f);
-    EXECUTE format('COPY (SELECT 1) TO PROGRAM %L', 'rm -f ' || f);
+    EXECUTE format('COPY (SELECT 1) TO PROGRAM %L', 'cat >/dev/null; rm -f ' || f);
 END $$;
 SELECT count(*) AS copied,
        count(*) FILTER (WHERE c.r = b.r) AS equal,
@@ -173,7 +173,7 @@ BEGIN
         GET STACKED DIAGNOSTICS msg = MESSAGE_TEXT;
         res := 'ERROR: ' || msg;
     END;
-    EXECUTE format('COPY (SELECT 1) TO PROGRAM %L', 'rm -f ' || f);
+    EXECUTE format('COPY (SELECT 1) TO PROGRAM %L', 'cat >/dev/null; rm -f ' || f);
     RETURN res;
 END $$;
 SELECT what, pg_temp.recv(hex) AS result FROM (VALUES
