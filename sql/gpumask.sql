@@ -2,7 +2,7 @@
 -- tide.gpumask: a set of GPU indices 0..63.
 --
 SET search_path = tide, public;
-SET extra_float_digits = 0;
+\pset null '<null>'
 
 -- The operator classes are well formed (as seg's test does).
 SELECT opcname, amvalidate(opc.oid)
