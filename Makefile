@@ -2,8 +2,9 @@
 #
 # The version lives in one place, pg_tide.control; the install script is
 # assembled from extension/NN_*.sql (one file per concept, in order) into
-# pg_tide--$(EXTVERSION).sql.  Released upgrade scripts live in
-# extension/updates/ and are never edited once released.
+# pg_tide--$(EXTVERSION).sql.  Released install scripts are frozen in
+# extension/released/, upgrade scripts live in extension/updates/, and
+# neither is edited once released (docs/development.md).
 
 EXTENSION   = pg_tide
 EXTVERSION := $(shell sed -n "s/^default_version[[:space:]]*=[[:space:]]*'\([^']*\)'.*/\1/p" pg_tide.control)
@@ -16,7 +17,7 @@ OBJS        = $(GLUE_SRCS:.c=.o) $(CORE_SRCS:.c=.o) $(ENGINE_SRCS:.c=.o)
 
 INSTALL_PARTS = $(sort $(wildcard extension/[0-9]*.sql))
 DATA_built  = $(EXTENSION)--$(EXTVERSION).sql
-DATA        = $(sort $(wildcard extension/updates/$(EXTENSION)--*--*.sql))
+DATA        = $(sort $(wildcard extension/updates/$(EXTENSION)--*--*.sql extension/released/$(EXTENSION)--*.sql))
 
 # pg_regress: every sql/NAME.sql is a test, compared with expected/NAME.out.
 REGRESS      = $(basename $(notdir $(sort $(wildcard sql/*.sql))))
