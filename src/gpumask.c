@@ -8,7 +8,6 @@
  */
 #include "postgres.h"
 
-#include "access/hash.h"
 #include "catalog/pg_type.h"
 #include "fmgr.h"
 #include "libpq/pqformat.h"
@@ -20,6 +19,19 @@
 
 #if SIZEOF_DATUM < 8
 #error "tide.gpumask is an 8-byte pass-by-value type and needs a 64-bit Datum"
+#endif
+
+/*
+ * PostgreSQL 16 lets input functions report bad input softly (for
+ * pg_input_is_valid and friends) through errsave(); before 16 it is a plain
+ * error.
+ */
+#if PG_VERSION_NUM >= 160000
+#include "nodes/miscnodes.h"
+#define GPUMASK_ESCONTEXT(fcinfo)	((fcinfo)->context)
+#else
+#define errsave(context, ...)	ereport(ERROR, __VA_ARGS__)
+#define GPUMASK_ESCONTEXT(fcinfo)	((Node *) NULL)
 #endif
 
 #define GPUMASK_SYNTAX_HINT \
@@ -53,19 +65,20 @@ PG_FUNCTION_INFO_V1(gpumask_from_int_array);
 PG_FUNCTION_INFO_V1(gpumask_gpu_indices);
 
 /*
- * Raise the error for a failed parse.  The message names the whole input
- * (or the offending index), the detail names the element, the hint says
- * what is accepted.
+ * Raise (or, with a soft-error context, save) the error for a failed parse.
+ * The message names the whole input (or the offending index), the detail
+ * names the element, the hint says what is accepted.
  */
 static void
-report_parse_error(const char *text, const GpuMaskParseError *err)
+report_parse_error(const char *text, const GpuMaskParseError *err,
+				   Node *escontext)
 {
 	char	   *elem = pnstrdup(text + err->elem_start, err->elem_len);
 
 	switch (err->status)
 	{
 		case GPUMASK_ERR_SYNTAX:
-			ereport(ERROR,
+			errsave(escontext,
 					(errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
 					 errmsg("invalid input syntax for type gpumask: \"%s\"", text),
 					 errdetail("Element %d, \"%s\", is not a GPU index or a range of GPU indices.",
@@ -73,14 +86,14 @@ report_parse_error(const char *text, const GpuMaskParseError *err)
 					 errhint(GPUMASK_SYNTAX_HINT)));
 			break;
 		case GPUMASK_ERR_EMPTY_ELEMENT:
-			ereport(ERROR,
+			errsave(escontext,
 					(errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
 					 errmsg("invalid input syntax for type gpumask: \"%s\"", text),
 					 errdetail("Element %d is empty.", err->element),
 					 errhint(GPUMASK_SYNTAX_HINT)));
 			break;
 		case GPUMASK_ERR_NEGATIVE:
-			ereport(ERROR,
+			errsave(escontext,
 					(errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
 					 errmsg("invalid input syntax for type gpumask: \"%s\"", text),
 					 errdetail("Element %d, \"%s\", holds a negative GPU index.",
@@ -88,7 +101,7 @@ report_parse_error(const char *text, const GpuMaskParseError *err)
 					 errhint(GPUMASK_SYNTAX_HINT)));
 			break;
 		case GPUMASK_ERR_INCOMPLETE_RANGE:
-			ereport(ERROR,
+			errsave(escontext,
 					(errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
 					 errmsg("invalid input syntax for type gpumask: \"%s\"", text),
 					 errdetail("Element %d, \"%s\", is a range without an end.",
@@ -96,7 +109,7 @@ report_parse_error(const char *text, const GpuMaskParseError *err)
 					 errhint(GPUMASK_SYNTAX_HINT)));
 			break;
 		case GPUMASK_ERR_REVERSED_RANGE:
-			ereport(ERROR,
+			errsave(escontext,
 					(errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
 					 errmsg("invalid input syntax for type gpumask: \"%s\"", text),
 					 errdetail("Element %d, \"%s\", is a range whose end %lld is below its start %lld.",
@@ -105,7 +118,7 @@ report_parse_error(const char *text, const GpuMaskParseError *err)
 							 err->index2, err->index)));
 			break;
 		case GPUMASK_ERR_INDEX_TOO_LARGE:
-			ereport(ERROR,
+			errsave(escontext,
 					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 					 errmsg("GPU index %lld is out of range for type gpumask",
 							err->index),
@@ -114,7 +127,7 @@ report_parse_error(const char *text, const GpuMaskParseError *err)
 					 errhint(GPUMASK_LIMIT_HINT)));
 			break;
 		case GPUMASK_ERR_OVERFLOW:
-			ereport(ERROR,
+			errsave(escontext,
 					(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
 					 errmsg("value out of range for type gpumask: \"%s\"", text),
 					 errdetail("Element %d, \"%s\", holds a number too large to be a GPU index.",
@@ -122,20 +135,38 @@ report_parse_error(const char *text, const GpuMaskParseError *err)
 					 errhint(GPUMASK_LIMIT_HINT)));
 			break;
 		case GPUMASK_OK:
+			elog(ERROR, "gpumask parse error reported without an error");
 			break;
 	}
-	elog(ERROR, "unexpected gpumask parse status %d", (int) err->status);
+}
+
+/*
+ * Parse text into *mask; false (after errsave) when the text is bad and
+ * escontext asks for soft errors.  With escontext NULL it never returns
+ * false: the error is raised.
+ */
+static bool
+parse_or_report(const char *text, GpuMask *mask, Node *escontext)
+{
+	uint64_t	bits = 0;
+	GpuMaskParseError err;
+
+	if (gpumask_parse(text, &bits, &err) != GPUMASK_OK)
+	{
+		report_parse_error(text, &err, escontext);
+		return false;
+	}
+	*mask = (GpuMask) bits;
+	return true;
 }
 
 GpuMask
 gpumask_from_cstring(const char *text)
 {
-	uint64_t	mask = 0;
-	GpuMaskParseError err;
+	GpuMask		mask = 0;
 
-	if (gpumask_parse(text, &mask, &err) != GPUMASK_OK)
-		report_parse_error(text, &err);
-	return (GpuMask) mask;
+	(void) parse_or_report(text, &mask, NULL);
+	return mask;
 }
 
 char *
@@ -152,7 +183,11 @@ gpumask_to_cstring(GpuMask mask)
 Datum
 gpumask_in(PG_FUNCTION_ARGS)
 {
-	PG_RETURN_GPUMASK(gpumask_from_cstring(PG_GETARG_CSTRING(0)));
+	GpuMask		mask = 0;
+
+	if (!parse_or_report(PG_GETARG_CSTRING(0), &mask, GPUMASK_ESCONTEXT(fcinfo)))
+		PG_RETURN_NULL();
+	PG_RETURN_GPUMASK(mask);
 }
 
 /* Canonical text output, which reads back equal. */

@@ -9,8 +9,7 @@
 #ifndef TIDE_GPUMASK_H
 #define TIDE_GPUMASK_H
 
-#include "postgres.h"
-
+/* Include postgres.h first, as every backend source file does. */
 #include "fmgr.h"
 
 #include "gpumask_core.h"
