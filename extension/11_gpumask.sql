@@ -138,6 +138,9 @@ CREATE FUNCTION tide.gpumask_ge(tide.gpumask, tide.gpumask) RETURNS boolean
 CREATE FUNCTION tide.gpumask_cmp(tide.gpumask, tide.gpumask) RETURNS integer
     AS 'MODULE_PATHNAME', 'gpumask_cmp'
     LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+CREATE FUNCTION tide.gpumask_sortsupport(internal) RETURNS void
+    AS 'MODULE_PATHNAME', 'gpumask_sortsupport'
+    LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 CREATE FUNCTION tide.gpumask_hash(tide.gpumask) RETURNS integer
     AS 'MODULE_PATHNAME', 'gpumask_hash'
     LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
@@ -159,6 +162,8 @@ COMMENT ON FUNCTION tide.gpumask_ge(tide.gpumask, tide.gpumask) IS
     'btree order of GPU masks: greater than or equal (operator >=)';
 COMMENT ON FUNCTION tide.gpumask_cmp(tide.gpumask, tide.gpumask) IS
     'btree comparison of GPU masks by the unsigned value of the bitmap';
+COMMENT ON FUNCTION tide.gpumask_sortsupport(internal) IS
+    'btree sort support for GPU masks: a comparator without function-call overhead';
 COMMENT ON FUNCTION tide.gpumask_hash(tide.gpumask) IS
     'hash of a GPU mask, for hash joins, hash aggregation and hash indexes';
 COMMENT ON FUNCTION tide.gpumask_hash_extended(tide.gpumask, bigint) IS
@@ -216,7 +221,10 @@ CREATE OPERATOR CLASS tide.gpumask_ops
         OPERATOR 3 tide.= ,
         OPERATOR 4 tide.>= ,
         OPERATOR 5 tide.> ,
-        FUNCTION 1 tide.gpumask_cmp(tide.gpumask, tide.gpumask);
+        FUNCTION 1 tide.gpumask_cmp(tide.gpumask, tide.gpumask),
+        FUNCTION 2 tide.gpumask_sortsupport(internal),
+        -- Equal masks are bitwise equal: btree indexes may deduplicate.
+        FUNCTION 4 pg_catalog.btequalimage(oid);
 
 CREATE OPERATOR CLASS tide.gpumask_hash_ops
     DEFAULT FOR TYPE tide.gpumask USING hash AS

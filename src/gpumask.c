@@ -14,6 +14,7 @@
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/fmgrprotos.h"
+#include "utils/sortsupport.h"
 
 #include "gpumask.h"
 
@@ -54,6 +55,7 @@ PG_FUNCTION_INFO_V1(gpumask_le);
 PG_FUNCTION_INFO_V1(gpumask_gt);
 PG_FUNCTION_INFO_V1(gpumask_ge);
 PG_FUNCTION_INFO_V1(gpumask_cmp);
+PG_FUNCTION_INFO_V1(gpumask_sortsupport);
 PG_FUNCTION_INFO_V1(gpumask_hash);
 PG_FUNCTION_INFO_V1(gpumask_hash_extended);
 PG_FUNCTION_INFO_V1(gpumask_contains);
@@ -293,6 +295,23 @@ Datum
 gpumask_cmp(PG_FUNCTION_ARGS)
 {
 	PG_RETURN_INT32(gpumask_compare(PG_GETARG_GPUMASK(0), PG_GETARG_GPUMASK(1)));
+}
+
+/* Sort comparator on raw Datums: no fmgr call per comparison. */
+static int
+gpumask_fastcmp(Datum x, Datum y, SortSupport ssup)
+{
+	return gpumask_compare(DatumGetGpuMask(x), DatumGetGpuMask(y));
+}
+
+/* btree support function 2: lets sorts and index builds skip fmgr. */
+Datum
+gpumask_sortsupport(PG_FUNCTION_ARGS)
+{
+	SortSupport ssup = (SortSupport) PG_GETARG_POINTER(0);
+
+	ssup->comparator = gpumask_fastcmp;
+	PG_RETURN_VOID();
 }
 
 /* Hash opclass support: hash the bitmap as int8 hashes its value. */
