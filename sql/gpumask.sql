@@ -312,3 +312,14 @@ WHERE a.m IS DISTINCT FROM b.m;
 SELECT m, gpumask_send(m) FROM gm_copy WHERE id <= 5 ORDER BY id;
 
 DROP TABLE gm, gm_copy, gm_copy2;
+
+--
+-- Without tide on the search_path: operators need OPERATOR(tide.x);
+-- operator classes (DISTINCT, ORDER BY, GROUP BY) work regardless.
+--
+SET search_path = pg_catalog, pg_temp;
+SELECT '0-3'::tide.gpumask OPERATOR(tide.&&) '3-5' AS overlaps,
+       '0-3'::tide.gpumask OPERATOR(tide.=) '3,2,1,0' AS eq;
+SELECT DISTINCT m FROM (VALUES ('1'::tide.gpumask), ('1'), ('0')) AS v(m) ORDER BY m;
+SELECT '1'::tide.gpumask IS DISTINCT FROM '2'::tide.gpumask;
+RESET search_path;
