@@ -36,7 +36,7 @@ TOOL_CFLAGS  = -std=gnu11 -O2 -g -Wall -Wextra -Werror -Isrc/core -Isrc/engine
 LAUNCHER_SRCS := $(sort $(wildcard src/launcher/*.c))
 SIM_SRCS      := $(sort $(wildcard src/sim/*.c))
 SCRIPTS_built := $(strip $(if $(LAUNCHER_SRCS),tide-launcher) $(if $(SIM_SRCS),tide-sim))
-EXTRA_CLEAN   = $(SCRIPTS_built) test/unit/bin
+EXTRA_CLEAN   = $(SCRIPTS_built) test/unit/bin $(patsubst %.c,%,$(wildcard test/fuzz/fuzz_*.c))
 
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
@@ -62,4 +62,11 @@ test/unit/bin/%: test/unit/%.c test/unit/tap.h $(CORE_SRCS) $(ENGINE_SRCS) $(wil
 	$(CC) $(TOOL_CFLAGS) -fsanitize=address,undefined -fno-omit-frame-pointer -Itest/unit -o $@ $< $(CORE_SRCS) $(ENGINE_SRCS) -lm
 
 unit: $(UNIT_BINS)
-.PHONY: unit
+
+# libFuzzer targets (clang); not part of the test command: run them by hand,
+# e.g. test/fuzz/fuzz_resvec -max_total_time=60
+FUZZ_BINS = $(patsubst %.c,%,$(sort $(wildcard test/fuzz/fuzz_*.c)))
+test/fuzz/fuzz_%: test/fuzz/fuzz_%.c $(CORE_SRCS)
+	clang -g -O1 -fsanitize=fuzzer,address,undefined -Isrc/core -o $@ $< $(CORE_SRCS)
+fuzz: $(FUZZ_BINS)
+.PHONY: unit fuzz

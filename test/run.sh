@@ -92,7 +92,7 @@ for suite in $SUITES; do
         make -C "$SRC" -s installcheck PG_CONFIG="$PG_BIN/pg_config" >"$log" 2>&1
         count_regress regress "$log" $? ;;
     isolation)
-        specs=$(cd "$SRC/test/isolation/specs" && ls *.spec 2>/dev/null | sed 's/\.spec$//')
+        specs=$(ls "$SRC"/test/isolation/specs/*.spec 2>/dev/null | xargs -rn1 basename | sed 's/\.spec$//')
         [ -n "$specs" ] || continue
         (cd "$SRC/test/isolation" && "$PGX/isolation/pg_isolation_regress" \
             --bindir="$PG_BIN" --inputdir=. --outputdir=results \

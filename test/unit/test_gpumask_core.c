@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "gpumask_core.h"
-#include "tap_gpumask_tmp.h"
+#include "tap.h"
 
 /* xorshift64*: a fixed-seed generator, so a failure reproduces. */
 static uint64_t rng_state = 0x9E3779B97F4A7C15ULL;
