@@ -3,7 +3,7 @@
  * masks and topology (R-L6), fractional GPUs (seed 003), gangs (R-L3),
  * admission with quota, capability and card keys (R-A1/R-A2), DRF (R-O4).
  */
-#include "tap_engine_tmp.h"
+#include "tap.h"
 #include "test_engine_fixture.h"
 
 static const FxQueue Q1[] = {{"q"}};

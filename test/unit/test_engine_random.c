@@ -10,7 +10,7 @@
  *     skipped that fit), in workloads without reservations;
  *   - determinism: the same input twice gives the same decisions.
  */
-#include "tap_engine_tmp.h"
+#include "tap.h"
 #include "test_engine_fixture.h"
 
 static uint64_t rng;
