@@ -69,6 +69,12 @@ test_filters(void)
 		fx.r = tide_decide(fx.s);
 		is_str(fx_nodes(&fx, 1), "g1", "R-L4: allowed by the setting, it lands on g1");
 		fx_free(&fx);
+		fx_build(&fx, gpu_only, 1, Q1, 1, cpu, 1, NULL, 0);
+		fx.s->nodes[0].allow_cpu_jobs = true;
+		tide_snapshot_finish(fx.s, NULL, 0);
+		fx.r = tide_decide(fx.s);
+		is_str(fx_nodes(&fx, 1), "g1", "R-L4: allowed by the node (allow_cpu_jobs), it lands on g1");
+		fx_free(&fx);
 	}
 }
 

@@ -94,6 +94,7 @@ world_new(World *w, uint64_t seed, bool with_reserve)
 		n->ngpus = kind == 0 ? 0 : (kind <= 2 ? 8 : 4);
 		n->capacity[TIDE_RES_GPU] = (int64_t) n->ngpus * 1000;
 		n->gpu_type = n->ngpus == 0 ? -1 : (kind == 1 || kind == 3 ? w->t4 : w->h100);
+		n->allow_cpu_jobs = n->ngpus > 0 && rnd(5) == 0;
 		{
 			int			nd = 1 << rnd(3);	/* 1, 2 or 4 domains */
 
@@ -380,7 +381,7 @@ check(World *w, const TideResult *r, const char *what)
 					 __builtin_popcountll(p->gpus), (long long) gpu);
 			if (gpu > 0 && gpu < 1000 && (__builtin_popcountll(p->gpus) != 1 || p->gpu_milli != gpu) && bad++ < 3)
 				diag("%s: job %lld fraction not on one GPU", what, (long long) job->id);
-			if (n->ngpus > 0 && gpu == 0 && !s->allow_cpu_jobs_on_gpu_nodes)
+			if (n->ngpus > 0 && gpu == 0 && !s->allow_cpu_jobs_on_gpu_nodes && !n->allow_cpu_jobs)
 			{
 				bool		asks = false;
 
