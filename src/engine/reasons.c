@@ -72,16 +72,29 @@ fmt_qty(char *buf, size_t len, int64_t milli)
 	snprintf(buf, len, "%" PRId64, whole);
 }
 
-/* "cpu=4, gpu=2": the nonzero components of a request, in resource order. */
+/* "cpu=4, gpu=2": the nonzero components of a request, by name like resvec text. */
 static void
 fmt_vec(const TideSnapshot *s, char *buf, size_t len, const int64_t *v)
 {
 	size_t		off = 0;
+	int			order[TIDE_MAX_RES];
 
+	for (int r = 0; r < s->nres; r++)
+	{
+		int			k = r;
+
+		while (k > 0 && strcmp(s->res_names[order[k - 1]], s->res_names[r]) > 0)
+		{
+			order[k] = order[k - 1];
+			k--;
+		}
+		order[k] = r;
+	}
 	buf[0] = '\0';
-	for (int r = 0; r < s->nres && off + 1 < len; r++)
+	for (int i = 0; i < s->nres && off + 1 < len; i++)
 	{
 		char		q[32];
+		int			r = order[i];
 
 		if (v[r] == 0)
 			continue;
@@ -153,13 +166,14 @@ render(const TideSnapshot *s, const TideJob *job, const TideReason *x, char *buf
 			break;
 		case R_NO_ROOM:
 			if (x->ref >= 0)
-				snprintf(buf, len, "no ready node has room for %s (%" PRId64 " nodes: short of %s on %" PRId64 ", %s on %" PRId64 ")",
-						 req, x->a, rn, x->b, res_name(s, (int) x->ref), x->c);
+				snprintf(buf, len, "no ready node has room for %s (%" PRId64 " node%s: short of %s on %" PRId64 ", %s on %" PRId64 ")",
+						 req, x->a, x->a == 1 ? "" : "s", rn, x->b, res_name(s, (int) x->ref), x->c);
 			else if (x->res >= 0)
-				snprintf(buf, len, "no ready node has room for %s (%" PRId64 " nodes: short of %s on %" PRId64 ")",
-						 req, x->a, rn, x->b);
+				snprintf(buf, len, "no ready node has room for %s (%" PRId64 " node%s: short of %s on %" PRId64 ")",
+						 req, x->a, x->a == 1 ? "" : "s", rn, x->b);
 			else
-				snprintf(buf, len, "no ready node has room for %s (%" PRId64 " nodes)", req, x->a);
+				snprintf(buf, len, "no ready node has room for %s (%" PRId64 " node%s)", req, x->a,
+						 x->a == 1 ? "" : "s");
 			break;
 		case R_NOT_READY:
 			if (x->ref >= 0)

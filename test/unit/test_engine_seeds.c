@@ -75,7 +75,7 @@ test_small_job_first(void)
 	fx.r = tide_decide(fx.s);
 	is_int(fx_status(&fx, A), TIDE_PENDING, "11:00 4c8g free: A (8c16g) waits");
 	is_int(fx_status(&fx, B), TIDE_PLACED, "11:00 4c8g free: B (4c8g) runs before A (R-L1)");
-	is_str(fx_reason(&fx, A), "no ready node has room for cpu=8, memory=16Gi (1 nodes: short of cpu on 1, memory on 1)",
+	is_str(fx_reason(&fx, A), "no ready node has room for cpu=8, memory=16Gi (1 node: short of cpu on 1, memory on 1)",
 		   "A's reason names the shortage with numbers (R-C2)");
 	fx_free(&fx);
 }

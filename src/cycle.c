@@ -1,0 +1,812 @@
+/*
+ * cycle.c: tide.run_cycle(), the SPI adapter around the policy engine.
+ *
+ * One cycle, in the caller's transaction (R-C1):
+ *   1. pg_try_advisory_xact_lock(tide._cycle_lock_key()); NULL at once if
+ *      another cycle holds it;
+ *   2. a tide.cycles row, and the transaction-local setting tide.cycle_id
+ *      that the state-machine triggers copy into tide.job_events;
+ *   3. load: one query per table (nodes, queues, pending jobs, their tasks,
+ *      live allocations), copied into the engine's snapshot;
+ *   4. decide: tide_decide() (src/engine, plain C);
+ *   5. write, set-based: one INSERT into tide.allocations from unnest(), one
+ *      UPDATE of tide.jobs (placed jobs to allocated, pending reasons and
+ *      the unschedulable mark, only rows that change), one UPDATE of the
+ *      cycle row with counters and the load/decide/write times.
+ * Launchers are woken by the allocations' insert trigger (one NOTIFY per
+ * node, delivered at commit).
+ */
+#include "postgres.h"
+
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "fmgr.h"
+#include "portability/instr_time.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/timestamp.h"
+
+#include "engine.h"
+#include "gpumask.h"
+#include "resvec.h"
+
+PG_FUNCTION_INFO_V1(tide_run_cycle);
+
+#define REASON_MAX 1024
+#define SPI_processed_of(t) ((t)->numvals)
+
+static const char *const Q_NODES =
+"SELECT n.name, n.resource_group, n.capacity, n.gpu_type, n.gpu_topology, n.state,"
+"       n.allow_cpu_jobs,"
+"       CASE WHEN n.labels = '{}' THEN NULL ELSE ARRAY(SELECT e.key FROM pg_catalog.jsonb_each_text(n.labels) e ORDER BY e.key) END,"
+"       CASE WHEN n.labels = '{}' THEN NULL ELSE ARRAY(SELECT e.value FROM pg_catalog.jsonb_each_text(n.labels) e ORDER BY e.key) END,"
+"       n.heartbeat_at"
+"  FROM tide.nodes n ORDER BY n.name COLLATE \"C\"";
+
+static const char *const Q_QUEUES =
+"SELECT q.name, q.resource_group, q.quota, q.capability, q.priority, q.placement,"
+"       q.service_type, q.reclaimable, q.preemption_within,"
+"       (EXTRACT(epoch FROM q.min_runtime) * 1000000)::bigint"
+"  FROM tide.queues q ORDER BY q.name COLLATE \"C\"";
+
+static const char *const Q_JOBS =
+"SELECT j.id, j.queue, j.priority, j.created_at, j.idle, j.reserve, j.retry_of IS NOT NULL,"
+"       j.preemptable, j.service_type, j.min_available, j.gpu_type,"
+"       CASE WHEN j.node_selector = '{}' THEN NULL ELSE ARRAY(SELECT e.key FROM pg_catalog.jsonb_each_text(j.node_selector) e ORDER BY e.key) END,"
+"       CASE WHEN j.node_selector = '{}' THEN NULL ELSE ARRAY(SELECT e.value FROM pg_catalog.jsonb_each_text(j.node_selector) e ORDER BY e.key) END,"
+"       (EXTRACT(epoch FROM j.time_limit) * 1000000)::bigint,"
+"       CASE WHEN j.avoid_nodes = '{}' THEN NULL ELSE j.avoid_nodes END,"
+"       j.pending_reason"
+"  FROM tide.jobs j"
+" WHERE j.state = 'pending' AND NOT j.unschedulable AND NOT j.cancel_requested"
+" ORDER BY j.id";
+
+static const char *const Q_TASKS =
+"SELECT t.job_id, t.role, t.replicas, t.request"
+"  FROM tide.job_tasks t JOIN tide.jobs j ON j.id = t.job_id"
+" WHERE j.state = 'pending' AND NOT j.unschedulable AND NOT j.cancel_requested"
+" ORDER BY t.job_id, t.role COLLATE \"C\"";
+
+static const char *const Q_ALLOCS =
+"SELECT a.id, a.job_id, a.node, a.resources, a.gpus, a.gpu_milli, a.state, j.queue,"
+"       j.idle, j.preemptable, j.priority, j.service_type, a.started_at,"
+"       a.started_at + j.time_limit"
+"  FROM tide.allocations a JOIN tide.jobs j ON j.id = a.job_id"
+" WHERE a.state <> 'released'";
+
+static const char *const W_ALLOCS =
+"INSERT INTO tide.allocations (job_id, role, replica, node, resources, gpus, gpu_milli, cycle_id)"
+" SELECT u.job_id, u.role, u.replica, u.node, u.resources, u.gpus, u.gpu_milli, $8"
+"   FROM unnest($1, $2, $3, $4, $5, $6, $7)"
+"        AS u(job_id, role, replica, node, resources, gpus, gpu_milli)";
+
+static const char *const W_JOBS =
+"UPDATE tide.jobs j"
+"   SET state = CASE WHEN u.placed THEN 'allocated' ELSE j.state END,"
+"       state_reason = CASE WHEN u.placed THEN u.reason ELSE j.state_reason END,"
+"       pending_reason = CASE WHEN u.placed THEN NULL ELSE u.reason END,"
+"       unschedulable = u.unschedulable"
+"  FROM unnest($1::bigint[], $2::boolean[], $3::text[], $4::boolean[])"
+"       AS u(id, placed, reason, unschedulable)"
+" WHERE j.id = u.id AND j.state = 'pending'";
+
+static const char *const W_CYCLE =
+"UPDATE tide.cycles SET finished_at = pg_catalog.clock_timestamp(),"
+"       jobs_considered = $2, jobs_placed = $3, jobs_evicted = 0,"
+"       jobs_unschedulable = $4, allocations_made = $5, holds = $6,"
+"       load_ms = $7, decide_ms = $8, write_ms = $9"
+" WHERE id = $1";
+
+/* Everything one cycle keeps between its phases. */
+typedef struct Cycle
+{
+	MemoryContext mcxt;
+	TideSnapshot *s;
+	SPITupleTable *nodes,
+			   *queues,
+			   *jobs,
+			   *tasks,
+			   *allocs;
+	char	  **group_names;	/* resource group ids */
+	int			ngroups;
+	Datum	   *role_request;	/* [nroles] resvec datum of each role's request */
+	char	  **role_name;		/* [nroles] */
+	char	  **job_reason;		/* [njobs] current pending_reason or NULL */
+	Oid			resvec_oid,
+				gpumask_oid,
+				resvec_array_oid,
+				gpumask_array_oid;
+} Cycle;
+
+static void *
+cycle_alloc(void *ctx, size_t size)
+{
+	return MemoryContextAllocExtended((MemoryContext) ctx, size, MCXT_ALLOC_HUGE);
+}
+
+static SPITupleTable *
+run_select(const char *sql)
+{
+	int			ret = SPI_execute(sql, false, 0);
+
+	if (ret != SPI_OK_SELECT)
+		elog(ERROR, "tide.run_cycle: query failed (%s): %s", SPI_result_code_string(ret), sql);
+	return SPI_tuptable;
+}
+
+static Datum
+col(SPITupleTable *t, uint64 row, int colno, bool *isnull)
+{
+	return SPI_getbinval(t->vals[row], t->tupdesc, colno, isnull);
+}
+
+static char *
+col_text(SPITupleTable *t, uint64 row, int colno)
+{
+	bool		isnull;
+	Datum		d = col(t, row, colno, &isnull);
+
+	return isnull ? NULL : TextDatumGetCString(d);
+}
+
+/* Small interner for resource group names (a few per cluster). */
+static int
+group_id(Cycle *c, const char *name)
+{
+	for (int i = 0; i < c->ngroups; i++)
+		if (strcmp(c->group_names[i], name) == 0)
+			return i;
+	c->group_names = c->ngroups == 0
+		? MemoryContextAlloc(c->mcxt, sizeof(char *) * 16)
+		: (c->ngroups % 16 == 0
+		   ? repalloc(c->group_names, sizeof(char *) * (c->ngroups + 16))
+		   : c->group_names);
+	c->group_names[c->ngroups] = MemoryContextStrdup(c->mcxt, name);
+	return c->ngroups++;
+}
+
+/* Intern every name of a resvec column (pass 1). */
+static void
+intern_resvec_column(Cycle *c, SPITupleTable *t, int colno)
+{
+	for (uint64 i = 0; i < SPI_processed_of(t); i++)
+	{
+		bool		isnull;
+		Datum		d = col(t, i, colno, &isnull);
+		ResVec	   *rv;
+
+		if (isnull)
+			continue;
+		rv = DatumGetResVecP(d);
+		for (int k = 0; k < resvec_count(rv); k++)
+			if (tide_res_intern(c->s, resvec_name(rv, k)) < 0)
+				ereport(ERROR,
+						(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+						 errmsg("too many distinct resource names for a scheduling cycle"),
+						 errdetail("At most %d names (card types included) are supported.", TIDE_MAX_RES)));
+	}
+}
+
+static void
+intern_text_column(Cycle *c, SPITupleTable *t, int colno)
+{
+	for (uint64 i = 0; i < SPI_processed_of(t); i++)
+	{
+		char	   *name = col_text(t, i, colno);
+
+		if (name && tide_res_intern(c->s, name) < 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+					 errmsg("too many distinct resource names for a scheduling cycle"),
+					 errdetail("At most %d names (card types included) are supported.", TIDE_MAX_RES)));
+	}
+}
+
+/* Fill v (nres, zeroed) from a resvec; fill_unlimited: names absent stay TIDE_UNLIMITED. */
+static void
+resvec_to_vec(TideSnapshot *s, Datum d, int64 *v)
+{
+	ResVec	   *rv = DatumGetResVecP(d);
+
+	for (int k = 0; k < resvec_count(rv); k++)
+	{
+		int			r = tide_res_lookup(s, resvec_name(rv, k));
+
+		if (r >= 0)
+			v[r] = resvec_milli(rv, k);
+	}
+}
+
+/* A limit vector: the names it lists limit, the others are unlimited (R-A1). */
+static void
+resvec_to_limit(TideSnapshot *s, Datum d, int64 *v)
+{
+	ResVec	   *rv = DatumGetResVecP(d);
+
+	for (int r = 0; r < s->nres; r++)
+		v[r] = TIDE_UNLIMITED;
+	for (int k = 0; k < resvec_count(rv); k++)
+	{
+		int			r = tide_res_lookup(s, resvec_name(rv, k));
+
+		if (r >= 0)
+			v[r] = resvec_milli(rv, k);
+	}
+}
+
+/* Sorted label ids of parallel key/value text arrays (NULL: none). */
+static int32 *
+label_ids(Cycle *c, SPITupleTable *t, uint64 row, int kcol, int vcol, int *n)
+{
+	bool		kn,
+				vn;
+	Datum		kd = col(t, row, kcol, &kn);
+	Datum		vd = col(t, row, vcol, &vn);
+	Datum	   *keys,
+			   *vals;
+	bool	   *knulls,
+			   *vnulls;
+	int			nk,
+				nv;
+	int32	   *ids;
+
+	*n = 0;
+	if (kn || vn)
+		return NULL;
+	deconstruct_array(DatumGetArrayTypeP(kd), TEXTOID, -1, false, TYPALIGN_INT, &keys, &knulls, &nk);
+	deconstruct_array(DatumGetArrayTypeP(vd), TEXTOID, -1, false, TYPALIGN_INT, &vals, &vnulls, &nv);
+	ids = MemoryContextAlloc(c->mcxt, sizeof(int32) * (nk + 1));
+	for (int i = 0; i < nk && i < nv; i++)
+	{
+		int32		id;
+		int			k;
+
+		if (knulls[i] || vnulls[i])
+			continue;
+		id = tide_label_intern(c->s, TextDatumGetCString(keys[i]), TextDatumGetCString(vals[i]));
+		k = *n;
+		while (k > 0 && ids[k - 1] > id)
+		{
+			ids[k] = ids[k - 1];
+			k--;
+		}
+		ids[k] = id;
+		(*n)++;
+	}
+	return ids;
+}
+
+static int
+bsearch_name(char **names, int n, const char *key)
+{
+	int			lo = 0,
+				hi = n - 1;
+
+	while (lo <= hi)
+	{
+		int			mid = (lo + hi) / 2;
+		int			cmp = strcmp(names[mid], key);
+
+		if (cmp == 0)
+			return mid;
+		if (cmp < 0)
+			lo = mid + 1;
+		else
+			hi = mid - 1;
+	}
+	return -1;
+}
+
+static int
+service_of(const char *s)
+{
+	if (s && strcmp(s, "inference") == 0)
+		return TIDE_SVC_INFERENCE;
+	if (s && strcmp(s, "training") == 0)
+		return TIDE_SVC_TRAINING;
+	return TIDE_SVC_UNKNOWN;
+}
+
+/* Load the five tables and build the snapshot (load phase). */
+static void
+load_snapshot(Cycle *c)
+{
+	TideMem		mem = {cycle_alloc, NULL, c->mcxt};
+	TideSnapshot *s;
+	uint64		nn,
+				nq,
+				nj,
+				nt,
+				na;
+	char	  **node_names,
+			  **queue_names;
+	char		err[256];
+	uint64		ti = 0;
+	int			nroles = 0;
+
+	c->nodes = run_select(Q_NODES);
+	c->queues = run_select(Q_QUEUES);
+	c->jobs = run_select(Q_JOBS);
+	c->tasks = run_select(Q_TASKS);
+	c->allocs = run_select(Q_ALLOCS);
+	nn = SPI_processed_of(c->nodes);
+	nq = SPI_processed_of(c->queues);
+	nj = SPI_processed_of(c->jobs);
+	nt = SPI_processed_of(c->tasks);
+	na = SPI_processed_of(c->allocs);
+	if (nn > INT32_MAX / 4 || nj > INT32_MAX / 4 || nt > INT32_MAX / 4 || na > INT32_MAX / 4)
+		ereport(ERROR, (errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+						errmsg("too many rows for one scheduling cycle")));
+
+	s = tide_snapshot_create(&mem);
+	c->s = s;
+	s->now = GetCurrentTimestamp();
+
+	/* pass 1: every resource name, card types included */
+	intern_resvec_column(c, c->nodes, 3);
+	intern_text_column(c, c->nodes, 4);
+	intern_resvec_column(c, c->queues, 3);
+	intern_resvec_column(c, c->queues, 4);
+	intern_text_column(c, c->jobs, 11);
+	intern_resvec_column(c, c->tasks, 4);
+	intern_resvec_column(c, c->allocs, 4);
+
+	tide_snapshot_alloc_cluster(s, (int) nn, (int) nq, (int) na);
+
+	/* nodes (sorted by name: index lookups by bsearch) */
+	node_names = MemoryContextAlloc(c->mcxt, sizeof(char *) * (nn + 1));
+	for (uint64 i = 0; i < nn; i++)
+	{
+		TideNode   *n = &s->nodes[i];
+		bool		isnull;
+		Datum		d;
+		char	   *gt,
+				   *st,
+				   *grp;
+
+		node_names[i] = MemoryContextStrdup(c->mcxt, col_text(c->nodes, i, 1));
+		n->name = node_names[i];
+		grp = col_text(c->nodes, i, 2);
+		n->group = group_id(c, grp);
+		resvec_to_vec(s, col(c->nodes, i, 3, &isnull), n->capacity);
+		n->ngpus = (int) (n->capacity[TIDE_RES_GPU] / TIDE_MILLI);
+		if (n->ngpus > TIDE_MAX_GPUS)
+			ereport(ERROR,
+					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+					 errmsg("node \"%s\" has %d GPUs, at most %d are supported", n->name, n->ngpus, TIDE_MAX_GPUS)));
+		gt = col_text(c->nodes, i, 4);
+		n->gpu_type = gt ? tide_res_lookup(s, gt) : -1;
+		d = col(c->nodes, i, 5, &isnull);
+		if (!isnull)
+		{
+			Datum	   *doms;
+			bool	   *dnulls;
+			int			nd;
+
+			deconstruct_array(DatumGetArrayTypeP(d), INT4OID, 4, true, TYPALIGN_INT, &doms, &dnulls, &nd);
+			for (int g = 0; g < nd && g < n->ngpus; g++)
+				n->gpu_domain[g] = dnulls[g] ? 0 : (int16) DatumGetInt32(doms[g]);
+		}
+		st = col_text(c->nodes, i, 6);
+		n->state = strcmp(st, "ready") == 0 ? TIDE_NODE_READY :
+			strcmp(st, "draining") == 0 ? TIDE_NODE_DRAINING : TIDE_NODE_DOWN;
+		n->allow_cpu_jobs = DatumGetBool(col(c->nodes, i, 7, &isnull));
+		n->labels = label_ids(c, c->nodes, i, 8, 9, &n->nlabels);
+		d = col(c->nodes, i, 10, &isnull);
+		n->heartbeat_at = isnull ? 0 : DatumGetTimestampTz(d);
+	}
+
+	/* queues (sorted by name) */
+	queue_names = MemoryContextAlloc(c->mcxt, sizeof(char *) * (nq + 1));
+	for (uint64 i = 0; i < nq; i++)
+	{
+		TideQueue  *q = &s->queues[i];
+		bool		isnull;
+		Datum		d;
+		char	   *pl,
+				   *pw;
+
+		queue_names[i] = MemoryContextStrdup(c->mcxt, col_text(c->queues, i, 1));
+		q->name = queue_names[i];
+		q->group = group_id(c, col_text(c->queues, i, 2));
+		d = col(c->queues, i, 3, &isnull);
+		if (!isnull && resvec_count(DatumGetResVecP(d)) > 0)
+		{
+			q->has_quota = true;
+			resvec_to_limit(s, d, q->quota);
+		}
+		d = col(c->queues, i, 4, &isnull);
+		if (!isnull)
+			resvec_to_limit(s, d, q->capability);
+		q->priority = DatumGetInt32(col(c->queues, i, 5, &isnull));
+		pl = col_text(c->queues, i, 6);
+		q->placement = pl && strcmp(pl, "spread") == 0 ? TIDE_PLACE_SPREAD : TIDE_PLACE_PACK;
+		q->service = service_of(col_text(c->queues, i, 7));
+		q->reclaimable = DatumGetBool(col(c->queues, i, 8, &isnull));
+		pw = col_text(c->queues, i, 9);
+		q->preemption_within = pw && strcmp(pw, "lower_priority") == 0
+			? TIDE_PREEMPT_LOWER_PRIORITY : TIDE_PREEMPT_NEVER;
+		d = col(c->queues, i, 10, &isnull);
+		q->min_runtime = isnull ? 0 : DatumGetInt64(d);
+	}
+
+	/* jobs and their roles (both sorted by job id: a merge) */
+	tide_snapshot_alloc_jobs(s, (int) nj, (int) nt);
+	c->role_request = MemoryContextAlloc(c->mcxt, sizeof(Datum) * (nt + 1));
+	c->role_name = MemoryContextAlloc(c->mcxt, sizeof(char *) * (nt + 1));
+	c->job_reason = MemoryContextAlloc(c->mcxt, sizeof(char *) * (nj + 1));
+	for (uint64 i = 0; i < nj; i++)
+	{
+		TideJob    *j = &s->jobs[i];
+		bool		isnull;
+		Datum		d;
+		char	   *gt;
+
+		j->id = DatumGetInt64(col(c->jobs, i, 1, &isnull));
+		j->queue = bsearch_name(queue_names, (int) nq, col_text(c->jobs, i, 2));
+		j->priority = DatumGetInt32(col(c->jobs, i, 3, &isnull));
+		j->created_at = DatumGetTimestampTz(col(c->jobs, i, 4, &isnull));
+		j->idle = DatumGetBool(col(c->jobs, i, 5, &isnull));
+		j->reserve = DatumGetBool(col(c->jobs, i, 6, &isnull));
+		j->is_retry = DatumGetBool(col(c->jobs, i, 7, &isnull));
+		j->preemptable = DatumGetBool(col(c->jobs, i, 8, &isnull));
+		j->service = service_of(col_text(c->jobs, i, 9));
+		d = col(c->jobs, i, 10, &isnull);
+		j->min_available = isnull ? 0 : DatumGetInt32(d);
+		gt = col_text(c->jobs, i, 11);
+		j->gpu_type = gt ? tide_res_lookup(s, gt) : -1;
+		j->selector = label_ids(c, c->jobs, i, 12, 13, &j->nselector);
+		d = col(c->jobs, i, 14, &isnull);
+		j->time_limit = isnull ? 0 : DatumGetInt64(d);
+		d = col(c->jobs, i, 15, &isnull);
+		if (!isnull)
+		{
+			Datum	   *names;
+			bool	   *nulls;
+			int			n;
+			int32	   *av;
+
+			deconstruct_array(DatumGetArrayTypeP(d), TEXTOID, -1, false, TYPALIGN_INT, &names, &nulls, &n);
+			av = MemoryContextAlloc(c->mcxt, sizeof(int32) * (n + 1));
+			for (int k = 0; k < n; k++)
+			{
+				int			ni = nulls[k] ? -1 : bsearch_name(node_names, (int) nn, TextDatumGetCString(names[k]));
+
+				if (ni >= 0)
+					av[j->navoid++] = ni;
+			}
+			j->avoid = av;
+		}
+		c->job_reason[i] = col_text(c->jobs, i, 16);
+		if (j->queue < 0)
+			j->queue = 0;		/* cannot happen: a foreign key */
+
+		/* roles: the task rows of this job */
+		j->roles = &s->roles[nroles];
+		while (ti < nt && DatumGetInt64(col(c->tasks, ti, 1, &isnull)) < j->id)
+			ti++;
+		while (ti < nt && DatumGetInt64(col(c->tasks, ti, 1, &isnull)) == j->id)
+		{
+			TideRole   *r = &s->roles[nroles];
+
+			c->role_name[nroles] = col_text(c->tasks, ti, 2);
+			r->name = c->role_name[nroles];
+			r->replicas = DatumGetInt32(col(c->tasks, ti, 3, &isnull));
+			c->role_request[nroles] = col(c->tasks, ti, 4, &isnull);
+			resvec_to_vec(s, c->role_request[nroles], r->request);
+			j->nroles++;
+			nroles++;
+			ti++;
+		}
+	}
+	s->nroles = nroles;
+
+	if (!tide_snapshot_finish(s, err, sizeof(err)))
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("cannot schedule: %s", err)));
+
+	/* live allocations: charge nodes and queues (R-C4), keep end times (R-L2) */
+	for (uint64 i = 0; i < na; i++)
+	{
+		TideRunning *a = &s->running[i];
+		bool		isnull;
+		Datum		d;
+		int64	   *v = tide_vec_new(s);
+
+		a->alloc_id = DatumGetInt64(col(c->allocs, i, 1, &isnull));
+		a->job_id = DatumGetInt64(col(c->allocs, i, 2, &isnull));
+		a->node = bsearch_name(node_names, (int) nn, col_text(c->allocs, i, 3));
+		resvec_to_vec(s, col(c->allocs, i, 4, &isnull), v);
+		a->res = v;
+		a->gpus = DatumGetGpuMask(col(c->allocs, i, 5, &isnull));
+		d = col(c->allocs, i, 6, &isnull);
+		a->gpu_milli = isnull ? 0 : DatumGetInt32(d);
+		a->releasing = strcmp(col_text(c->allocs, i, 7), "releasing") == 0;
+		a->queue = bsearch_name(queue_names, (int) nq, col_text(c->allocs, i, 8));
+		a->idle = DatumGetBool(col(c->allocs, i, 9, &isnull));
+		a->preemptable = DatumGetBool(col(c->allocs, i, 10, &isnull));
+		a->priority = DatumGetInt32(col(c->allocs, i, 11, &isnull));
+		a->service = service_of(col_text(c->allocs, i, 12));
+		d = col(c->allocs, i, 13, &isnull);
+		a->started_at = isnull ? 0 : DatumGetTimestampTz(d);
+		d = col(c->allocs, i, 14, &isnull);
+		a->end_at = isnull ? TIDE_TIME_UNKNOWN : DatumGetTimestampTz(d);
+		tide_charge(s, a->node, a->queue, a->idle, v, a->gpus, a->gpu_milli, +1);
+	}
+}
+
+static Oid
+type_oid(const char *name)
+{
+	Oid			oid;
+	int			ret;
+	bool		isnull;
+	Datum		arg = CStringGetTextDatum(name);
+	Oid			argtype = TEXTOID;
+
+	ret = SPI_execute_with_args("SELECT pg_catalog.to_regtype($1)::oid", 1, &argtype, &arg, NULL, true, 1);
+	if (ret != SPI_OK_SELECT || SPI_processed != 1)
+		elog(ERROR, "tide.run_cycle: type lookup failed for %s", name);
+	oid = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	if (isnull || !OidIsValid(oid))
+		elog(ERROR, "tide.run_cycle: type %s does not exist", name);
+	return oid;
+}
+
+static ArrayType *
+make_array(Datum *elems, bool *nulls, int n, Oid elemtype)
+{
+	int16		typlen;
+	bool		typbyval;
+	char		typalign;
+	int			dims[1];
+	int			lbs[1];
+
+	get_typlenbyvalalign(elemtype, &typlen, &typbyval, &typalign);
+	dims[0] = n;
+	lbs[0] = 1;
+	if (n == 0)
+		return construct_empty_array(elemtype);
+	return construct_md_array(elems, nulls, 1, dims, lbs, elemtype, typlen, typbyval, typalign);
+}
+
+/* "placed on n1, n2 and 3 more" */
+static char *
+placed_reason(Cycle *c, const TideResult *r, int j)
+{
+	StringInfoData buf;
+	const TideOutcome *o = &r->outcomes[j];
+	int			shown = 0;
+
+	initStringInfo(&buf);
+	appendStringInfoString(&buf, "placed on ");
+	for (int i = 0; i < o->nplacements; i++)
+	{
+		const char *name = c->s->nodes[r->placements[o->first_placement + i].node].name;
+		bool		seen = false;
+
+		for (int k = 0; k < i && !seen; k++)
+			seen = r->placements[o->first_placement + k].node == r->placements[o->first_placement + i].node;
+		if (seen)
+			continue;
+		if (shown == 3)
+		{
+			appendStringInfoString(&buf, " and more");
+			break;
+		}
+		appendStringInfo(&buf, "%s%s", shown ? ", " : "", name);
+		shown++;
+	}
+	return buf.data;
+}
+
+/* Write the decisions (write phase): allocations, then job states and reasons. */
+static void
+write_decisions(Cycle *c, const TideResult *r, int64 cycle_id)
+{
+	TideSnapshot *s = c->s;
+	int			np = r->nplacements;
+	int			ret;
+
+	if (np > 0)
+	{
+		Datum	   *job_ids = palloc(sizeof(Datum) * np);
+		Datum	   *roles = palloc(sizeof(Datum) * np);
+		Datum	   *replicas = palloc(sizeof(Datum) * np);
+		Datum	   *nodes = palloc(sizeof(Datum) * np);
+		Datum	   *res = palloc(sizeof(Datum) * np);
+		Datum	   *gpus = palloc(sizeof(Datum) * np);
+		Datum	   *milli = palloc(sizeof(Datum) * np);
+		bool	   *milli_null = palloc(sizeof(bool) * np);
+		Datum		args[8];
+		Oid			types[8];
+		Datum	   *node_text = palloc0(sizeof(Datum) * (s->nnodes + 1));
+
+		for (int i = 0; i < np; i++)
+		{
+			const TidePlacement *p = &r->placements[i];
+			const TideJob *job = &s->jobs[p->job];
+			int			ri = (int) (job->roles - s->roles) + p->role;
+
+			job_ids[i] = Int64GetDatum(job->id);
+			roles[i] = CStringGetTextDatum(c->role_name[ri]);
+			replicas[i] = Int32GetDatum(p->replica);
+			if (node_text[p->node] == (Datum) 0)
+				node_text[p->node] = CStringGetTextDatum(s->nodes[p->node].name);
+			nodes[i] = node_text[p->node];
+			res[i] = c->role_request[ri];
+			gpus[i] = GpuMaskGetDatum(p->gpus);
+			milli[i] = Int32GetDatum(p->gpu_milli);
+			milli_null[i] = p->gpu_milli == 0;
+		}
+		args[0] = PointerGetDatum(make_array(job_ids, NULL, np, INT8OID));
+		args[1] = PointerGetDatum(make_array(roles, NULL, np, TEXTOID));
+		args[2] = PointerGetDatum(make_array(replicas, NULL, np, INT4OID));
+		args[3] = PointerGetDatum(make_array(nodes, NULL, np, TEXTOID));
+		args[4] = PointerGetDatum(make_array(res, NULL, np, c->resvec_oid));
+		args[5] = PointerGetDatum(make_array(gpus, NULL, np, c->gpumask_oid));
+		args[6] = PointerGetDatum(make_array(milli, milli_null, np, INT4OID));
+		args[7] = Int64GetDatum(cycle_id);
+		types[0] = INT8ARRAYOID;
+		types[1] = TEXTARRAYOID;
+		types[2] = INT4ARRAYOID;
+		types[3] = TEXTARRAYOID;
+		types[4] = c->resvec_array_oid;
+		types[5] = c->gpumask_array_oid;
+		types[6] = INT4ARRAYOID;
+		types[7] = INT8OID;
+		ret = SPI_execute_with_args(W_ALLOCS, 8, types, args, NULL, false, 0);
+		if (ret != SPI_OK_INSERT)
+			elog(ERROR, "tide.run_cycle: writing allocations failed: %s", SPI_result_code_string(ret));
+	}
+
+	/* jobs: placed ones, and pending ones whose reason or mark changed */
+	{
+		int			n = 0;
+		Datum	   *ids = palloc(sizeof(Datum) * (s->njobs + 1));
+		Datum	   *placed = palloc(sizeof(Datum) * (s->njobs + 1));
+		Datum	   *reasons = palloc(sizeof(Datum) * (s->njobs + 1));
+		Datum	   *unsched = palloc(sizeof(Datum) * (s->njobs + 1));
+		char		buf[REASON_MAX];
+
+		for (int j = 0; j < s->njobs; j++)
+		{
+			const TideOutcome *o = &r->outcomes[j];
+
+			if (o->status == TIDE_PLACED)
+			{
+				ids[n] = Int64GetDatum(s->jobs[j].id);
+				placed[n] = BoolGetDatum(true);
+				reasons[n] = CStringGetTextDatum(placed_reason(c, r, j));
+				unsched[n] = BoolGetDatum(false);
+				n++;
+				continue;
+			}
+			tide_reason_text(s, r, j, buf, sizeof(buf));
+			if (o->status != TIDE_UNSCHEDULABLE && c->job_reason[j] &&
+				strcmp(c->job_reason[j], buf) == 0)
+				continue;		/* nothing new to say */
+			ids[n] = Int64GetDatum(s->jobs[j].id);
+			placed[n] = BoolGetDatum(false);
+			reasons[n] = CStringGetTextDatum(buf);
+			unsched[n] = BoolGetDatum(o->status == TIDE_UNSCHEDULABLE);
+			n++;
+		}
+		if (n > 0)
+		{
+			Datum		args[4];
+			Oid			types[4] = {INT8ARRAYOID, BOOLARRAYOID, TEXTARRAYOID, BOOLARRAYOID};
+
+			args[0] = PointerGetDatum(make_array(ids, NULL, n, INT8OID));
+			args[1] = PointerGetDatum(make_array(placed, NULL, n, BOOLOID));
+			args[2] = PointerGetDatum(make_array(reasons, NULL, n, TEXTOID));
+			args[3] = PointerGetDatum(make_array(unsched, NULL, n, BOOLOID));
+			ret = SPI_execute_with_args(W_JOBS, 4, types, args, NULL, false, 0);
+			if (ret != SPI_OK_UPDATE)
+				elog(ERROR, "tide.run_cycle: updating jobs failed: %s", SPI_result_code_string(ret));
+		}
+	}
+}
+
+static double
+elapsed_ms(instr_time start)
+{
+	instr_time	now;
+
+	INSTR_TIME_SET_CURRENT(now);
+	INSTR_TIME_SUBTRACT(now, start);
+	return INSTR_TIME_GET_MILLISEC(now);
+}
+
+/*
+ * tide.run_cycle() returns bigint: one scheduling cycle; the cycle id, or
+ * NULL at once when another cycle is running (R-C1).
+ */
+Datum
+tide_run_cycle(PG_FUNCTION_ARGS)
+{
+	Cycle		c;
+	int			ret;
+	bool		isnull;
+	bool		locked;
+	int64		cycle_id;
+	instr_time	t0;
+	double		load_ms,
+				decide_ms,
+				write_ms;
+	TideResult *r;
+	MemoryContext caller = CurrentMemoryContext;
+
+	memset(&c, 0, sizeof(c));
+	if ((ret = SPI_connect()) != SPI_OK_CONNECT)
+		elog(ERROR, "tide.run_cycle: SPI_connect failed: %s", SPI_result_code_string(ret));
+
+	ret = SPI_execute("SELECT pg_catalog.pg_try_advisory_xact_lock(tide._cycle_lock_key())", false, 1);
+	if (ret != SPI_OK_SELECT || SPI_processed != 1)
+		elog(ERROR, "tide.run_cycle: advisory lock query failed: %s", SPI_result_code_string(ret));
+	locked = DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	if (!locked)
+	{
+		SPI_finish();
+		PG_RETURN_NULL();
+	}
+
+	ret = SPI_execute("INSERT INTO tide.cycles DEFAULT VALUES RETURNING id", false, 1);
+	if (ret != SPI_OK_INSERT_RETURNING || SPI_processed != 1)
+		elog(ERROR, "tide.run_cycle: cannot insert the cycle row: %s", SPI_result_code_string(ret));
+	cycle_id = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	{
+		Datum		arg = Int64GetDatum(cycle_id);
+		Oid			argtype = INT8OID;
+
+		ret = SPI_execute_with_args("SELECT pg_catalog.set_config('tide.cycle_id', $1::text, true)",
+									1, &argtype, &arg, NULL, false, 1);
+		if (ret != SPI_OK_SELECT)
+			elog(ERROR, "tide.run_cycle: cannot set tide.cycle_id: %s", SPI_result_code_string(ret));
+	}
+	c.resvec_oid = type_oid("tide.resvec");
+	c.gpumask_oid = type_oid("tide.gpumask");
+	c.resvec_array_oid = type_oid("tide.resvec[]");
+	c.gpumask_array_oid = type_oid("tide.gpumask[]");
+
+	/* the engine's memory: one context, gone at the end of the cycle */
+	c.mcxt = AllocSetContextCreate(caller, "tide cycle", ALLOCSET_DEFAULT_SIZES);
+
+	INSTR_TIME_SET_CURRENT(t0);
+	load_snapshot(&c);
+	load_ms = elapsed_ms(t0);
+
+	INSTR_TIME_SET_CURRENT(t0);
+	r = tide_decide(c.s);
+	decide_ms = elapsed_ms(t0);
+
+	INSTR_TIME_SET_CURRENT(t0);
+	write_decisions(&c, r, cycle_id);
+	write_ms = elapsed_ms(t0);
+
+	{
+		Datum		args[9];
+		Oid			types[9] = {INT8OID, INT4OID, INT4OID, INT4OID, INT4OID, INT4OID,
+		FLOAT8OID, FLOAT8OID, FLOAT8OID};
+
+		args[0] = Int64GetDatum(cycle_id);
+		args[1] = Int32GetDatum((int32) r->counters.jobs_considered);
+		args[2] = Int32GetDatum((int32) r->counters.jobs_placed);
+		args[3] = Int32GetDatum((int32) r->counters.jobs_unschedulable);
+		args[4] = Int32GetDatum((int32) r->counters.placements);
+		args[5] = Int32GetDatum((int32) r->counters.holds);
+		args[6] = Float8GetDatum(load_ms);
+		args[7] = Float8GetDatum(decide_ms);
+		args[8] = Float8GetDatum(write_ms);
+		ret = SPI_execute_with_args(W_CYCLE, 9, types, args, NULL, false, 0);
+		if (ret != SPI_OK_UPDATE)
+			elog(ERROR, "tide.run_cycle: cannot update the cycle row: %s", SPI_result_code_string(ret));
+	}
+
+	MemoryContextDelete(c.mcxt);
+	SPI_finish();
+	PG_RETURN_INT64(cycle_id);
+}
