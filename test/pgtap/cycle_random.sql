@@ -1,0 +1,162 @@
+-- Random workloads through tide.run_cycle(), with launchers simulated in
+-- SQL (start some allocations, end some), checking the invariants after
+-- every cycle:
+--   R-C4  no node over capacity (live allocations summed);
+--   R-L6  no GPU in two whole allocations, no fraction on a whole-allocated
+--         GPU, no GPU shared above 1000 milli, masks inside the node;
+--   R-L3  placed jobs hold at least their gang minimum, pending jobs none;
+--   R-L4  placements on nodes matching the selector and gpu_type;
+--   R-A1  no queue above its capability, card keys included;
+--   R-L1  no pending single-replica job (whole GPUs or none) fits a ready
+--         node's free resources in a queue without limits.
+BEGIN;
+CREATE EXTENSION pg_tide;
+SET client_min_messages = warning;
+SELECT plan(9);
+SELECT setseed(0.4242);
+
+INSERT INTO tide.queues (name) VALUES ('free1'), ('free2');
+INSERT INTO tide.queues (name, quota, capability) VALUES ('capped', 'gpu=8', 'gpu=12, NVIDIA-H100=8');
+INSERT INTO tide.queues (name, quota, priority) VALUES ('vip', 'gpu=8, cpu=32', 5);
+SELECT tide.register_node(format('n%s', i),
+                          format('cpu=%s, memory=%sGi, gpu=%s', 16 * (1 + i % 3), 64 * (1 + i % 2), CASE WHEN i % 4 = 0 THEN 0 ELSE 8 END)::tide.resvec,
+                          CASE WHEN i % 4 = 0 THEN NULL WHEN i % 2 = 0 THEN 'NVIDIA-A100' ELSE 'NVIDIA-H100' END,
+                          CASE WHEN i % 3 = 0 THEN '{"zone": "a"}' ELSE '{"zone": "b"}' END::jsonb,
+                          CASE WHEN i % 4 = 0 THEN NULL ELSE '{0,0,1,1,2,2,3,3}'::int[] END)
+  FROM generate_series(1, 10) i;
+
+CREATE TEMP TABLE violations (cycle int, what text);
+
+CREATE FUNCTION pg_temp.check(cyc int) RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+    -- R-C4 capacity
+    INSERT INTO violations
+    SELECT cyc, 'over capacity on ' || n.name
+      FROM tide.nodes n
+      JOIN (SELECT node, tide.sum(resources) AS s FROM tide.allocations WHERE state <> 'released' GROUP BY node) a
+        ON a.node = n.name
+     WHERE NOT (a.s OPERATOR(tide.<@) n.capacity);
+    -- R-L6 GPUs
+    INSERT INTO violations
+    SELECT cyc, format('GPU %s of %s: %s whole, %s milli shared', g, node, nwhole, shared)
+      FROM (SELECT a.node, g, count(*) FILTER (WHERE a.gpu_milli IS NULL) AS nwhole,
+                   coalesce(sum(a.gpu_milli), 0) AS shared
+              FROM tide.allocations a, unnest(tide.gpu_indices(a.gpus)) g
+             WHERE a.state <> 'released'
+             GROUP BY a.node, g) x
+     WHERE nwhole > 1 OR (nwhole = 1 AND shared > 0) OR shared > 1000;
+    INSERT INTO violations
+    SELECT cyc, format('allocation %s: GPU %s outside node %s', a.id, g, a.node)
+      FROM tide.allocations a JOIN tide.nodes n ON n.name = a.node, unnest(tide.gpu_indices(a.gpus)) g
+     WHERE a.state <> 'released' AND g >= tide.get(n.capacity, 'gpu');
+    INSERT INTO violations
+    SELECT cyc, format('allocation %s: %s GPUs in the mask for %s', a.id, tide.gpu_count(a.gpus), tide.get(a.resources, 'gpu'))
+      FROM tide.allocations a
+     WHERE a.state <> 'released'
+       AND CASE WHEN a.gpu_milli IS NULL THEN tide.gpu_count(a.gpus) <> tide.get(a.resources, 'gpu')
+                ELSE tide.gpu_count(a.gpus) <> 1 OR a.gpu_milli <> tide.get(a.resources, 'gpu') * 1000 END;
+    -- R-L3 gangs: what this cycle placed reaches the minimum; pending jobs hold nothing
+    INSERT INTO violations
+    SELECT cyc, format('job %s (%s) holds %s of min %s', j.id, j.state, coalesce(a.n, 0),
+                       coalesce(j.min_available, t.total))
+      FROM tide.jobs j
+      JOIN (SELECT job_id, sum(replicas)::int AS total FROM tide.job_tasks GROUP BY job_id) t ON t.job_id = j.id
+      LEFT JOIN (SELECT job_id, count(*)::int AS n FROM tide.allocations
+                  WHERE state <> 'released' OR cycle_id = (SELECT max(id) FROM tide.cycles) GROUP BY job_id) a
+        ON a.job_id = j.id
+     WHERE (j.id IN (SELECT job_id FROM tide.allocations WHERE cycle_id = (SELECT max(id) FROM tide.cycles))
+            AND coalesce(a.n, 0) < coalesce(j.min_available, t.total))
+        OR (j.state = 'pending' AND EXISTS (SELECT 1 FROM tide.allocations x
+                                             WHERE x.job_id = j.id AND x.state <> 'released'));
+    -- R-L4 filters
+    INSERT INTO violations
+    SELECT cyc, format('job %s on %s breaks its selector or gpu_type', j.id, n.name)
+      FROM tide.allocations a JOIN tide.jobs j ON j.id = a.job_id JOIN tide.nodes n ON n.name = a.node
+     WHERE a.state <> 'released' AND a.cycle_id = (SELECT max(id) FROM tide.cycles)
+       AND (NOT n.labels @> j.node_selector OR n.state <> 'ready'
+            OR (j.gpu_type IS NOT NULL AND tide.get(a.resources, 'gpu') > 0 AND n.gpu_type IS DISTINCT FROM j.gpu_type)
+            OR (tide.get(a.resources, 'gpu') = 0 AND n.gpu_type IS NOT NULL AND NOT n.allow_cpu_jobs
+                AND NOT EXISTS (SELECT 1 FROM tide.job_tasks t WHERE t.job_id = j.id AND tide.get(t.request, 'gpu') > 0)));
+    -- R-A1 capability, card keys charged by the node's gpu_type
+    INSERT INTO violations
+    SELECT cyc, format('queue %s %s: %s used > %s', q.name, c.key, u.used, c.value)
+      FROM tide.queues q
+      CROSS JOIN LATERAL jsonb_each_text(q.capability::jsonb) c
+      CROSS JOIN LATERAL (
+          SELECT coalesce(sum(tide.get(a.resources, c.key)
+                              + CASE WHEN n.gpu_type = c.key THEN tide.get(a.resources, 'gpu') ELSE 0 END), 0) AS used
+            FROM tide.allocations a JOIN tide.jobs j ON j.id = a.job_id JOIN tide.nodes n ON n.name = a.node
+           WHERE a.state <> 'released' AND j.queue = q.name) u
+     WHERE q.capability IS NOT NULL AND u.used > c.value::numeric;
+    -- R-L1 nothing skipped that fits (simple jobs of unlimited queues)
+    INSERT INTO violations
+    SELECT cyc, format('pending job %s (%s) fits node %s: %s', j.id, t.request, n.name, j.pending_reason)
+      FROM tide.jobs j
+      JOIN tide.job_tasks t ON t.job_id = j.id
+      JOIN tide.nodes n ON n.state = 'ready' AND n.labels @> j.node_selector
+       AND (j.gpu_type IS NULL OR n.gpu_type = j.gpu_type)
+       AND (n.gpu_type IS NULL) = (tide.get(t.request, 'gpu') = 0)
+      LEFT JOIN LATERAL (
+          SELECT coalesce(tide.sum(a.resources), '') AS used,
+                 (SELECT count(DISTINCT g) FROM tide.allocations b, unnest(tide.gpu_indices(b.gpus)) g
+                   WHERE b.node = n.name AND b.state <> 'released') AS gpus_touched
+            FROM tide.allocations a WHERE a.node = n.name AND a.state <> 'released') u ON true
+     WHERE j.state = 'pending' AND j.queue IN ('free1', 'free2') AND NOT j.reserve AND NOT j.unschedulable
+       AND j.pending_reason NOT LIKE '%held for job%'   -- R-L2 explains it
+       AND j.avoid_nodes = '{}'
+       AND (SELECT count(*) FROM tide.job_tasks x WHERE x.job_id = j.id) = 1 AND t.replicas = 1
+       AND tide.get(t.request, 'gpu') = trunc(tide.get(t.request, 'gpu'))
+       AND tide.get(t.request, 'cpu') <= tide.get(n.capacity, 'cpu') - tide.get(u.used, 'cpu')
+       AND tide.get(t.request, 'memory') <= tide.get(n.capacity, 'memory') - tide.get(u.used, 'memory')
+       AND tide.get(t.request, 'gpu') <= tide.get(n.capacity, 'gpu') - u.gpus_touched;
+END $$;
+
+-- A random job; shapes mix CPU, fractions, 1-8 GPUs, gangs, selectors, card types.
+CREATE FUNCTION pg_temp.random_job() RETURNS bigint LANGUAGE plpgsql AS $$
+DECLARE
+    shape int := floor(random() * 10);
+    gpu text;
+BEGIN
+    gpu := CASE WHEN shape = 0 THEN '0' WHEN shape = 1 THEN '0.25' WHEN shape = 2 THEN '0.5'
+                ELSE (2 ^ floor(random() * 4))::int::text END;
+    RETURN tide.submit(
+        (ARRAY['free1', 'free2', 'capped', 'vip'])[1 + floor(random() * 4)::int],
+        format('cpu=%s, memory=%sGi, gpu=%s', 1 + floor(random() * 8), 1 + floor(random() * 32), gpu)::tide.resvec,
+        replicas => CASE WHEN random() < 0.2 THEN 2 + floor(random() * 3)::int ELSE 1 END,
+        priority => floor(random() * 5)::int,
+        idle => random() < 0.15,
+        reserve => random() < 0.05,
+        gpu_type => CASE WHEN random() < 0.15 THEN 'NVIDIA-H100' END,
+        node_selector => CASE WHEN random() < 0.15 THEN '{"zone": "a"}'::jsonb ELSE '{}' END);
+END $$;
+
+DO $$
+DECLARE
+    c int;
+BEGIN
+    FOR c IN 1..40 LOOP
+        PERFORM pg_temp.random_job() FROM generate_series(1, floor(random() * 12)::int);
+        PERFORM tide.run_cycle();
+        PERFORM pg_temp.check(c);
+        -- launchers: start about half of the assigned, end about a third of the running
+        UPDATE tide.allocations SET state = 'running', started_at = now()
+         WHERE state = 'assigned' AND random() < 0.5;
+        PERFORM tide.exited(a.id, 0)
+           FROM tide.allocations a WHERE a.state = 'running' AND random() < 0.3;
+    END LOOP;
+END $$;
+
+SELECT is((SELECT count(*)::int FROM tide.cycles), 40, '40 cycles ran');
+SELECT cmp_ok((SELECT count(*)::int FROM tide.allocations), '>', 100, 'more than 100 allocations were made');
+SELECT cmp_ok((SELECT count(*)::int FROM tide.jobs WHERE state = 'pending'), '>', 5, 'and some jobs are left waiting');
+SELECT is((SELECT count(*)::int FROM violations WHERE what LIKE 'over capacity%'), 0, 'R-C4: no node over capacity after any cycle');
+SELECT is((SELECT count(*)::int FROM violations WHERE what LIKE '%GPU%' OR what LIKE '%mask%'), 0,
+          'R-L6: no GPU given twice or shared above 1000, masks match requests');
+SELECT is((SELECT count(*)::int FROM violations WHERE what LIKE '%holds%'), 0, 'R-L3: gangs all or nothing');
+SELECT is((SELECT count(*)::int FROM violations WHERE what LIKE '%breaks%'), 0, 'R-L4: placements respect the node filter');
+SELECT is((SELECT count(*)::int FROM violations WHERE what LIKE 'queue%'), 0, 'R-A1: no queue above its capability');
+SELECT is((SELECT string_agg(what, '; ') FROM (SELECT what FROM violations LIMIT 5) v), NULL,
+          'no violation at all (R-L1: no simple pending job fits a ready node)');
+
+SELECT * FROM finish();
+ROLLBACK;
