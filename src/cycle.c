@@ -99,6 +99,16 @@ static const char *const W_CYCLE =
 "       load_ms = $7, decide_ms = $8, write_ms = $9"
 " WHERE id = $1";
 
+static double
+elapsed_ms(instr_time start)
+{
+	instr_time	now;
+
+	INSTR_TIME_SET_CURRENT(now);
+	INSTR_TIME_SUBTRACT(now, start);
+	return INSTR_TIME_GET_MILLISEC(now);
+}
+
 /* Everything one cycle keeps between its phases. */
 typedef struct Cycle
 {
@@ -610,6 +620,7 @@ write_decisions(Cycle *c, const TideResult *r, int64 cycle_id)
 	TideSnapshot *s = c->s;
 	int			np = r->nplacements;
 	int			ret;
+	instr_time	t0;
 
 	if (np > 0)
 	{
@@ -658,7 +669,9 @@ write_decisions(Cycle *c, const TideResult *r, int64 cycle_id)
 		types[5] = c->gpumask_array_oid;
 		types[6] = INT4ARRAYOID;
 		types[7] = INT8OID;
+		INSTR_TIME_SET_CURRENT(t0);
 		ret = SPI_execute_with_args(W_ALLOCS, 8, types, args, NULL, false, 0);
+		elog(DEBUG1, "tide.run_cycle: %d allocations inserted in %.1f ms", np, elapsed_ms(t0));
 		if (ret != SPI_OK_INSERT)
 			elog(ERROR, "tide.run_cycle: writing allocations failed: %s", SPI_result_code_string(ret));
 	}
@@ -704,21 +717,13 @@ write_decisions(Cycle *c, const TideResult *r, int64 cycle_id)
 			args[1] = PointerGetDatum(make_array(placed, NULL, n, BOOLOID));
 			args[2] = PointerGetDatum(make_array(reasons, NULL, n, TEXTOID));
 			args[3] = PointerGetDatum(make_array(unsched, NULL, n, BOOLOID));
+			INSTR_TIME_SET_CURRENT(t0);
 			ret = SPI_execute_with_args(W_JOBS, 4, types, args, NULL, false, 0);
+			elog(DEBUG1, "tide.run_cycle: %d jobs updated in %.1f ms", n, elapsed_ms(t0));
 			if (ret != SPI_OK_UPDATE)
 				elog(ERROR, "tide.run_cycle: updating jobs failed: %s", SPI_result_code_string(ret));
 		}
 	}
-}
-
-static double
-elapsed_ms(instr_time start)
-{
-	instr_time	now;
-
-	INSTR_TIME_SET_CURRENT(now);
-	INSTR_TIME_SUBTRACT(now, start);
-	return INSTR_TIME_GET_MILLISEC(now);
 }
 
 /*

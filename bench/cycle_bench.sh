@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Cycle benchmark driver: builds and installs pg_tide, starts a throwaway
+# PostgreSQL, and runs bench/cycle_bench.sql at 10k pending x 1k nodes, and
+# with --big also at 100k pending x 10k nodes.  Prints load, decide and write
+# times, the SQL floor, a steady-state cycle and the backend's peak memory.
+# Run as root on Debian 12 (like test/run.sh):  bash bench/cycle_bench.sh [--big]
+set -euo pipefail
+SRC=$(cd "$(dirname "$0")/.." && pwd)
+. "$SRC/tools/lib.sh"
+BIG=${1:-}
+PORT=${TIDE_BENCH_PORT:-$((56000 + RANDOM % 1000))}
+TMP=$(mktemp -d /tmp/pg_tide_bench.XXXXXX)
+trap 'cluster_stop "$TMP"; rm -rf "$TMP"' EXIT
+
+run() {
+    echo "== $1 pending x $2 nodes"
+    psql -X -q -v jobs="$1" -v nodes="$2" -f "$SRC/bench/cycle_bench.sql" postgres | grep -v '^$'
+}
+
+# Hold the install lock for the whole run: the library must stay ours.
+exec 9>/tmp/pg_tide_install.lock
+flock 9
+build_and_install "$SRC"
+cluster_start "$TMP" "$PORT" postgres
+echo "engine alone (no SQL):"
+cc -std=gnu11 -O2 -I"$SRC/src/engine" "$SRC"/bench/cycle_engine_bench.c "$SRC"/src/engine/[a-z]*.c -lm -o "$TMP/ceb"
+"$TMP/ceb" 10000 1000
+[ "$BIG" = --big ] && "$TMP/ceb" 100000 10000
+run 10000 1000
+if [ "$BIG" = --big ]; then
+    run 100000 10000
+fi

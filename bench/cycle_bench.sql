@@ -1,0 +1,119 @@
+-- Cycle benchmark: a synthetic cluster, one cycle from empty, its SQL floor,
+-- and a steady-state cycle.  Run through bench/cycle_bench.sh, or:
+--   psql -v jobs=10000 -v nodes=1000 -f bench/cycle_bench.sql DB
+-- Prints one line per measurement (milliseconds).
+\set ON_ERROR_STOP 1
+\pset tuples_only on
+\pset format unaligned
+SET client_min_messages = warning;
+SELECT pg_backend_pid() AS bpid \gset
+\setenv BPID :bpid
+\! echo "memory before $(grep VmHWM /proc/$BPID/status | tr -s ' \t' ' ')"
+DROP EXTENSION IF EXISTS pg_tide CASCADE;
+CREATE EXTENSION pg_tide;
+SELECT setseed(0.5);
+
+-- Nodes: 8 GPUs in 4 NVLink domains, two card types, 96 cpu, 1 TiB.
+INSERT INTO tide.nodes (name, capacity, gpu_type, gpu_topology)
+SELECT format('node-%s', lpad(i::text, 6, '0')), 'cpu=96, memory=1Ti, gpu=8',
+       CASE WHEN i % 4 = 3 THEN 'NVIDIA-A100' ELSE 'NVIDIA-H100' END, '{0,0,1,1,2,2,3,3}'
+  FROM generate_series(1, :nodes) i;
+-- Ten queues, a GPU quota each, some with higher priority.
+INSERT INTO tide.queues (name, quota, priority)
+SELECT format('queue-%s', q), format('gpu=%s', :nodes * 8 / 10)::tide.resvec, CASE WHEN q % 3 = 0 THEN 1 ELSE 0 END
+  FROM generate_series(0, 9) q;
+-- Pending jobs of mixed shapes: fractions, 1/2/4/8 GPUs, gangs of 2 and 4 x 8.
+CREATE TEMP TABLE shapes AS
+SELECT i, floor(random() * 20)::int AS shape, floor(random() * 10)::int AS q,
+       floor(random() * 10)::int AS prio, random() < 0.05 AS idle
+  FROM generate_series(1, :jobs) i;
+BEGIN;
+INSERT INTO tide.jobs (id, queue, priority, idle, created_at)
+OVERRIDING SYSTEM VALUE
+SELECT i, format('queue-%s', q), prio, idle, now() - (random() * interval '1 day') FROM shapes;
+INSERT INTO tide.job_tasks (job_id, role, replicas, request)
+SELECT i, 'main',
+       CASE shape WHEN 17 THEN 2 WHEN 18 THEN 4 ELSE 1 END,
+       (CASE WHEN shape = 0 THEN 'cpu=4, memory=32Gi, gpu=250m'
+             WHEN shape < 3 THEN 'cpu=4, memory=32Gi, gpu=0.5'
+             WHEN shape < 8 THEN 'cpu=4, memory=32Gi, gpu=1'
+             WHEN shape < 12 THEN 'cpu=4, memory=32Gi, gpu=2'
+             WHEN shape < 15 THEN 'cpu=4, memory=32Gi, gpu=4'
+             WHEN shape < 19 THEN 'cpu=4, memory=32Gi, gpu=8'
+             ELSE 'cpu=4, memory=32Gi' END)::tide.resvec
+  FROM shapes;
+COMMIT;
+SELECT setval('tide.jobs_id_seq', :jobs + 1) \g /dev/null
+ANALYZE tide.jobs, tide.job_tasks, tide.nodes, tide.queues, tide.allocations;
+
+-- The SQL floor: the cycle's five input queries, and a bulk insert of as
+-- many allocation rows into a table shaped like tide.allocations (same
+-- columns and indexes, no triggers): what any cycle must pay.
+CREATE TABLE floor_alloc (LIKE tide.allocations INCLUDING DEFAULTS INCLUDING IDENTITY INCLUDING INDEXES);
+-- and, for context, rewriting as many job rows (state or reason) in a copy
+-- of tide.jobs (same indexes, no triggers).
+CREATE TABLE floor_jobs (LIKE tide.jobs INCLUDING DEFAULTS INCLUDING IDENTITY INCLUDING INDEXES);
+INSERT INTO floor_jobs OVERRIDING SYSTEM VALUE SELECT * FROM tide.jobs;
+VACUUM ANALYZE floor_jobs;
+CREATE FUNCTION pg_temp.floor_ms(nalloc int, nnodes int)
+    RETURNS TABLE (select_ms float8, insert_ms float8, update_ms float8)
+LANGUAGE plpgsql AS $$
+DECLARE
+    t0 timestamptz;
+BEGIN
+    t0 := clock_timestamp();
+    PERFORM n.name, n.resource_group, n.capacity, n.gpu_type, n.gpu_topology, n.state, n.allow_cpu_jobs, n.labels
+       FROM tide.nodes n ORDER BY n.name COLLATE "C";
+    PERFORM q.* FROM tide.queues q ORDER BY q.name COLLATE "C";
+    PERFORM j.id, j.queue, j.priority, j.created_at, j.idle, j.reserve, j.retry_of, j.preemptable,
+            j.service_type, j.min_available, j.gpu_type, j.node_selector, j.time_limit, j.avoid_nodes, j.pending_reason
+       FROM tide.jobs j WHERE j.state = 'pending' AND NOT j.unschedulable AND NOT j.cancel_requested ORDER BY j.id;
+    PERFORM t.job_id, t.role, t.replicas, t.request
+       FROM tide.job_tasks t JOIN tide.jobs j ON j.id = t.job_id
+      WHERE j.state = 'pending' AND NOT j.unschedulable AND NOT j.cancel_requested
+      ORDER BY t.job_id, t.role COLLATE "C";
+    PERFORM a.* FROM tide.allocations a JOIN tide.jobs j ON j.id = a.job_id WHERE a.state <> 'released';
+    select_ms := 1000 * extract(epoch FROM clock_timestamp() - t0);
+    t0 := clock_timestamp();
+    INSERT INTO floor_alloc (job_id, role, replica, node, resources, gpus, gpu_milli, cycle_id)
+    SELECT i, 'main', 0, format('node-%s', lpad((1 + i % nnodes)::text, 6, '0')),
+           'cpu=4, memory=32Gi, gpu=1'::tide.resvec, '0'::tide.gpumask, NULL, 1
+      FROM generate_series(1, nalloc) i;
+    insert_ms := 1000 * extract(epoch FROM clock_timestamp() - t0);
+    t0 := clock_timestamp();
+    UPDATE floor_jobs SET pending_reason = 'no ready node has room' WHERE state = 'pending';
+    update_ms := 1000 * extract(epoch FROM clock_timestamp() - t0);
+    RETURN NEXT;
+END $$;
+
+-- Warm the caches the same way for both.
+SELECT count(*) FROM tide.jobs \g /dev/null
+SELECT count(*) FROM tide.job_tasks \g /dev/null
+
+\timing on
+SELECT 'cycle_id=' || tide.run_cycle();
+\timing off
+SELECT format('cycle jobs=%s nodes=%s placed=%s allocations=%s unschedulable=%s load_ms=%s decide_ms=%s write_ms=%s total_ms=%s',
+              jobs_considered, :nodes, jobs_placed, allocations_made, jobs_unschedulable,
+              round(load_ms::numeric, 1), round(decide_ms::numeric, 1), round(write_ms::numeric, 1),
+              round(1000 * extract(epoch FROM finished_at - started_at)::numeric, 1))
+  FROM tide.cycles ORDER BY id DESC LIMIT 1;
+SELECT format('floor select_ms=%s insert_ms=%s total_ms=%s (job rows rewrite: update_ms=%s)', round(select_ms::numeric, 1),
+              round(insert_ms::numeric, 1), round((select_ms + insert_ms)::numeric, 1), round(update_ms::numeric, 1))
+  FROM pg_temp.floor_ms((SELECT allocations_made FROM tide.cycles ORDER BY id DESC LIMIT 1), :nodes);
+
+-- Steady state: 1k pending jobs, nothing fits (the cluster is full now),
+-- after autovacuum would have cleaned up the first cycle's updates.
+DELETE FROM tide.jobs WHERE state = 'pending' AND id > 1000 + (SELECT min(id) FROM tide.jobs WHERE state = 'pending');
+VACUUM ANALYZE tide.jobs, tide.job_tasks, tide.allocations;
+\timing on
+SELECT 'cycle_id=' || tide.run_cycle();
+\timing off
+SELECT format('steady jobs=%s placed=%s load_ms=%s decide_ms=%s write_ms=%s total_ms=%s',
+              jobs_considered, jobs_placed, round(load_ms::numeric, 1), round(decide_ms::numeric, 1),
+              round(write_ms::numeric, 1), round(1000 * extract(epoch FROM finished_at - started_at)::numeric, 1))
+  FROM tide.cycles ORDER BY id DESC LIMIT 1;
+-- Peak memory of this backend (the cycles ran in it).
+SELECT pg_backend_pid() AS bpid \gset
+\setenv BPID :bpid
+\! echo "memory backend $(grep VmHWM /proc/$BPID/status | tr -s ' \t' ' ')"
