@@ -1,0 +1,116 @@
+-- Views for people: what waits, what each queue and node holds.
+-- security_invoker: a submitter sees only its own jobs through them too.
+
+-- Per-component minimum of two vectors over the names of the second one:
+-- the part of "usage" that a quota naming those resources covers.
+CREATE FUNCTION tide._covered(usage tide.resvec, quota tide.resvec) RETURNS tide.resvec
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp
+    AS $$
+SELECT coalesce(
+         (SELECT pg_catalog.jsonb_object_agg(q.key, LEAST(q.value::numeric, u.value::numeric))
+            FROM pg_catalog.jsonb_each(quota::jsonb) q
+            JOIN pg_catalog.jsonb_each(usage::jsonb) u ON u.key = q.key)::tide.resvec,
+         ''::tide.resvec)
+$$;
+COMMENT ON FUNCTION tide._covered(tide.resvec, tide.resvec) IS
+    'the part of a usage vector within a quota, per resource the quota names (a quota limits only what it names, R-A1)';
+
+-- A gpumask of GPUs 0 .. n-1.
+CREATE FUNCTION tide._all_gpus(n numeric) RETURNS tide.gpumask
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp
+    AS $$
+SELECT CASE WHEN n IS NULL OR n < 1 THEN ''::tide.gpumask
+            ELSE (SELECT pg_catalog.string_agg(i::text, ',')
+                    FROM pg_catalog.generate_series(0, n::integer - 1) AS i)::tide.gpumask END
+$$;
+COMMENT ON FUNCTION tide._all_gpus(numeric) IS 'the mask of every GPU of a node with n GPUs (indices 0 to n-1)';
+
+CREATE VIEW tide.pending WITH (security_invoker = true) AS
+SELECT j.id AS job_id,
+       j.name,
+       j.queue,
+       j.owner,
+       j.priority,
+       j.idle,
+       j.retry_of IS NOT NULL AS retry,
+       pg_catalog.row_number() OVER (
+           PARTITION BY j.queue
+           ORDER BY j.idle, (j.retry_of IS NULL), j.priority DESC, j.created_at, j.id) AS position,
+       j.pending_reason,
+       j.unschedulable,
+       coalesce(w.since, j.created_at) AS waiting_since,
+       j.created_at
+  FROM tide.jobs j
+  LEFT JOIN LATERAL (SELECT max(e.at) AS since FROM tide.job_events e
+                      WHERE e.job_id = j.id AND e.new_state = 'pending') w ON true
+ WHERE j.state = 'pending';
+COMMENT ON VIEW tide.pending IS
+    'pending jobs with their position in their queue (non-idle before idle, retry lane, then priority, age, id: R-O1..R-O3), the reason they wait and since when';
+
+CREATE VIEW tide.queue_usage WITH (security_invoker = true) AS
+WITH live AS (
+    SELECT j.queue,
+           tide.sum(a.resources) FILTER (WHERE NOT j.idle) AS usage,
+           tide.sum(a.resources) FILTER (WHERE j.idle) AS idle_usage
+      FROM tide.allocations a JOIN tide.jobs j ON j.id = a.job_id
+     WHERE a.state <> 'released'
+     GROUP BY j.queue
+), counts AS (
+    SELECT j.queue,
+           count(*) FILTER (WHERE j.state = 'pending') AS pending,
+           count(*) FILTER (WHERE j.state IN ('allocated', 'running')) AS running,
+           count(*) FILTER (WHERE j.state = 'evicting') AS evicting
+      FROM tide.jobs j
+     WHERE j.state IN ('pending', 'allocated', 'running', 'evicting')
+     GROUP BY j.queue
+), u AS (
+    SELECT q.name AS queue, q.resource_group, q.priority, q.quota, q.capability,
+           coalesce(l.usage, ''::tide.resvec) AS usage,
+           coalesce(l.idle_usage, ''::tide.resvec) AS idle_usage,
+           coalesce(c.pending, 0) AS pending,
+           coalesce(c.running, 0) AS running,
+           coalesce(c.evicting, 0) AS evicting
+      FROM tide.queues q
+      LEFT JOIN live l ON l.queue = q.name
+      LEFT JOIN counts c ON c.queue = q.name
+)
+SELECT u.queue, u.resource_group, u.priority, u.quota, u.capability,
+       u.usage,
+       g.guaranteed,
+       u.usage OPERATOR(tide.-) g.guaranteed AS borrowed,
+       u.idle_usage,
+       u.pending, u.running, u.evicting
+  FROM u
+ CROSS JOIN LATERAL (SELECT CASE WHEN u.quota IS NULL THEN ''::tide.resvec
+                                 ELSE tide._covered(u.usage, u.quota) END AS guaranteed) g;
+COMMENT ON VIEW tide.queue_usage IS
+    'per queue: quota, capability, non-idle usage split into guaranteed (within quota) and borrowed, idle usage, and job counts';
+
+CREATE VIEW tide.node_usage WITH (security_invoker = true) AS
+WITH live AS (
+    SELECT a.node,
+           tide.sum(a.resources) AS allocated,
+           tide.union(a.gpus) AS used_gpus,
+           count(*) AS allocations
+      FROM tide.allocations a
+     WHERE a.state <> 'released'
+     GROUP BY a.node
+)
+SELECT n.name AS node, n.resource_group, n.state, n.gpu_type, n.capacity,
+       coalesce(l.allocated, ''::tide.resvec) AS allocated,
+       n.capacity OPERATOR(tide.-) coalesce(l.allocated, ''::tide.resvec) AS free,
+       tide._all_gpus(tide.get(n.capacity, 'gpu')) OPERATOR(tide.-) coalesce(l.used_gpus, ''::tide.gpumask) AS free_gpus,
+       coalesce(l.used_gpus, ''::tide.gpumask) AS used_gpus,
+       coalesce(l.allocations, 0) AS allocations,
+       n.heartbeat_at
+  FROM tide.nodes n
+  LEFT JOIN live l ON l.node = n.name;
+COMMENT ON VIEW tide.node_usage IS
+    'per node: capacity, what live allocations hold, what is free, and the GPUs no allocation uses (free_gpus)';
+
+GRANT SELECT ON tide.pending, tide.queue_usage, tide.node_usage TO tide_admin, tide_reader;
+-- Submitters see their own pending jobs; usage sums over other owners' rows
+-- would be partial for them (row-level security), so they are not granted.
+GRANT SELECT ON tide.pending TO tide_submitter;
