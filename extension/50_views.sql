@@ -1,20 +1,23 @@
 -- Views for people: what waits, what each queue and node holds.
 -- security_invoker: a submitter sees only its own jobs through them too.
 
--- Per-component minimum of two vectors over the names of the second one:
--- the part of "usage" that a quota naming those resources covers.
+-- The part of a usage vector that a quota covers: per resource the quota
+-- names, the smaller of the two; resources it does not name are not limited
+-- by it (R-A1), so they are covered whole.  Everything else is borrowed.
 CREATE FUNCTION tide._covered(usage tide.resvec, quota tide.resvec) RETURNS tide.resvec
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
     SET search_path = pg_catalog, pg_temp
     AS $$
 SELECT coalesce(
-         (SELECT pg_catalog.jsonb_object_agg(q.key, LEAST(q.value::numeric, u.value::numeric))
-            FROM pg_catalog.jsonb_each(quota::jsonb) q
-            JOIN pg_catalog.jsonb_each(usage::jsonb) u ON u.key = q.key)::tide.resvec,
+         (SELECT pg_catalog.jsonb_object_agg(u.key,
+                     CASE WHEN q.key IS NULL THEN u.value::numeric
+                          ELSE LEAST(u.value::numeric, q.value::numeric) END)
+            FROM pg_catalog.jsonb_each(usage::jsonb) u
+            LEFT JOIN pg_catalog.jsonb_each(quota::jsonb) q ON q.key = u.key)::tide.resvec,
          ''::tide.resvec)
 $$;
 COMMENT ON FUNCTION tide._covered(tide.resvec, tide.resvec) IS
-    'the part of a usage vector within a quota, per resource the quota names (a quota limits only what it names, R-A1)';
+    'the part of a usage vector covered by a quota: per resource the quota names the smaller of both, other resources whole (a quota limits only what it names, R-A1)';
 
 -- A gpumask of GPUs 0 .. n-1.
 CREATE FUNCTION tide._all_gpus(n numeric) RETURNS tide.gpumask
