@@ -243,28 +243,34 @@ DECLARE
     bad record;
     cancels bigint[];
 BEGIN
-    SELECT o.id, o.state AS old_state, n.state AS new_state INTO bad
-      FROM old_jobs o JOIN new_jobs n ON n.id = o.id
-     WHERE o.state <> n.state
-       AND NOT EXISTS (SELECT 1 FROM tide.job_transitions t
-                        WHERE t.old_state = o.state AND t.new_state = n.state)
-     ORDER BY o.id
-     LIMIT 1;
-    IF FOUND THEN
+    -- Dynamic SQL so that each statement is planned for the size of this
+    -- statement's transition tables (a cached plan made for one row would
+    -- join ten thousand rows by nested loop).
+    EXECUTE $q$
+        SELECT o.id, o.state AS old_state, n.state AS new_state
+          FROM old_jobs o JOIN new_jobs n ON n.id = o.id
+         WHERE o.state <> n.state
+           AND NOT EXISTS (SELECT 1 FROM tide.job_transitions t
+                            WHERE t.old_state = o.state AND t.new_state = n.state)
+         ORDER BY o.id
+         LIMIT 1 $q$ INTO bad;
+    IF bad.id IS NOT NULL THEN
         RAISE EXCEPTION 'job % cannot go from % to %', bad.id, bad.old_state, bad.new_state
             USING ERRCODE = 'object_not_in_prerequisite_state',
                   HINT = 'The allowed changes are listed in tide.job_transitions (docs/lifecycle.md).';
     END IF;
 
-    INSERT INTO tide.job_events (job_id, old_state, new_state, reason, cycle_id)
-    SELECT n.id, o.state, n.state, n.state_reason, tide._current_cycle()
-      FROM old_jobs o JOIN new_jobs n ON n.id = o.id
-     WHERE o.state <> n.state
-     ORDER BY n.id;
+    EXECUTE $q$
+        INSERT INTO tide.job_events (job_id, old_state, new_state, reason, cycle_id)
+        SELECT n.id, o.state, n.state, n.state_reason, $1
+          FROM old_jobs o JOIN new_jobs n ON n.id = o.id
+         WHERE o.state <> n.state
+         ORDER BY n.id $q$ USING tide._current_cycle();
 
-    SELECT pg_catalog.array_agg(n.id ORDER BY n.id) INTO cancels
-      FROM old_jobs o JOIN new_jobs n ON n.id = o.id
-     WHERE n.cancel_requested AND NOT o.cancel_requested;
+    EXECUTE $q$
+        SELECT pg_catalog.array_agg(n.id ORDER BY n.id)
+          FROM old_jobs o JOIN new_jobs n ON n.id = o.id
+         WHERE n.cancel_requested AND NOT o.cancel_requested $q$ INTO cancels;
     IF cancels IS NOT NULL THEN
         PERFORM tide._apply_cancel(cancels);
     END IF;
@@ -328,17 +334,19 @@ DECLARE
     failed bigint[];
     lost bigint[];
 BEGIN
-    SELECT o.id, o.state AS old_state, n.state AS new_state INTO bad
-      FROM old_allocations o JOIN new_allocations n ON n.id = o.id
-     WHERE (o.state <> n.state
-            AND NOT EXISTS (SELECT 1 FROM tide.allocation_transitions t
-                             WHERE t.old_state = o.state AND t.new_state = n.state))
-        OR (o.state = 'released'
-            AND (o.exit_code, o.released_at, o.release_reason, o.node, o.job_id)
-                IS DISTINCT FROM (n.exit_code, n.released_at, n.release_reason, n.node, n.job_id))
-     ORDER BY o.id
-     LIMIT 1;
-    IF FOUND THEN
+    -- Dynamic SQL: planned for this statement's transition table sizes.
+    EXECUTE $q$
+        SELECT o.id, o.state AS old_state, n.state AS new_state
+          FROM old_allocations o JOIN new_allocations n ON n.id = o.id
+         WHERE (o.state <> n.state
+                AND NOT EXISTS (SELECT 1 FROM tide.allocation_transitions t
+                                 WHERE t.old_state = o.state AND t.new_state = n.state))
+            OR (o.state = 'released'
+                AND (o.exit_code, o.released_at, o.release_reason, o.node, o.job_id)
+                    IS DISTINCT FROM (n.exit_code, n.released_at, n.release_reason, n.node, n.job_id))
+         ORDER BY o.id
+         LIMIT 1 $q$ INTO bad;
+    IF bad.id IS NOT NULL THEN
         IF bad.old_state = 'released' THEN
             RAISE EXCEPTION 'allocation % is released and cannot change', bad.id
                 USING ERRCODE = 'object_not_in_prerequisite_state',
@@ -350,19 +358,20 @@ BEGIN
     END IF;
 
     -- Wake the launchers of nodes that have something new to stop.
-    PERFORM pg_catalog.pg_notify(tide.node_channel(s.node), 'evict')
-       FROM (SELECT DISTINCT n.node
-               FROM old_allocations o JOIN new_allocations n ON n.id = o.id
-              WHERE n.state = 'releasing' AND o.state <> 'releasing') s;
+    EXECUTE $q$
+        SELECT pg_catalog.count(pg_catalog.pg_notify(tide.node_channel(s.node), 'evict'))
+          FROM (SELECT DISTINCT n.node
+                  FROM old_allocations o JOIN new_allocations n ON n.id = o.id
+                 WHERE n.state = 'releasing' AND o.state <> 'releasing') s $q$;
 
-    SELECT pg_catalog.array_agg(DISTINCT n.job_id),
-           pg_catalog.array_agg(n.id) FILTER (WHERE n.state = 'released' AND n.exit_code <> 0
-                                               AND n.release_reason = 'exited'),
-           pg_catalog.array_agg(n.id) FILTER (WHERE n.state = 'released' AND o.state IN ('assigned', 'running')
-                                               AND n.release_reason IS DISTINCT FROM 'exited')
-      INTO changed, failed, lost
-      FROM old_allocations o JOIN new_allocations n ON n.id = o.id
-     WHERE o.state <> n.state;
+    EXECUTE $q$
+        SELECT pg_catalog.array_agg(DISTINCT n.job_id),
+               pg_catalog.array_agg(n.id) FILTER (WHERE n.state = 'released' AND n.exit_code <> 0
+                                                   AND n.release_reason = 'exited'),
+               pg_catalog.array_agg(n.id) FILTER (WHERE n.state = 'released' AND o.state IN ('assigned', 'running')
+                                                   AND n.release_reason IS DISTINCT FROM 'exited')
+          FROM old_allocations o JOIN new_allocations n ON n.id = o.id
+         WHERE o.state <> n.state $q$ INTO changed, failed, lost;
     IF changed IS NOT NULL THEN
         PERFORM tide._rollup_jobs(changed, coalesce(failed, '{}'), coalesce(lost, '{}'));
     END IF;
