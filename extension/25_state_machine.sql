@@ -22,6 +22,17 @@ CREATE FUNCTION tide._current_cycle() RETURNS bigint
 COMMENT ON FUNCTION tide._current_cycle() IS
     'the cycle making the current changes: the transaction-local setting tide.cycle_id (set_config(''tide.cycle_id'', id::text, true)), or NULL';
 
+-- A gpumask of GPUs 0 .. n-1.
+CREATE FUNCTION tide._all_gpus(n numeric) RETURNS tide.gpumask
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp
+    AS $$
+SELECT CASE WHEN n IS NULL OR n < 1 THEN ''::tide.gpumask
+            ELSE (SELECT pg_catalog.string_agg(i::text, ',')
+                    FROM pg_catalog.generate_series(0, n::integer - 1) AS i)::tide.gpumask END
+$$;
+COMMENT ON FUNCTION tide._all_gpus(numeric) IS 'the mask of every GPU of a node with n GPUs (indices 0 to n-1)';
+
 -- ---------------------------------------------------------------- transitions
 CREATE TABLE tide.job_transitions (
     old_state   text NOT NULL,
@@ -312,6 +323,51 @@ BEGIN
             USING ERRCODE = 'check_violation',
                   HINT = 'Insert allocations in state assigned; the launcher moves them on.';
     END IF;
+    -- R-C4: what the live allocations of a node hold fits in its capacity,
+    -- and no GPU is given twice (whole GPUs: masks never overlap; shares of
+    -- one GPU: at most 1000 milli, on a GPU no whole allocation holds).
+    EXECUTE $q$
+        WITH touched AS (SELECT DISTINCT n.node FROM new_allocations n),
+        live AS (
+            SELECT a.node,
+                   tide.sum(a.resources) AS held,
+                   tide.union(a.gpus) FILTER (WHERE a.gpu_milli IS NULL) AS whole,
+                   pg_catalog.sum(tide.gpu_count(a.gpus)) FILTER (WHERE a.gpu_milli IS NULL) AS whole_count,
+                   tide.union(a.gpus) AS used
+              FROM tide.allocations a JOIN touched t ON t.node = a.node
+             WHERE a.state <> 'released'
+             GROUP BY a.node)
+        SELECT l.node,
+               CASE WHEN NOT (nd.capacity OPERATOR(tide.@>) l.held)
+                        THEN pg_catalog.format('live allocations hold %s, capacity is %s', l.held, nd.capacity)
+                    WHEN coalesce(l.whole_count, 0) <> tide.gpu_count(coalesce(l.whole, ''::tide.gpumask))
+                        THEN 'a GPU is given to two allocations'
+                    WHEN NOT (tide._all_gpus(tide.get(nd.capacity, 'gpu')) OPERATOR(tide.@>) l.used)
+                        THEN pg_catalog.format('GPUs %s are not all on the node', l.used)
+               END AS problem
+          FROM live l JOIN tide.nodes nd ON nd.name = l.node
+         WHERE NOT (nd.capacity OPERATOR(tide.@>) l.held)
+            OR coalesce(l.whole_count, 0) <> tide.gpu_count(coalesce(l.whole, ''::tide.gpumask))
+            OR NOT (tide._all_gpus(tide.get(nd.capacity, 'gpu')) OPERATOR(tide.@>) l.used)
+        UNION ALL
+        SELECT f.node, pg_catalog.format('GPU %s is shared beyond one GPU or also given whole', f.gpu)
+          FROM (SELECT a.node, a.gpus::text AS gpu, pg_catalog.sum(a.gpu_milli) AS milli
+                  FROM tide.allocations a
+                 WHERE a.state <> 'released' AND a.gpu_milli IS NOT NULL
+                   AND a.node IN (SELECT n.node FROM new_allocations n)
+                 GROUP BY a.node, a.gpus::text) f
+         WHERE f.milli > 1000
+            OR EXISTS (SELECT 1 FROM tide.allocations w
+                        WHERE w.node = f.node AND w.state <> 'released' AND w.gpu_milli IS NULL
+                          AND w.gpus OPERATOR(tide.&&) f.gpu::tide.gpumask)
+         ORDER BY 1
+         LIMIT 1 $q$ INTO bad;
+    IF bad.node IS NOT NULL THEN
+        RAISE EXCEPTION 'node "%" would be overcommitted: %', bad.node, bad.problem
+            USING ERRCODE = 'check_violation',
+                  HINT = 'Live allocations (assigned, running, releasing) of a node must fit in its capacity and never share a GPU (R-C4).';
+    END IF;
+
     -- Wake each node's launcher once (delivered at commit).
     PERFORM pg_catalog.pg_notify(tide.node_channel(s.node), 'claim')
        FROM (SELECT DISTINCT n.node FROM new_allocations n) s;
@@ -319,7 +375,7 @@ BEGIN
 END
 $$;
 COMMENT ON FUNCTION tide._allocations_after_insert() IS
-    'statement trigger: new allocations are assigned; notifies each node''s launcher once';
+    'statement trigger: new allocations are assigned and fit their nodes (capacity, no GPU given twice: R-C4); notifies each node''s launcher once';
 CREATE TRIGGER allocations_after_insert AFTER INSERT ON tide.allocations
     REFERENCING NEW TABLE AS new_allocations
     FOR EACH STATEMENT EXECUTE FUNCTION tide._allocations_after_insert();

@@ -19,17 +19,6 @@ $$;
 COMMENT ON FUNCTION tide._covered(tide.resvec, tide.resvec) IS
     'the part of a usage vector covered by a quota: per resource the quota names the smaller of both, other resources whole (a quota limits only what it names, R-A1)';
 
--- A gpumask of GPUs 0 .. n-1.
-CREATE FUNCTION tide._all_gpus(n numeric) RETURNS tide.gpumask
-    LANGUAGE sql IMMUTABLE PARALLEL SAFE
-    SET search_path = pg_catalog, pg_temp
-    AS $$
-SELECT CASE WHEN n IS NULL OR n < 1 THEN ''::tide.gpumask
-            ELSE (SELECT pg_catalog.string_agg(i::text, ',')
-                    FROM pg_catalog.generate_series(0, n::integer - 1) AS i)::tide.gpumask END
-$$;
-COMMENT ON FUNCTION tide._all_gpus(numeric) IS 'the mask of every GPU of a node with n GPUs (indices 0 to n-1)';
-
 CREATE VIEW tide.pending WITH (security_invoker = true) AS
 SELECT j.id AS job_id,
        j.name,

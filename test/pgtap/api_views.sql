@@ -48,9 +48,9 @@ SELECT results_eq($$SELECT tide.get(guaranteed, 'gpu'), tide.get(borrowed, 'gpu'
 
 SELECT results_eq($$SELECT node, tide.get(allocated, 'gpu'), tide.get(free, 'gpu'), tide.gpu_count(free_gpus), tide.gpu_count(used_gpus), allocations
                       FROM tide.node_usage ORDER BY node$$,
-                  $$VALUES ('n1', 7::numeric, 1::numeric, 7, 1, 3::bigint), ('n2', 5::numeric, 3::numeric, 6, 2, 3::bigint),
+                  $$VALUES ('n1', 7::numeric, 1::numeric, 1, 7, 3::bigint), ('n2', 5::numeric, 3::numeric, 3, 5, 3::bigint),
                            ('n3', 0::numeric, 0::numeric, 0, 0, 0::bigint)$$,
-                  'node usage (the test places GPU masks by replica number, so masks overlap)');
+                  'node usage: allocated, free, free and used GPUs');
 SELECT is((SELECT tide.get(free, 'cpu') FROM tide.node_usage WHERE node = 'n3'), 16::numeric, 'an idle node is all free');
 -- Releasing frees nothing until released.
 SELECT tide.cancel(:b);

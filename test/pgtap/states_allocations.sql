@@ -3,7 +3,7 @@
 BEGIN;
 CREATE EXTENSION pg_tide;
 \ir _fixture.psql
-SELECT plan(12 + 6);
+SELECT plan(12 + 6 + 7);
 
 -- An allocation in a given state, of a job that is evicting (so the roll-up
 -- leaves its job alone), built without the checks.
@@ -54,6 +54,32 @@ SELECT throws_ok($$UPDATE tide.allocations SET state = 'released' WHERE id = (SE
 SELECT throws_ok(format($$INSERT INTO tide.allocations (job_id, role, replica, node, resources)
                    SELECT job_id, role, replica, node, resources FROM tide.allocations WHERE id = %s$$,
                    pg_temp.alloc_in('running')), '23505', NULL, 'a replica has at most one live allocation');
+
+-- R-C4: live allocations fit their node and never share a GPU.
+SELECT tide.submit('q1', 'cpu=10, gpu=1', replicas => 2) AS g \gset
+UPDATE tide.jobs SET state = 'allocated', state_reason = 'test' WHERE id = :g;
+SELECT throws_ok(format($$INSERT INTO tide.allocations (job_id, role, replica, node, resources)
+                          VALUES (%1$s, 'main', 0, 'n3', 'cpu=10'), (%1$s, 'main', 1, 'n3', 'cpu=10')$$, :g),
+                 '23514', NULL, 'more than a node''s capacity is refused');
+SELECT throws_ok(format($$INSERT INTO tide.allocations (job_id, role, replica, node, resources, gpus)
+                          VALUES (%1$s, 'main', 0, 'n2', 'gpu=1', '5'), (%1$s, 'main', 1, 'n2', 'gpu=1', '5')$$, :g),
+                 '23514', 'node "n2" would be overcommitted: a GPU is given to two allocations', 'the same GPU twice is refused');
+SELECT throws_ok(format($$INSERT INTO tide.allocations (job_id, role, replica, node, resources, gpus)
+                          VALUES (%1$s, 'main', 0, 'n2', 'gpu=1', '8')$$, :g),
+                 '23514', NULL, 'a GPU index the node does not have is refused');
+SELECT throws_ok(format($$INSERT INTO tide.allocations (job_id, role, replica, node, resources, gpus, gpu_milli)
+                          VALUES (%1$s, 'main', 0, 'n2', 'gpu=0.6', '6', 600), (%1$s, 'main', 1, 'n2', 'gpu=0.6', '6', 600)$$, :g),
+                 '23514', 'node "n2" would be overcommitted: GPU 6 is shared beyond one GPU or also given whole', 'shares above one GPU are refused');
+SELECT lives_ok(format($$INSERT INTO tide.allocations (job_id, role, replica, node, resources, gpus, gpu_milli)
+                         VALUES (%1$s, 'main', 0, 'n2', 'gpu=0.5', '6', 500), (%1$s, 'main', 1, 'n2', 'gpu=0.5', '6', 500)$$, :g),
+                'two halves of one GPU fit');
+UPDATE tide.allocations SET state = 'released', released_at = now(), release_reason = 'exited', exit_code = 0 WHERE job_id = :g;
+SELECT lives_ok(format($$INSERT INTO tide.allocations (job_id, role, replica, node, resources, gpus)
+                         VALUES (%1$s, 'main', 0, 'n2', 'gpu=1', '6')$$, :g),
+                'released allocations hold nothing');
+SELECT throws_ok(format($$INSERT INTO tide.allocations (job_id, role, replica, node, resources, gpus, gpu_milli)
+                          VALUES (%1$s, 'main', 1, 'n2', 'gpu=0.5', '6', 500)$$, :g),
+                 '23514', NULL, 'a share of a GPU held whole is refused');
 
 SELECT * FROM finish();
 ROLLBACK;
