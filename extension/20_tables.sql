@@ -116,7 +116,7 @@ CREATE TABLE tide.jobs (
     gpu_type         text CONSTRAINT jobs_gpu_type_check CHECK (gpu_type <> ''),
     time_limit       interval CONSTRAINT jobs_time_limit_check CHECK (time_limit > interval '0'),
     max_retries      integer NOT NULL DEFAULT 0 CONSTRAINT jobs_max_retries_check CHECK (max_retries >= 0),
-    retry_of         bigint REFERENCES tide.jobs (id) ON DELETE SET NULL,
+    retry_of         bigint,   -- not a foreign key: a self-reference makes pg_dump warn on every dump
     attempt          integer NOT NULL DEFAULT 1 CONSTRAINT jobs_attempt_check CHECK (attempt >= 1),
     avoid_nodes      text[] NOT NULL DEFAULT '{}',
     on_evict         text NOT NULL DEFAULT 'requeue'
@@ -143,7 +143,7 @@ COMMENT ON COLUMN tide.jobs.idle IS 'idle job: runs on any free resources of the
 COMMENT ON COLUMN tide.jobs.reserve IS 'a job that does not fit holds what it lacks so later jobs cannot take it (R-L2)';
 COMMENT ON COLUMN tide.jobs.min_available IS 'gang minimum in replicas across all roles (R-L3); NULL: all replicas';
 COMMENT ON COLUMN tide.jobs.node_selector IS 'labels a node must have (every key equal), e.g. {"zone": "a"} (R-L4)';
-COMMENT ON COLUMN tide.jobs.retry_of IS 'the failed or interrupted job this one retries; retry jobs go into the retry lane (R-O3)';
+COMMENT ON COLUMN tide.jobs.retry_of IS 'the id of the failed or interrupted job this one retries (may have been deleted since); retry jobs go into the retry lane (R-O3)';
 COMMENT ON COLUMN tide.jobs.attempt IS '1 for a submitted job, one more for each automatic retry; retries are made while attempt <= max_retries';
 COMMENT ON COLUMN tide.jobs.avoid_nodes IS 'nodes where a previous attempt of this job failed: never candidates for it (R-L4)';
 COMMENT ON COLUMN tide.jobs.on_evict IS 'what an eviction means for the job: requeue (back to pending) or fail (R-E5)';

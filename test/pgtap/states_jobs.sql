@@ -3,7 +3,7 @@
 BEGIN;
 CREATE EXTENSION pg_tide;
 \ir _fixture.psql
-SELECT plan(42 + 9);
+SELECT plan(42 + 9 + 4);
 
 -- Put a fresh job into a state without the checks (replica mode skips
 -- ordinary triggers), then try the change with them.
@@ -71,6 +71,19 @@ SELECT throws_ok($$UPDATE tide.job_events SET reason = 'x'$$, '42501', 'tide.job
 SELECT throws_ok($$UPDATE tide.jobs SET state = 'evicting' WHERE id IN (SELECT id FROM batch)$$, '23514', NULL,
                  'evicting needs an evict_goal');
 
--- The rest of the checks must not have been skipped by a failed row above.
+-- A restore (pg_dump scripts set row_security = off) puts rows back as they were.
+SET LOCAL row_security = off;
+INSERT INTO tide.jobs (id, queue, service_type, state, state_reason, started_at)
+VALUES (-10, 'q1', 'training', 'running', 'all replicas started', now());
+INSERT INTO tide.job_tasks (job_id, role, replicas, request) VALUES (-10, 'main', 1, 'gpu=1');
+INSERT INTO tide.allocations (job_id, role, replica, node, resources, state, exit_code, released_at, release_reason)
+VALUES (-10, 'main', 0, 'n1', 'gpu=1', 'released', 0, now(), 'exited');
+SELECT lives_ok($$SET CONSTRAINTS ALL IMMEDIATE$$, 'restore: deferred checks pass');
+RESET row_security;
+SELECT is(pg_temp.jstate(-10), 'running', 'restore: a running job goes back as running');
+SELECT is((SELECT count(*)::int FROM tide.job_events WHERE job_id = -10), 0, 'restore: no new history');
+SELECT throws_ok($$INSERT INTO tide.jobs (queue, state) VALUES ('q1', 'running')$$, '23514', NULL,
+                 'with row_security on again, the checks are back');
+
 SELECT * FROM finish();
 ROLLBACK;
