@@ -36,7 +36,7 @@ COMMENT ON FUNCTION tide._restoring() IS
 
 -- A gpumask of GPUs 0 .. n-1.
 CREATE FUNCTION tide._all_gpus(n numeric) RETURNS tide.gpumask
-    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
     SET search_path = pg_catalog, pg_temp
     AS $$
 SELECT CASE WHEN n IS NULL OR n < 1 THEN ''::tide.gpumask

@@ -5,7 +5,7 @@
 -- names, the smaller of the two; resources it does not name are not limited
 -- by it (R-A1), so they are covered whole.  Everything else is borrowed.
 CREATE FUNCTION tide._covered(usage tide.resvec, quota tide.resvec) RETURNS tide.resvec
-    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
     SET search_path = pg_catalog, pg_temp
     AS $$
 SELECT coalesce(
