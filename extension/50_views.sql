@@ -1,5 +1,6 @@
 -- Views for people: what waits, what each queue and node holds.
--- security_invoker: a submitter sees only its own jobs through them too.
+-- The usage views are security_invoker (row-level security applies); the
+-- pending view filters rows itself.
 
 -- The part of a usage vector that a quota covers: per resource the quota
 -- names, the smaller of the two; resources it does not name are not limited
@@ -19,27 +20,36 @@ $$;
 COMMENT ON FUNCTION tide._covered(tide.resvec, tide.resvec) IS
     'the part of a usage vector covered by a quota: per resource the quota names the smaller of both, other resources whole (a quota limits only what it names, R-A1)';
 
-CREATE VIEW tide.pending WITH (security_invoker = true) AS
-SELECT j.id AS job_id,
-       j.name,
-       j.queue,
-       j.owner,
-       j.priority,
-       j.idle,
-       j.retry_of IS NOT NULL AS retry,
-       pg_catalog.row_number() OVER (
-           PARTITION BY j.queue
-           ORDER BY j.idle, (j.retry_of IS NULL), j.priority DESC, j.created_at, j.id) AS position,
-       j.pending_reason,
-       j.unschedulable,
-       coalesce(w.since, j.created_at) AS waiting_since,
-       j.created_at
-  FROM tide.jobs j
-  LEFT JOIN LATERAL (SELECT max(e.at) AS since FROM tide.job_events e
-                      WHERE e.job_id = j.id AND e.new_state = 'pending') w ON true
- WHERE j.state = 'pending';
+-- Not security_invoker: positions count every owner's jobs, then the rows
+-- are filtered to the caller's own (admins and readers see all).  The
+-- security barrier keeps a caller's functions from seeing rows before the
+-- filter.
+CREATE VIEW tide.pending WITH (security_barrier = true) AS
+SELECT p.job_id, p.name, p.queue, p.owner, p.priority, p.idle, p.retry, p.position,
+       p.pending_reason, p.unschedulable, p.waiting_since, p.created_at
+  FROM (SELECT j.id AS job_id,
+               j.name,
+               j.queue,
+               j.owner,
+               j.priority,
+               j.idle,
+               j.retry_of IS NOT NULL AS retry,
+               pg_catalog.row_number() OVER (
+                   PARTITION BY j.queue
+                   ORDER BY j.idle, (j.retry_of IS NULL), j.priority DESC, j.created_at, j.id) AS position,
+               j.pending_reason,
+               j.unschedulable,
+               coalesce(w.since, j.created_at) AS waiting_since,
+               j.created_at
+          FROM tide.jobs j
+          LEFT JOIN LATERAL (SELECT max(e.at) AS since FROM tide.job_events e
+                              WHERE e.job_id = j.id AND e.new_state = 'pending') w ON true
+         WHERE j.state = 'pending') p
+ WHERE p.owner = CURRENT_USER
+    OR pg_catalog.pg_has_role('tide_admin', 'USAGE')
+    OR pg_catalog.pg_has_role('tide_reader', 'USAGE');
 COMMENT ON VIEW tide.pending IS
-    'pending jobs with their position in their queue (non-idle before idle, retry lane, then priority, age, id: R-O1..R-O3), the reason they wait and since when';
+    'pending jobs with their position in their queue among every owner''s jobs (non-idle before idle, retry lane, then priority, age, id: R-O1..R-O3), the reason they wait and since when; a submitter sees its own rows';
 
 CREATE VIEW tide.queue_usage WITH (security_invoker = true) AS
 WITH live AS (

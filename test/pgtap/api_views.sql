@@ -62,7 +62,8 @@ SELECT is((SELECT evicting FROM tide.queue_usage WHERE queue = 'q1'), 0::bigint,
 -- Submitters see their own pending jobs only; the usage views are not theirs.
 UPDATE tide.jobs SET owner = 'tap_alice' WHERE id = :p1;
 SET LOCAL ROLE tap_alice;
-SELECT results_eq('SELECT job_id FROM tide.pending', format('VALUES (%s::bigint)', :p1), 'a submitter sees its own pending jobs');
+SELECT results_eq('SELECT job_id, position FROM tide.pending', format('VALUES (%s::bigint, 4::bigint)', :p1),
+                  'a submitter sees its own pending jobs, placed among everyone''s');
 SELECT throws_ok('SELECT * FROM tide.queue_usage', '42501', NULL, 'queue_usage is for admins and readers');
 RESET ROLE;
 SET LOCAL ROLE tap_reader;
