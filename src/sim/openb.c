@@ -17,8 +17,8 @@
  * else a selector label carried by every node of a listed model.
  * CPU-only pods may use GPU nodes (the trace has only GPU nodes).
  *
- * Output: arrived_pct,allocated_pct,fragmented_pct, one row each time the
- * requested GPUs cross a whole percent of the cluster's GPUs.
+ * Output: arrived_pct,allocated_pct,fragmented_pct, one row per whole
+ * percent p of arrival (see emit_row).
  * fragmented_pct follows the FGD simulator (see frag_of_node).
  */
 #include <math.h>
@@ -439,6 +439,17 @@ arrival_order(const Openb *o, SimRng *rng, double target_milli, int *narrivals)
 	return seq;
 }
 
+/*
+ * One output row: row p shows the cluster after every pod whose arrival
+ * keeps the requested GPUs at or below p% of the cluster's GPUs, so
+ * allocated_pct <= arrived_pct always holds.
+ */
+static void
+emit_row(int pct, int64_t allocated, double frag, int64_t cap_milli)
+{
+	printf("%d,%.2f,%.2f\n", pct, 100.0 * allocated / cap_milli, 100.0 * frag / cap_milli);
+}
+
 int
 openb_main(int argc, char **argv)
 {
@@ -523,7 +534,7 @@ openb_main(int argc, char **argv)
 
 	tide_snapshot_alloc_jobs(s, 1, 1);
 	printf("arrived_pct,allocated_pct,fragmented_pct\n");
-	for (int a = 0; a < nseq && next_pct <= max_pct; a++)
+	for (int a = 0; a < nseq; a++)
 	{
 		const OpenbPod *p = &o.pods[seq[a]];
 		TideJob    *job = &s->jobs[0];
@@ -532,6 +543,11 @@ openb_main(int argc, char **argv)
 		int32_t		sel;
 		bool		ok = false;
 
+		/* rows for the percents this pod would cross: the state before it */
+		while (next_pct <= max_pct && (arrived + gpu) * 100 > (int64_t) next_pct * cap_milli)
+			emit_row(next_pct++, allocated, frag_total, cap_milli);
+		if (next_pct > max_pct)
+			break;
 		arrived += gpu;
 		if (p->spec < 0 || !o.specs[p->spec].never)
 		{
@@ -582,13 +598,9 @@ openb_main(int argc, char **argv)
 			placed++;
 		else
 			failed++;
-		while (next_pct <= max_pct && arrived * 100 >= (int64_t) next_pct * cap_milli)
-		{
-			printf("%d,%.2f,%.2f\n", next_pct, 100.0 * allocated / cap_milli,
-				   100.0 * frag_total / cap_milli);
-			next_pct++;
-		}
 	}
+	while (next_pct <= max_pct && arrived * 100 >= (int64_t) next_pct * cap_milli)
+		emit_row(next_pct++, allocated, frag_total, cap_milli);
 	if (verbose)
 		fprintf(stderr, "%s: openb: %d nodes, %lld GPUs, %d pods in the trace, %d typical "
 				"shapes; %lld arrivals: %lld placed, %lld failed; %lld decide calls; %.3f s\n",
