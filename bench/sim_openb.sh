@@ -5,7 +5,7 @@
 # numbers (traces/README.md).  Usage:
 #   bash bench/sim_openb.sh [TRACES_DIR]
 # Environment: TIDE_SIM (program; default ./tide-sim, else the installed one),
-# SEEDS (default "1 2 3 4 5 6 7 8 9 10"), POLICIES (default "pack spread"),
+# SEEDS (default "1 2 3 4 5 6 7 8 9 10"), POLICIES (default "pack spread fgd"),
 # PODS (default openb_pod_list_default.csv).
 set -euo pipefail
 
@@ -24,7 +24,7 @@ if [ -z "$SIM" ]; then
 fi
 [ -x "$SIM" ] || { echo "sim_openb.sh: no tide-sim (build it: make tide-sim)" >&2; exit 2; }
 SEEDS=${SEEDS:-"1 2 3 4 5 6 7 8 9 10"}
-POLICIES=${POLICIES:-"pack spread"}
+POLICIES=${POLICIES:-"pack spread fgd"}
 PODS=${PODS:-openb_pod_list_default.csv}
 OUT=$(mktemp -d)
 trap 'rm -rf "$OUT"' EXIT

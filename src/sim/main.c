@@ -30,7 +30,8 @@ usage(FILE *out)
 			"      the first K jobs by arrival.\n"
 			"\n"
 			"Options:\n"
-			"  --policy NAME   node order (R-L5): pack (default) or spread\n"
+			"  --policy NAME   node order (R-L5): pack (default) or spread; openb also\n"
+			"                  takes fgd (the simulator's reference FGD scorer, docs/sim.md)\n"
 			"  --help          this text\n"
 			"\n"
 			"Exit status: 0 ok, 1 bad input file, 2 bad usage.\n");

@@ -293,7 +293,7 @@ philly_main(int argc, char **argv)
 		else if (sim_opt(argc, argv, &i, "--nodes", &v))
 			nnodes = (int) sim_parse_int("--nodes", v, 1, 1000000);
 		else if (sim_opt(argc, argv, &i, "--policy", &v))
-			policy = sim_parse_policy(v);
+			policy = sim_parse_policy(v, false);
 		else if (sim_opt(argc, argv, &i, "--cluster", &v))
 			cluster = v;
 		else if (sim_opt(argc, argv, &i, "--limit", &v))

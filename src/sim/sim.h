@@ -58,7 +58,9 @@ extern double sim_now(void);	/* monotonic seconds, for timings */
 /* Options parsed by hand: --name VALUE or --name=VALUE. */
 extern int64_t sim_parse_int(const char *opt, const char *v, int64_t lo, int64_t hi);
 extern double sim_parse_double(const char *opt, const char *v, double lo, double hi);
-extern int	sim_parse_policy(const char *v);
+/* A placement chosen by the simulator, not the engine (openb only): see openb.c. */
+#define SIM_POLICY_FGD	100
+extern int	sim_parse_policy(const char *v, bool allow_sim_policies);
 extern bool sim_opt(int argc, char **argv, int *i, const char *name, const char **val);
 
 /*

@@ -123,15 +123,21 @@ sim_parse_double(const char *opt, const char *v, double lo, double hi)
 	return x;
 }
 
-/* Placement policy names: the engine's R-L5 orders. */
+/*
+ * Placement policy names: the engine's R-L5 orders, and (openb only) the
+ * simulator's reference FGD scorer.
+ */
 int
-sim_parse_policy(const char *v)
+sim_parse_policy(const char *v, bool allow_sim_policies)
 {
 	if (strcmp(v, "pack") == 0)
 		return TIDE_PLACE_PACK;
 	if (strcmp(v, "spread") == 0)
 		return TIDE_PLACE_SPREAD;
-	sim_die(SIM_EXIT_USAGE, "option --policy: unknown policy \"%s\" (known: pack, spread)", v);
+	if (allow_sim_policies && strcmp(v, "fgd") == 0)
+		return SIM_POLICY_FGD;
+	sim_die(SIM_EXIT_USAGE, "option --policy: unknown policy \"%s\" (known: pack, spread%s)",
+			v, allow_sim_policies ? ", fgd" : "");
 }
 
 /*

@@ -76,6 +76,16 @@ echo "# allocated at 100% arrival: pack $a_pack, spread $a_spread"
 check "openb pack allocates more than spread at 100% arrival" \
     awk -v a="$a_pack" -v b="$a_spread" 'BEGIN { exit !(a > b && a > 85) }'
 
+# --- openb --policy fgd (the simulator's reference FGD scorer, pinned through the engine) ---
+"$SIM" openb --nodes "$WORK/nodes.csv" --pods "$WORK/pods.csv" --seed 7 --policy fgd >"$WORK/f1" 2>&1; st=$?
+check "openb --policy fgd exits 0" test $st -eq 0
+check "openb fgd: 130 rows, allocated <= arrived" \
+    awk -F, 'NR > 1 && ($2 > $1 + 1e-9 || $1 != NR - 1) { bad = 1 } END { exit bad || NR != 131 }' "$WORK/f1"
+"$SIM" openb --nodes "$WORK/nodes.csv" --pods "$WORK/pods.csv" --seed 7 --policy fgd >"$WORK/f2" 2>&1
+check "openb fgd: same seed, same output" cmp -s "$WORK/f1" "$WORK/f2"
+"$SIM" openb --nodes "$NODES" --pods "$PODS" --seed 1 --policy fgd --verbose >"$WORK/f3" 2>"$WORK/f3.err"
+check "openb fgd: the engine accepts every pinned pod" grep -q " 0 pinned pods refused by the engine" "$WORK/f3.err"
+
 # --- philly: a hand-checked trace on 2 nodes of 8 GPUs ---
 cat >"$WORK/jobs.csv" <<'EOF'
 timestamp,duration,num_gpus,gpu_time,cluster
@@ -130,8 +140,10 @@ expect_err "unknown command: exit 2" 2 'unknown command "replay"' "$SIM" replay
 expect_err "missing --pods: exit 2" 2 "--pods FILE is required" "$SIM" openb --nodes "$NODES"
 expect_err "bad --seed: exit 2" 2 'option --seed: "x1" is not an integer' \
     "$SIM" openb --nodes "$NODES" --pods "$PODS" --seed x1
-expect_err "unknown policy: exit 2, lists the known ones" 2 'unknown policy "fgd" (known: pack, spread)' \
-    "$SIM" openb --nodes "$NODES" --pods "$PODS" --policy fgd
+expect_err "unknown policy: exit 2, lists the known ones" 2 'unknown policy "best" (known: pack, spread, fgd)' \
+    "$SIM" openb --nodes "$NODES" --pods "$PODS" --policy best
+expect_err "philly has no fgd policy" 2 'unknown policy "fgd" (known: pack, spread)' \
+    "$SIM" philly --jobs "$WORK/jobs.csv" --gpus-per-node 8 --nodes 2 --policy fgd
 expect_err "missing file: exit 1, names it" 1 "cannot open $WORK/nope.csv" \
     "$SIM" openb --nodes "$WORK/nope.csv" --pods "$PODS"
 { head -n 3 "$PODS"; echo "openb-pod-x,12000,lots,1,1000,,LS,Running,0,1,0"; } >"$WORK/bad1.csv"
