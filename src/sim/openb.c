@@ -582,6 +582,38 @@ fgd_choose(Openb *o, const TideSnapshot *s, int res_mem, int pi, const double *n
 }
 
 /*
+ * The engine's books must agree with ours (R-C4): no node above capacity,
+ * per-GPU shares summing to what is charged, the GPUs we counted placed.
+ */
+static void
+check_cluster(const TideSnapshot *s, int64_t allocated)
+{
+	int64_t		used = 0;
+
+	for (int i = 0; i < s->nnodes; i++)
+	{
+		const TideNode *n = &s->nodes[i];
+		int64_t		free = 0;
+
+		for (int r = 0; r < s->nres; r++)
+			if (n->used[r] > n->capacity[r] && n->capacity[r] > 0)
+				sim_die(SIM_EXIT_DATA, "internal error: node %s holds %lld of %s, capacity %lld",
+						n->name, (long long) n->used[r], s->res_names[r],
+						(long long) n->capacity[r]);
+		for (int g = 0; g < n->ngpus; g++)
+			free += n->gpu_free[g];
+		if (free != n->capacity[TIDE_RES_GPU] - n->used[TIDE_RES_GPU])
+			sim_die(SIM_EXIT_DATA, "internal error: node %s: GPU shares free %lld, "
+					"capacity %lld, used %lld", n->name, (long long) free,
+					(long long) n->capacity[TIDE_RES_GPU], (long long) n->used[TIDE_RES_GPU]);
+		used += n->used[TIDE_RES_GPU];
+	}
+	if (used != allocated)
+		sim_die(SIM_EXIT_DATA, "internal error: engine charged %lld milli-GPUs, placements %lld",
+				(long long) used, (long long) allocated);
+}
+
+/*
  * One output row: row p shows the cluster after every pod whose arrival
  * keeps the requested GPUs at or below p% of the cluster's GPUs, so
  * allocated_pct <= arrived_pct always holds.
@@ -759,6 +791,7 @@ openb_main(int argc, char **argv)
 	}
 	while (next_pct <= max_pct && arrived * 100 >= (int64_t) next_pct * cap_milli)
 		emit_row(next_pct++, allocated, frag_total, cap_milli);
+	check_cluster(s, allocated);
 	if (verbose)
 		fprintf(stderr, "%s: openb: %d nodes, %lld GPUs, %d pods in the trace, %d typical "
 				"shapes; %lld arrivals: %lld placed, %lld failed; %lld decide calls; "

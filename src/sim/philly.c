@@ -526,6 +526,16 @@ philly_main(int argc, char **argv)
 					sim_progname, jobs_path, jb->line, jb->gpus);
 		}
 
+	/* everything ended: the engine must have given every GPU back (R-C4) */
+	for (int i = 0; i < nnodes; i++)
+	{
+		const TideNode *n = &s->nodes[i];
+
+		for (int g = 0; g < n->ngpus; g++)
+			if (n->gpu_free[g] != TIDE_MILLI || n->used[TIDE_RES_GPU] != 0)
+				sim_die(SIM_EXIT_DATA, "internal error: node %s still holds GPUs at the end",
+						n->name);
+	}
 	{
 		double	   *waits = sim_alloc(sizeof(double) * (done + 1));
 		double		sum_wait = 0,
