@@ -86,6 +86,20 @@ check "openb fgd: same seed, same output" cmp -s "$WORK/f1" "$WORK/f2"
 "$SIM" openb --nodes "$NODES" --pods "$PODS" --seed 1 --policy fgd --verbose >"$WORK/f3" 2>"$WORK/f3.err"
 check "openb fgd: the engine accepts every pinned pod" grep -q " 0 pinned pods refused by the engine" "$WORK/f3.err"
 
+# --- gpu_spec restricts GPU models: a T4 node of 2 GPUs and a G2 node of 8 ---
+printf 'sn,cpu_milli,memory_mib,gpu,model\nn-t4,64000,262144,2,T4\nn-g2,96000,393216,8,G2\n' >"$WORK/spec_nodes.csv"
+spec_run() {  # spec -> allocated_pct at 130% for 1-GPU pods restricted to spec
+    { echo "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos"
+      for i in 1 2 3 4 5; do echo "p$i,1000,1024,1,1000,$1,LS"; done; } >"$WORK/spec_pods.csv"
+    "$SIM" openb --nodes "$WORK/spec_nodes.csv" --pods "$WORK/spec_pods.csv" --policy "${2:-pack}" |
+        awk -F, '$1 == 130 { print $2 }'
+}
+check "gpu_spec T4: only the T4 node's 2 of 10 GPUs" test "$(spec_run T4)" = 20.00
+check "gpu_spec G2|G3: only the G2 node's 8 of 10 GPUs" test "$(spec_run 'G2|G3')" = 80.00
+check "gpu_spec A100 (no such node): nothing placed" test "$(spec_run A100)" = 0.00
+check "gpu_spec T4|G2 under fgd: every GPU" test "$(spec_run 'T4|G2' fgd)" = 100.00
+check "no gpu_spec: every GPU" test "$(spec_run '')" = 100.00
+
 # --- philly: a hand-checked trace on 2 nodes of 8 GPUs ---
 cat >"$WORK/jobs.csv" <<'EOF'
 timestamp,duration,num_gpus,gpu_time,cluster
