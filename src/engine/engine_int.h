@@ -41,6 +41,7 @@ typedef struct TidePart
 	int32_t		group;			/* index into groups */
 	int32_t		gpu_type;		/* resource index or -1 */
 	bool		gpu;			/* nodes with GPUs */
+	bool		allow_cpu;		/* GPU nodes that take CPU-only jobs */
 	int32_t		lo,
 				hi;				/* range in order[] */
 	int32_t		nwords;

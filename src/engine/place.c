@@ -56,7 +56,9 @@ job_asks_gpu(const TideJob *job)
  * Partition filter (R-L4): GPU roles go to GPU partitions of the job's card
  * type; roles without GPU go to CPU partitions, and to GPU partitions only
  * when the job asks GPUs elsewhere (a gang's CPU role stays near its
- * workers) or the setting allows CPU jobs on GPU nodes.
+ * workers), the node allows CPU jobs (tide.nodes.allow_cpu_jobs), or the
+ * snapshot-wide setting does.  Partitions split on allow_cpu_jobs, so
+ * this stays a partition-level test.
  */
 bool
 tide_part_allowed(TideWork *w, int j, const TideRole *role, const TidePart *p)
@@ -69,7 +71,7 @@ tide_part_allowed(TideWork *w, int j, const TideRole *role, const TidePart *p)
 		return p->gpu && (job->gpu_type < 0 || p->gpu_type == job->gpu_type);
 	if (!p->gpu)
 		return true;
-	if (w->s->allow_cpu_jobs_on_gpu_nodes)
+	if (w->s->allow_cpu_jobs_on_gpu_nodes || p->allow_cpu)
 		return true;
 	return job_asks_gpu(job) && (job->gpu_type < 0 || p->gpu_type == job->gpu_type);
 }

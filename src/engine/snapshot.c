@@ -405,6 +405,8 @@ cmp_node_order(const void *a, const void *b)
 
 		return strcmp(xn, yn);
 	}
+	if (xg && x->allow_cpu_jobs != y->allow_cpu_jobs)
+		return x->allow_cpu_jobs ? 1 : -1;
 	return strcmp(x->name, y->name);
 }
 
@@ -495,7 +497,8 @@ tide_snapshot_finish(TideSnapshot *s, char *err, size_t errlen)
 		TideNode   *prev = k > 0 ? &s->nodes[ix->order[k - 1]] : NULL;
 		bool		newgroup = !prev || prev->group != n->group;
 		bool		newpart = newgroup || (prev->ngpus > 0) != (n->ngpus > 0) ||
-			prev->gpu_type != n->gpu_type;
+			prev->gpu_type != n->gpu_type ||
+			(n->ngpus > 0 && prev->allow_cpu_jobs != n->allow_cpu_jobs);
 
 		if (newgroup)
 		{
@@ -513,6 +516,7 @@ tide_snapshot_finish(TideSnapshot *s, char *err, size_t errlen)
 			p->group = ix->ngroups - 1;
 			p->gpu_type = n->gpu_type;
 			p->gpu = n->ngpus > 0;
+			p->allow_cpu = p->gpu && n->allow_cpu_jobs;
 			p->lo = k;
 			p->maxcap = tide_vec_new(s);
 		}

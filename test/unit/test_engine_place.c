@@ -3,7 +3,7 @@
  * masks and topology (R-L6), fractional GPUs (seed 003), gangs (R-L3),
  * admission with quota, capability and card keys (R-A1/R-A2), DRF (R-O4).
  */
-#include "tap_engine_tmp.h"
+#include "tap.h"
 #include "test_engine_fixture.h"
 
 static const FxQueue Q1[] = {{"q"}};
@@ -68,6 +68,12 @@ test_filters(void)
 		fx.s->allow_cpu_jobs_on_gpu_nodes = true;
 		fx.r = tide_decide(fx.s);
 		is_str(fx_nodes(&fx, 1), "g1", "R-L4: allowed by the setting, it lands on g1");
+		fx_free(&fx);
+		fx_build(&fx, gpu_only, 1, Q1, 1, cpu, 1, NULL, 0);
+		fx.s->nodes[0].allow_cpu_jobs = true;
+		tide_snapshot_finish(fx.s, NULL, 0);
+		fx.r = tide_decide(fx.s);
+		is_str(fx_nodes(&fx, 1), "g1", "R-L4: allowed by the node (allow_cpu_jobs), it lands on g1");
 		fx_free(&fx);
 	}
 }

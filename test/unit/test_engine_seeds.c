@@ -3,7 +3,7 @@
  * seed's own names and numbers (R-O1..R-O3, R-L1, R-L2).
  * Jobs are named by id: A=1, B=2, C=3, D=4, E=5, F=6; times in hours.
  */
-#include "tap_engine_tmp.h"
+#include "tap.h"
 #include "test_engine_fixture.h"
 
 enum
