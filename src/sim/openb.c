@@ -31,6 +31,7 @@
 typedef struct OpenbNode
 {
 	char	   *name;
+	int			line;			/* in the nodes file */
 	int64_t		cpu;
 	int64_t		mem;
 	int			ngpus;
@@ -96,6 +97,32 @@ find_spec(Openb *o, const char *text)
 	return -1;
 }
 
+static int
+cmp_node_name(const void *a, const void *b)
+{
+	const OpenbNode *x = *(const OpenbNode *const *) a;
+	const OpenbNode *y = *(const OpenbNode *const *) b;
+	int			c = strcmp(x->name, y->name);
+
+	return c ? c : x->line - y->line;
+}
+
+/* Node names must be unique: the engine breaks ties by them (R-L5). */
+static void
+check_unique_names(const Openb *o, const char *path)
+{
+	const OpenbNode **v = sim_alloc(sizeof(OpenbNode *) * o->nnodes);
+
+	for (int i = 0; i < o->nnodes; i++)
+		v[i] = &o->nodes[i];
+	qsort(v, o->nnodes, sizeof(OpenbNode *), cmp_node_name);
+	for (int i = 1; i < o->nnodes; i++)
+		if (strcmp(v[i]->name, v[i - 1]->name) == 0)
+			sim_die(SIM_EXIT_DATA, "%s:%d: field sn: node \"%s\" already on line %d",
+					path, v[i]->line, v[i]->name, v[i - 1]->line);
+	free(v);
+}
+
 /* Read the nodes file: sn,cpu_milli,memory_mib,gpu,model. */
 static void
 read_nodes(Openb *o, const char *path)
@@ -134,11 +161,13 @@ read_nodes(Openb *o, const char *path)
 			csv_fail(&f, cmodel, "empty GPU model on a node with %d GPUs", n->ngpus);
 		n->name = sim_strdup(csv_get(&f, csn));
 		n->model = sim_strdup(csv_get(&f, cmodel));
+		n->line = f.lineno;
 		o->nnodes++;
 	}
 	if (o->nnodes == 0)
 		sim_die(SIM_EXIT_DATA, "%s: no nodes", path);
 	csv_close(&f);
+	check_unique_names(o, path);
 }
 
 /* Split a gpu_spec value into its models (a new spec entry). */

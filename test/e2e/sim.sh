@@ -172,6 +172,9 @@ expect_err "shared GPU on a multi-GPU pod refused" 1 "bad3.csv:4: field gpu_mill
 { head -n 2 "$NODES"; echo "openb-node-x,64000,262144,99,P100"; } >"$WORK/bad4.csv"
 expect_err "node with too many GPUs: file:line and field" 1 "bad4.csv:3: field gpu: 99 is out of range (0 to 64)" \
     "$SIM" openb --nodes "$WORK/bad4.csv" --pods "$PODS"
+{ head -n 3 "$NODES"; sed -n 2p "$NODES"; } >"$WORK/bad7.csv"
+expect_err "duplicate node name: both lines" 1 'bad7.csv:4: field sn: node "openb-node-0000" already on line 2' \
+    "$SIM" openb --nodes "$WORK/bad7.csv" --pods "$PODS"
 expect_err "pods file without the needed columns" 1 'no column "cpu_milli" in the header' \
     "$SIM" openb --nodes "$NODES" --pods "$TRACES/philly.csv"
 printf 'timestamp,duration,num_gpus,gpu_time,cluster\n2017-13-09 00:00:00,100,8,800,a\n' >"$WORK/bad5.csv"
