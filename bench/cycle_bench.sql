@@ -10,6 +10,7 @@ SELECT pg_backend_pid() AS bpid \gset
 \setenv BPID :bpid
 \! echo "memory before $(grep VmHWM /proc/$BPID/status | tr -s ' \t' ' ')"
 DROP EXTENSION IF EXISTS pg_tide CASCADE;
+DROP TABLE IF EXISTS floor_alloc, floor_jobs;
 CREATE EXTENSION pg_tide;
 SELECT setseed(0.5);
 

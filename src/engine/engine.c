@@ -65,11 +65,23 @@ mix(uint64_t h, uint64_t v)
 	return h * 0xff51afd7ed558ccdULL;
 }
 
+/*
+ * The queue a shape's node search depends on: only a queue that limits a
+ * card type filters nodes differently from another; -1 for the others, so
+ * one failed shape answers for every queue without card limits.
+ */
+static int
+shape_queue(const TideWork *w, const TideJob *job)
+{
+	return w->queue_cards[job->queue] ? job->queue : -1;
+}
+
 /* Everything that decides whether a job fits, hashed (the shape cache key). */
 static uint64_t
-shape_hash(const TideSnapshot *s, const TideJob *job, const TideJobInfo *in)
+shape_hash(const TideWork *w, const TideJob *job, const TideJobInfo *in)
 {
-	uint64_t	h = mix(0, (uint64_t) job->queue);
+	const TideSnapshot *s = w->s;
+	uint64_t	h = mix(0, (uint64_t) (shape_queue(w, job) + 1));
 
 	h = mix(h, job->idle);
 	h = mix(h, (uint64_t) in->min_replicas);
@@ -91,7 +103,7 @@ same_shape(const TideSnapshot *s, const TideWork *w, int a, int b)
 	const TideJob *x = &s->jobs[a];
 	const TideJob *y = &s->jobs[b];
 
-	if (x->queue != y->queue || x->idle != y->idle || x->gpu_type != y->gpu_type ||
+	if (shape_queue(w, x) != shape_queue(w, y) || x->idle != y->idle || x->gpu_type != y->gpu_type ||
 		x->nroles != y->nroles || x->nselector != y->nselector ||
 		w->info[a].min_replicas != w->info[b].min_replicas)
 		return false;
@@ -108,7 +120,11 @@ same_shape(const TideSnapshot *s, const TideWork *w, int a, int b)
 static TideShape *
 shape_slot(TideWork *w, int j, int mode, bool *found)
 {
-	uint64_t	h = mix(w->info[j].hash, (uint64_t) mode);
+	uint64_t	h;
+
+	if (!w->queue_cards[w->s->jobs[j].queue] && mode != MODE_IDLE)
+		mode = MODE_BORROW;		/* modes differ only in card checks */
+	h = mix(w->info[j].hash, (uint64_t) mode);
 	uint64_t	k = h & w->shape_mask;
 
 	*found = false;
@@ -240,6 +256,17 @@ prepare_jobs(TideWork *w)
 {
 	TideSnapshot *s = w->s;
 
+	/* which queues limit a card type (a node's gpu_type) */
+	for (int q = 0; q < s->nqueues; q++)
+		for (int pi = 0; pi < w->ix->nparts; pi++)
+		{
+			int			t = w->ix->parts[pi].gpu_type;
+
+			if (t >= 0 && (s->queues[q].capability[t] != TIDE_UNLIMITED ||
+						   s->queues[q].quota[t] != TIDE_UNLIMITED))
+				w->queue_cards[q] = true;
+		}
+
 	for (int j = 0; j < s->njobs; j++)
 	{
 		TideJob    *job = &s->jobs[j];
@@ -266,7 +293,7 @@ prepare_jobs(TideWork *w)
 			left -= take;
 		}
 		in->cacheable = job->navoid == 0 && job->time_limit == 0;
-		in->hash = in->cacheable ? shape_hash(s, job, in) : 0;
+		in->hash = in->cacheable ? shape_hash(w, job, in) : 0;
 	}
 }
 
@@ -332,6 +359,7 @@ tide_decide(TideSnapshot *s)
 	w.hold_res = tide_work_alloc(&w, sizeof(int64_t) * nres * (hold_cap + 1));
 	w.minreq = tide_work_alloc(&w, sizeof(int64_t) * nres * (s->njobs + 1));
 	w.info = tide_work_alloc(&w, sizeof(TideJobInfo) * (s->njobs + 1));
+	w.queue_cards = tide_work_alloc(&w, sizeof(bool) * (s->nqueues + 1));
 	w.gang_nodes = tide_work_alloc(&w, sizeof(int32_t) * (max_replicas + 1));
 	w.held_nodes = tide_work_alloc(&w, sizeof(int32_t) * (s->nnodes + 1));
 	w.held_queues = tide_work_alloc(&w, sizeof(int32_t) * (s->nqueues + 1));

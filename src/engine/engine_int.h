@@ -100,6 +100,7 @@ typedef struct TideWork
 	int			nres;
 	int64_t    *minreq;			/* [njobs * nres] gang minimum, card key if known */
 	TideJobInfo *info;			/* [njobs] */
+	bool	   *queue_cards;	/* [nqueues] limits a card type (R-A1 card keys) */
 	int32_t	   *gang_nodes;		/* distinct nodes used by the job being placed */
 	int32_t		ngang;
 	int32_t	   *held_nodes;

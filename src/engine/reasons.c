@@ -141,7 +141,7 @@ render(const TideSnapshot *s, const TideJob *job, const TideReason *x, char *buf
 					 queue_name(s, x->ref), rn, a, b, c);
 			break;
 		case R_QUOTA_IDLE:
-			snprintf(buf, len, "resource group %s for idle jobs: %s used by non-idle jobs + %s asked > %s",
+			snprintf(buf, len, "idle jobs: group %s %s used by non-idle jobs + %s asked > %s",
 					 rn, a, b, c);
 			break;
 		case R_CARD_CAP:
