@@ -759,7 +759,7 @@ tide_run_cycle(PG_FUNCTION_ARGS)
 		PG_RETURN_NULL();
 	}
 
-	ret = SPI_execute("INSERT INTO tide.cycles DEFAULT VALUES RETURNING id", false, 1);
+	ret = SPI_execute("INSERT INTO tide.cycles (started_at) VALUES (pg_catalog.clock_timestamp()) RETURNING id", false, 1);
 	if (ret != SPI_OK_INSERT_RETURNING || SPI_processed != 1)
 		elog(ERROR, "tide.run_cycle: cannot insert the cycle row: %s", SPI_result_code_string(ret));
 	cycle_id = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));

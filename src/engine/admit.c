@@ -124,6 +124,11 @@ tide_static_check(TideWork *w, int j, TideOutcome *o)
 	int			g = w->info[j].group;
 	bool		ok = true;
 
+	if (job->nroles <= 0 || w->info[j].total_replicas <= 0)
+	{
+		tide_reason_add(o, R_NO_TASKS, -1, -1, 0, 0, 0, 0);
+		return false;
+	}
 	for (int ri = 0; ri < job->nroles; ri++)
 	{
 		int64_t		gpu = tide_role_gpu(&job->roles[ri]);

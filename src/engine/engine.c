@@ -121,11 +121,12 @@ static TideShape *
 shape_slot(TideWork *w, int j, int mode, bool *found)
 {
 	uint64_t	h;
+	uint64_t	k;
 
 	if (!w->queue_cards[w->s->jobs[j].queue] && mode != MODE_IDLE)
 		mode = MODE_BORROW;		/* modes differ only in card checks */
 	h = mix(w->info[j].hash, (uint64_t) mode);
-	uint64_t	k = h & w->shape_mask;
+	k = h & w->shape_mask;
 
 	*found = false;
 	while (w->shapes[k].job)

@@ -33,7 +33,8 @@ enum
 	R_FRACTION,					/* gpu > 1 not whole */
 	R_CPU_ON_GPU,				/* cpu job, only GPU nodes */
 	R_NO_NODES,					/* no node in the resource group */
-	R_TOO_MANY_GPUS				/* more than 64 GPUs per replica */
+	R_TOO_MANY_GPUS,			/* more than 64 GPUs per replica */
+	R_NO_TASKS					/* a job without task roles or replicas */
 };
 
 typedef struct TidePart

@@ -221,6 +221,9 @@ render(const TideSnapshot *s, const TideJob *job, const TideReason *x, char *buf
 		case R_TOO_MANY_GPUS:
 			snprintf(buf, len, "gpu=%s: more than %d GPUs per replica", a, TIDE_MAX_GPUS);
 			break;
+		case R_NO_TASKS:
+			snprintf(buf, len, "the job has no task with replicas");
+			break;
 		default:
 			snprintf(buf, len, "reason %d", x->code);
 	}

@@ -377,9 +377,27 @@ test_kept_snapshot(void)
 	fx_free(&fx);
 }
 
+/* Malformed input never crashes: a job without replicas is unschedulable. */
+static void
+test_malformed(void)
+{
+	FxNode		nodes[] = {{"n1", "cpu=8"}};
+	FxJob		j[] = {{1, "q", 0, 1, "cpu=1"}, {2, "q", 0, 2, "cpu=1"}};
+	Fx			fx;
+
+	fx_build(&fx, nodes, 1, Q1, 1, j, 2, NULL, 0);
+	fx.s->roles[0].replicas = 0;
+	fx.s->jobs[1].nroles = 0;
+	fx.r = tide_decide(fx.s);
+	is_int(fx_status(&fx, 1), TIDE_UNSCHEDULABLE, "a job whose only role has 0 replicas is unschedulable");
+	is_str(fx_reason(&fx, 2), "the job has no task with replicas", "a job without roles says so");
+	fx_free(&fx);
+}
+
 int
 main(void)
 {
+	test_malformed();
 	test_filters();
 	test_node_order();
 	test_gpu_topology();
