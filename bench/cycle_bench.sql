@@ -10,7 +10,7 @@ SELECT pg_backend_pid() AS bpid \gset
 \setenv BPID :bpid
 \! echo "memory before $(grep VmHWM /proc/$BPID/status | tr -s ' \t' ' ')"
 DROP EXTENSION IF EXISTS pg_tide CASCADE;
-DROP TABLE IF EXISTS floor_alloc, floor_jobs;
+DROP TABLE IF EXISTS floor_alloc, floor_jobs, floor_jobs_ff;
 CREATE EXTENSION pg_tide;
 SELECT setseed(0.5);
 
@@ -56,8 +56,12 @@ CREATE TABLE floor_alloc (LIKE tide.allocations INCLUDING DEFAULTS INCLUDING IDE
 CREATE TABLE floor_jobs (LIKE tide.jobs INCLUDING DEFAULTS INCLUDING IDENTITY INCLUDING INDEXES);
 INSERT INTO floor_jobs OVERRIDING SYSTEM VALUE SELECT * FROM tide.jobs;
 VACUUM ANALYZE floor_jobs;
+-- the same with room for HOT updates (fillfactor 70: reason-only updates touch no index)
+CREATE TABLE floor_jobs_ff (LIKE tide.jobs INCLUDING DEFAULTS INCLUDING IDENTITY INCLUDING INDEXES) WITH (fillfactor = 70);
+INSERT INTO floor_jobs_ff OVERRIDING SYSTEM VALUE SELECT * FROM tide.jobs;
+VACUUM ANALYZE floor_jobs_ff;
 CREATE FUNCTION pg_temp.floor_ms(nalloc int, nnodes int)
-    RETURNS TABLE (select_ms float8, insert_ms float8, update_ms float8)
+    RETURNS TABLE (select_ms float8, insert_ms float8, update_ms float8, update_hot_ms float8)
 LANGUAGE plpgsql AS $$
 DECLARE
     t0 timestamptz;
@@ -84,6 +88,9 @@ BEGIN
     t0 := clock_timestamp();
     UPDATE floor_jobs SET pending_reason = 'no ready node has room' WHERE state = 'pending';
     update_ms := 1000 * extract(epoch FROM clock_timestamp() - t0);
+    t0 := clock_timestamp();
+    UPDATE floor_jobs_ff SET pending_reason = 'no ready node has room' WHERE state = 'pending';
+    update_hot_ms := 1000 * extract(epoch FROM clock_timestamp() - t0);
     RETURN NEXT;
 END $$;
 
@@ -99,8 +106,9 @@ SELECT format('cycle jobs=%s nodes=%s placed=%s allocations=%s unschedulable=%s 
               round(load_ms::numeric, 1), round(decide_ms::numeric, 1), round(write_ms::numeric, 1),
               round(1000 * extract(epoch FROM finished_at - started_at)::numeric, 1))
   FROM tide.cycles ORDER BY id DESC LIMIT 1;
-SELECT format('floor select_ms=%s insert_ms=%s total_ms=%s (job rows rewrite: update_ms=%s)', round(select_ms::numeric, 1),
-              round(insert_ms::numeric, 1), round((select_ms + insert_ms)::numeric, 1), round(update_ms::numeric, 1))
+SELECT format('floor select_ms=%s insert_ms=%s total_ms=%s (job rows rewrite: update_ms=%s, with fillfactor 70: %s)',
+              round(select_ms::numeric, 1), round(insert_ms::numeric, 1), round((select_ms + insert_ms)::numeric, 1),
+              round(update_ms::numeric, 1), round(update_hot_ms::numeric, 1))
   FROM pg_temp.floor_ms((SELECT allocations_made FROM tide.cycles ORDER BY id DESC LIMIT 1), :nodes);
 
 -- Steady state: 1k pending jobs, nothing fits (the cluster is full now),

@@ -1,4 +1,5 @@
--- Random workloads through tide.run_cycle(), with launchers simulated in
+-- Random clusters and workloads through tide.run_cycle() (10 clusters x 12
+-- cycles), with launchers simulated in
 -- SQL (start some allocations, end some), checking the invariants after
 -- every cycle:
 --   R-C4  no node over capacity (live allocations summed);
@@ -18,12 +19,30 @@ SELECT setseed(0.4242);
 INSERT INTO tide.queues (name) VALUES ('free1'), ('free2');
 INSERT INTO tide.queues (name, quota, capability) VALUES ('capped', 'gpu=8', 'gpu=12, NVIDIA-H100=8');
 INSERT INTO tide.queues (name, quota, priority) VALUES ('vip', 'gpu=8, cpu=32', 5);
-SELECT tide.register_node(format('n%s', i),
-                          format('cpu=%s, memory=%sGi, gpu=%s', 16 * (1 + i % 3), 64 * (1 + i % 2), CASE WHEN i % 4 = 0 THEN 0 ELSE 8 END)::tide.resvec,
-                          CASE WHEN i % 4 = 0 THEN NULL WHEN i % 2 = 0 THEN 'NVIDIA-A100' ELSE 'NVIDIA-H100' END,
-                          CASE WHEN i % 3 = 0 THEN '{"zone": "a"}' ELSE '{"zone": "b"}' END::jsonb,
-                          CASE WHEN i % 4 = 0 THEN NULL ELSE '{0,0,1,1,2,2,3,3}'::int[] END)
-  FROM generate_series(1, 10) i;
+
+-- A random cluster of 3 to 12 nodes: CPU nodes, two card types, topology, zones.
+CREATE FUNCTION pg_temp.random_cluster() RETURNS void LANGUAGE plpgsql AS $$
+DECLARE
+    n int := 3 + floor(random() * 10)::int;
+    gpus int;
+BEGIN
+    UPDATE tide.allocations SET state = 'released', released_at = now(), release_reason = 'test'
+     WHERE state <> 'released';
+    DELETE FROM tide.jobs;
+    DELETE FROM tide.allocations;
+    DELETE FROM tide.nodes;
+    FOR i IN 1..n LOOP
+        gpus := (ARRAY[0, 4, 8, 8])[1 + floor(random() * 4)::int];
+        PERFORM tide.register_node(format('n%s', i),
+            format('cpu=%s, memory=%sGi, gpu=%s', 16 * (1 + floor(random() * 3)), 64 * (1 + floor(random() * 2)), gpus)::tide.resvec,
+            CASE WHEN gpus = 0 THEN NULL WHEN random() < 0.5 THEN 'NVIDIA-A100' ELSE 'NVIDIA-H100' END,
+            CASE WHEN random() < 0.3 THEN '{"zone": "a"}' ELSE '{"zone": "b"}' END::jsonb,
+            CASE WHEN gpus = 8 AND random() < 0.7 THEN '{0,0,1,1,2,2,3,3}'::int[]
+                 WHEN gpus = 4 THEN '{0,0,1,1}'::int[] END);
+    END LOOP;
+    UPDATE tide.nodes SET allow_cpu_jobs = true WHERE gpu_type IS NOT NULL AND random() < 0.2;
+    UPDATE tide.nodes SET state = 'draining' WHERE random() < 0.1;
+END $$;
 
 CREATE TEMP TABLE violations (cycle int, what text);
 
@@ -132,9 +151,12 @@ END $$;
 
 DO $$
 DECLARE
-    c int;
+    c int := 0;
 BEGIN
-    FOR c IN 1..40 LOOP
+    FOR cluster IN 1..10 LOOP
+    PERFORM pg_temp.random_cluster();
+    FOR k IN 1..12 LOOP
+        c := c + 1;
         PERFORM pg_temp.random_job() FROM generate_series(1, floor(random() * 12)::int);
         PERFORM tide.run_cycle();
         PERFORM pg_temp.check(c);
@@ -144,11 +166,12 @@ BEGIN
         PERFORM tide.exited(a.id, 0)
            FROM tide.allocations a WHERE a.state = 'running' AND random() < 0.3;
     END LOOP;
+    END LOOP;
 END $$;
 
-SELECT is((SELECT count(*)::int FROM tide.cycles), 40, '40 cycles ran');
-SELECT cmp_ok((SELECT count(*)::int FROM tide.allocations), '>', 100, 'more than 100 allocations were made');
-SELECT cmp_ok((SELECT count(*)::int FROM tide.jobs WHERE state = 'pending'), '>', 5, 'and some jobs are left waiting');
+SELECT is((SELECT count(*)::int FROM tide.cycles), 120, '120 cycles ran over 10 random clusters');
+SELECT cmp_ok((SELECT sum(allocations_made)::int FROM tide.cycles), '>', 100, 'more than 100 allocations were made');
+SELECT cmp_ok((SELECT sum(jobs_considered - jobs_placed)::int FROM tide.cycles), '>', 100, 'and jobs were left waiting');
 SELECT is((SELECT count(*)::int FROM violations WHERE what LIKE 'over capacity%'), 0, 'R-C4: no node over capacity after any cycle');
 SELECT is((SELECT count(*)::int FROM violations WHERE what LIKE '%GPU%' OR what LIKE '%mask%'), 0,
           'R-L6: no GPU given twice or shared above 1000, masks match requests');
