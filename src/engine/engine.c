@@ -191,7 +191,10 @@ try_place(TideWork *w, int j, int mode)
 	/* a failure that depended on card quota is not a property of the shape */
 	if (slot && w->card_blocked_res < 0)
 		slot->job = j + 1;
-	if (w->s->jobs[j].reserve && o->status == TIDE_PENDING)
+	/* a job the card quota sends to the borrowing pass reserves there, once */
+	if (w->s->jobs[j].reserve && o->status == TIDE_PENDING &&
+		!(mode == MODE_GUARANTEED && w->card_blocked_res >= 0 &&
+		  w->card_blocked_mode == MODE_GUARANTEED))
 		tide_reserve(w, j, mode, true);
 	return false;
 }

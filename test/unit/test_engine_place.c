@@ -311,6 +311,31 @@ test_admission(void)
 		fx_free(&fx);
 	}
 	{
+		/* card quota: guaranteed on gpu, not on the H200 card key: placed as borrowing */
+		FxNode		h[] = {{"h1", "cpu=64, gpu=8", "NVIDIA-H200"}};
+		FxQueue		q[] = {{"q", "gpu=16, NVIDIA-H200=4", NULL}};
+		FxJob		j[] = {{1, "q", 0, 1, "gpu=8"}};
+
+		fx = run(h, 1, q, 1, j, 1, NULL, 0);
+		is_int(fx_status(&fx, 1), TIDE_PLACED, "R-A1: H200 quota 4 < 8 asked: not guaranteed there, placed borrowing");
+		is_int(fx.r->outcomes[0].klass, TIDE_CLASS_BORROWING, "its class is borrowing");
+		is_int(fx.s->queues[0].usage[tide_res_lookup(fx.s, "NVIDIA-H200")], 8000,
+			   "the queue is charged 8 H200 (card key)");
+		fx_free(&fx);
+	}
+	{
+		/* the same job reserving on a full node: one queue hold, one node hold */
+		FxNode		h[] = {{"h1", "cpu=64, gpu=8", "NVIDIA-H200"}};
+		FxQueue		q[] = {{"q", "gpu=16, NVIDIA-H200=4", NULL}};
+		FxRun		r[] = {{"h1", "q", "gpu=4", 0x0F}};
+		FxJob		j[] = {{1, "q", 0, 1, "gpu=8", .reserve = 1}};
+
+		fx = run(h, 1, q, 1, j, 1, r, 1);
+		is_int(fx_status(&fx, 1), TIDE_PENDING, "R-L2: 8 GPUs do not fit beside 4");
+		is_int(fx.r->nholds, 2, "R-L2: it reserves once (queue headroom and h1), not once per pass");
+		fx_free(&fx);
+	}
+	{
 		/* borrowing never takes what a guaranteed job of this cycle uses */
 		FxNode		one[] = {{"n1", "cpu=64, gpu=8", "H100"}};
 		FxQueue		q[] = {{"hi", NULL, NULL, 100}, {"lo", "gpu=8", NULL, 0}};
