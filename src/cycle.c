@@ -19,6 +19,7 @@
 #include "postgres.h"
 
 #include "catalog/pg_type.h"
+#include "access/htup_details.h"
 #include "executor/spi.h"
 #include "fmgr.h"
 #include "portability/instr_time.h"
@@ -146,10 +147,55 @@ run_select(const char *sql)
 	return SPI_tuptable;
 }
 
+/*
+ * Column colno (1-based) of a row.  Rows are deformed once and kept, one
+ * row per result table: SPI_getbinval would walk every earlier varlena
+ * column again for each column asked.
+ */
+#define ROWCACHE_COLS 24
+#define ROWCACHE_TABLES 8
+
+typedef struct RowCache
+{
+	SPITupleTable *t;
+	uint64		row;
+	Datum		vals[ROWCACHE_COLS];
+	bool		nulls[ROWCACHE_COLS];
+} RowCache;
+
+static RowCache row_cache[ROWCACHE_TABLES];
+
+static void
+row_cache_reset(void)
+{
+	memset(row_cache, 0, sizeof(row_cache));
+}
+
 static Datum
 col(SPITupleTable *t, uint64 row, int colno, bool *isnull)
 {
-	return SPI_getbinval(t->vals[row], t->tupdesc, colno, isnull);
+	RowCache   *rc = NULL;
+
+	for (int i = 0; i < ROWCACHE_TABLES && !rc; i++)
+	{
+		if (row_cache[i].t == t)
+			rc = &row_cache[i];
+		else if (row_cache[i].t == NULL)
+		{
+			rc = &row_cache[i];
+			rc->t = t;
+			rc->row = PG_UINT64_MAX;
+		}
+	}
+	if (!rc || t->tupdesc->natts > ROWCACHE_COLS)
+		return SPI_getbinval(t->vals[row], t->tupdesc, colno, isnull);
+	if (rc->row != row)
+	{
+		heap_deform_tuple(t->vals[row], t->tupdesc, rc->vals, rc->nulls);
+		rc->row = row;
+	}
+	*isnull = rc->nulls[colno - 1];
+	return rc->vals[colno - 1];
 }
 
 static char *
@@ -336,6 +382,7 @@ load_snapshot(Cycle *c)
 	uint64		ti = 0;
 	int			nroles = 0;
 
+	row_cache_reset();
 	c->nodes = run_select(Q_NODES);
 	c->queues = run_select(Q_QUEUES);
 	c->jobs = run_select(Q_JOBS);
