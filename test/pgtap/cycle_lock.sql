@@ -6,7 +6,7 @@ BEGIN;
 CREATE EXTENSION pg_tide;
 CREATE EXTENSION dblink;
 SET client_min_messages = warning;
-SELECT plan(8);
+SELECT plan(11);
 
 INSERT INTO tide.queues (name) VALUES ('q');
 SELECT tide.register_node('n1', 'cpu=8, memory=16Gi');
@@ -37,6 +37,18 @@ SELECT tide.run_cycle();
 ROLLBACK TO SAVEPOINT before_cycle;
 SELECT is((SELECT count(*)::int FROM tide.allocations), 1,
           'R-C1: after a rollback the second cycle''s allocations are gone');
+
+-- who may run a cycle: tide_admin members, not submitters
+CREATE ROLE tap_cycle_admin IN ROLE tide_admin;
+CREATE ROLE tap_cycle_user IN ROLE tide_submitter;
+SELECT tide.submit('q', 'cpu=1', name => 'j3') AS j3 \gset
+SET LOCAL ROLE tap_cycle_user;
+SELECT throws_ok('SELECT tide.run_cycle()', '42501', NULL, 'a submitter may not run a cycle');
+RESET ROLE;
+SET LOCAL ROLE tap_cycle_admin;
+SELECT isnt(tide.run_cycle(), NULL, 'a tide_admin member runs a cycle (row-level security lets it see every job)');
+RESET ROLE;
+SELECT is((SELECT state FROM tide.jobs WHERE id = :j3), 'allocated', 'and it placed the job');
 
 SELECT * FROM finish();
 ROLLBACK;
