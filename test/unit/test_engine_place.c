@@ -349,6 +349,24 @@ test_admission(void)
 	}
 }
 
+/* R-A1 idle jobs: the group's capacity minus its non-idle usage. */
+static void
+test_idle_admission(void)
+{
+	FxNode		nodes[] = {{"n1", "cpu=8"}, {"n2", "cpu=8"}};
+	FxQueue		q[] = {{"q"}, {"other"}};
+	FxRun		r[] = {{"n1", "other", "cpu=6"}, {"n2", "other", "cpu=2", .idle = 1}};
+	FxJob		j[] = {{1, "q", 0, 1, "cpu=6", 2, .idle = 1}, {2, "q", 0, 2, "cpu=4", .idle = 1}};
+	Fx			fx = run(nodes, 2, q, 2, j, 2, r, 2);
+
+	is_int(fx_status(&fx, 1), TIDE_PENDING, "R-A1: an idle job above the group's capacity minus non-idle usage waits");
+	is_str(fx_reason(&fx, 1), "idle jobs: group cpu 6 used by non-idle jobs + 12 asked > 16",
+		   "its reason gives the group numbers");
+	is_str(fx_nodes(&fx, 2), "n2", "R-A1: an idle job uses any free resources of the group (another queue's idle usage aside)");
+	is_int(fx.s->queues[0].idle_usage[TIDE_RES_CPU], 4000, "idle usage is charged apart from non-idle usage");
+	fx_free(&fx);
+}
+
 /* R-O4: queue priority first, then the lower dominant share of quota. */
 static void
 test_drf(void)
@@ -430,6 +448,7 @@ main(void)
 	test_gangs();
 	test_admission();
 	test_drf();
+	test_idle_admission();
 	test_kept_snapshot();
 	return done_testing();
 }
