@@ -5,7 +5,7 @@
 BEGIN;
 CREATE EXTENSION pg_tide;
 SET client_min_messages = warning;
-SELECT plan(31);
+SELECT plan(33);
 
 CREATE FUNCTION pg_temp.jstate(j bigint) RETURNS text LANGUAGE sql AS
     $$ SELECT state FROM tide.jobs WHERE id = j $$;
@@ -133,6 +133,15 @@ SELECT tide.submit('lo', 'gpu=8') AS owed \gset
 SELECT tide.run_cycle();
 SELECT is(pg_temp.jstate(:owed), 'allocated', 'R-A1: lo''s job within quota is placed');
 SELECT is(pg_temp.jstate(:borrow), 'pending', 'R-A1: hi (priority 100, no quota) borrows, so it comes after');
+
+-- a malformed node (more GPUs than a mask holds) gets no work, and does not stop the cycle
+SELECT pg_temp.clear();
+SELECT tide.register_node('huge', 'cpu=64, gpu=80', 'NVIDIA-H200');
+SELECT tide.submit('lo', 'gpu=1') AS small \gset
+SET LOCAL client_min_messages = error;
+SELECT isnt(tide.run_cycle(), NULL, 'a node with 80 GPUs does not stop the cycle (a warning says it gets no work)');
+RESET client_min_messages;
+SELECT is(pg_temp.where_(:small), 'h1:0', 'the job lands on a well-formed node');
 
 SELECT * FROM finish();
 ROLLBACK;

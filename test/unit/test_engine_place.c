@@ -151,6 +151,16 @@ test_gpu_topology(void)
 		fx_free(&fx);
 	}
 	{
+		/* more domains than the engine tracks: topology ignored, not an error */
+		FxNode		many[] = {{"n1", "gpu=20", "H100",
+		"0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19"}};
+		FxJob		j[] = {{1, "q", 0, 1, "gpu=2"}};
+
+		fx = run(many, 1, Q1, 1, j, 1, NULL, 0);
+		is_int(fx_gpus(&fx, 1, 0), 0x03, "20 domains (over 16): one domain assumed, GPUs 0,1");
+		fx_free(&fx);
+	}
+	{
 		FxNode		four[] = {{"n1", "gpu=8", "H100", "0,0,1,1,2,2,3,3"}};
 		FxRun		r[] = {{"n1", "q", "gpu=1", 0x04}};
 		FxJob		j[] = {{1, "q", 0, 1, "gpu=1"}, {2, "q", 0, 2, "gpu=2"}};
