@@ -108,6 +108,7 @@ static const char *const W_CYCLE =
 "       load_ms = $7, decide_ms = $8, write_ms = $9"
 " WHERE id = $1";
 
+/* Milliseconds since start (the phase timings of tide.cycles). */
 static double
 elapsed_ms(instr_time start)
 {
@@ -139,12 +140,14 @@ typedef struct Cycle
 				gpumask_array_oid;
 } Cycle;
 
+/* The engine's allocator: the cycle's memory context, huge blocks allowed. */
 static void *
 cycle_alloc(void *ctx, size_t size)
 {
 	return MemoryContextAllocExtended((MemoryContext) ctx, size, MCXT_ALLOC_HUGE);
 }
 
+/* Run one load query; its rows stay valid until SPI_finish. */
 static SPITupleTable *
 run_select(const char *sql)
 {
@@ -206,6 +209,7 @@ col(SPITupleTable *t, uint64 row, int colno, bool *isnull)
 	return rc->vals[colno - 1];
 }
 
+/* A text column as a C string (palloc'd), NULL for SQL NULL. */
 static char *
 col_text(SPITupleTable *t, uint64 row, int colno)
 {
@@ -222,11 +226,10 @@ group_id(Cycle *c, const char *name)
 	for (int i = 0; i < c->ngroups; i++)
 		if (strcmp(c->group_names[i], name) == 0)
 			return i;
-	c->group_names = c->ngroups == 0
-		? MemoryContextAlloc(c->mcxt, sizeof(char *) * 16)
-		: (c->ngroups % 16 == 0
-		   ? repalloc(c->group_names, sizeof(char *) * (c->ngroups + 16))
-		   : c->group_names);
+	if (c->ngroups % 16 == 0)
+		c->group_names = c->ngroups == 0
+			? MemoryContextAlloc(c->mcxt, sizeof(char *) * 16)
+			: repalloc(c->group_names, sizeof(char *) * (c->ngroups + 16));
 	c->group_names[c->ngroups] = MemoryContextStrdup(c->mcxt, name);
 	return c->ngroups++;
 }
@@ -253,6 +256,7 @@ intern_resvec_column(Cycle *c, SPITupleTable *t, int colno)
 	}
 }
 
+/* Intern the names of a text column (card types) (pass 1). */
 static void
 intern_text_column(Cycle *c, SPITupleTable *t, int colno)
 {
@@ -268,7 +272,7 @@ intern_text_column(Cycle *c, SPITupleTable *t, int colno)
 	}
 }
 
-/* Fill v (nres, zeroed) from a resvec; fill_unlimited: names absent stay TIDE_UNLIMITED. */
+/* Fill v (nres, zeroed) from a resvec: its quantities in milli. */
 static void
 resvec_to_vec(TideSnapshot *s, Datum d, int64 *v)
 {
@@ -342,6 +346,7 @@ label_ids(Cycle *c, SPITupleTable *t, uint64 row, int kcol, int vcol, int *n)
 	return ids;
 }
 
+/* Index of key in names sorted by strcmp (COLLATE "C" order), or -1. */
 static int
 bsearch_name(char **names, int n, const char *key)
 {
@@ -363,6 +368,7 @@ bsearch_name(char **names, int n, const char *key)
 	return -1;
 }
 
+/* The engine's service type of a tide.jobs/queues service_type text. */
 static int
 service_of(const char *s)
 {
@@ -613,6 +619,7 @@ load_snapshot(Cycle *c)
 	}
 }
 
+/* OID of a type by name (the extension's types have no fixed OIDs). */
 static Oid
 type_oid(const char *name)
 {
@@ -631,6 +638,7 @@ type_oid(const char *name)
 	return oid;
 }
 
+/* A one-dimensional array of n elements, for an unnest() parameter. */
 static ArrayType *
 make_array(Datum *elems, bool *nulls, int n, Oid elemtype)
 {
