@@ -32,7 +32,7 @@ PG_CFLAGS   = -Wall -Wextra -Werror -Wno-unused-parameter -Wno-missing-field-ini
 # Programs installed into pg_config --bindir (tide-launcher, tide-sim).
 PG_INCLUDEDIR := $(shell $(PG_CONFIG) --includedir)
 PG_LIBDIR     := $(shell $(PG_CONFIG) --libdir)
-TOOL_CFLAGS  = -std=gnu11 -O2 -g -Wall -Wextra -Werror -Isrc/core -Isrc/engine
+TOOL_CFLAGS  = -std=gnu11 -O2 -g -Wall -Wextra -Werror -Wdeclaration-after-statement -Isrc/core -Isrc/engine
 LAUNCHER_SRCS := $(sort $(wildcard src/launcher/*.c))
 SIM_SRCS      := $(sort $(wildcard src/sim/*.c))
 SCRIPTS_built := $(strip $(if $(LAUNCHER_SRCS),tide-launcher) $(if $(SIM_SRCS),tide-sim))
@@ -40,6 +40,10 @@ EXTRA_CLEAN   = $(SCRIPTS_built) test/unit/bin $(patsubst %.c,%,$(wildcard test/
 
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
+
+# PGXS does not track header dependencies: rebuild every object when any of
+# our headers changes (a stale struct layout crashes the server).
+$(OBJS): $(wildcard src/*.h src/core/*.h src/engine/*.h)
 
 $(EXTENSION)--$(EXTVERSION).sql: $(INSTALL_PARTS) pg_tide.control
 	@test -n "$(EXTVERSION)" || { echo "no default_version in pg_tide.control" >&2; exit 1; }

@@ -93,9 +93,21 @@ CREATE TABLE tide.cycles (
     jobs_considered integer NOT NULL DEFAULT 0 CONSTRAINT cycles_jobs_considered_check CHECK (jobs_considered >= 0),
     jobs_placed     integer NOT NULL DEFAULT 0 CONSTRAINT cycles_jobs_placed_check CHECK (jobs_placed >= 0),
     jobs_evicted    integer NOT NULL DEFAULT 0 CONSTRAINT cycles_jobs_evicted_check CHECK (jobs_evicted >= 0),
+    jobs_unschedulable integer NOT NULL DEFAULT 0,
+    allocations_made integer NOT NULL DEFAULT 0,
+    holds           integer NOT NULL DEFAULT 0,
+    load_ms         double precision,
+    decide_ms       double precision,
+    write_ms        double precision,
     CONSTRAINT cycles_finished_check CHECK (finished_at IS NULL OR finished_at >= started_at)
 );
 COMMENT ON TABLE tide.cycles IS 'One row per scheduling cycle (R-C2): when it ran and how many jobs it considered, placed and evicted';
+COMMENT ON COLUMN tide.cycles.jobs_unschedulable IS 'pending jobs this cycle found can never fit as things stand (R-A2)';
+COMMENT ON COLUMN tide.cycles.allocations_made IS 'allocation rows this cycle inserted (one per placed replica)';
+COMMENT ON COLUMN tide.cycles.holds IS 'reservation holds this cycle made for reserving jobs (R-L2)';
+COMMENT ON COLUMN tide.cycles.load_ms IS 'milliseconds spent reading nodes, queues, pending jobs and live allocations';
+COMMENT ON COLUMN tide.cycles.decide_ms IS 'milliseconds spent in the policy engine';
+COMMENT ON COLUMN tide.cycles.write_ms IS 'milliseconds spent writing allocations, job states and pending reasons';
 
 -- ---------------------------------------------------------------- jobs
 CREATE TABLE tide.jobs (
@@ -134,7 +146,10 @@ CREATE TABLE tide.jobs (
     finished_at      timestamptz,
     exit_code        integer,
     CONSTRAINT jobs_evict_goal_state_check CHECK ((state = 'evicting') = (evict_goal IS NOT NULL))
-);
+)
+-- Every cycle rewrites pending_reason of the jobs whose reason changed; room
+-- on each page keeps those updates HOT (no new index entries).
+WITH (fillfactor = 70);
 COMMENT ON TABLE tide.jobs IS
     'Jobs: what to run (tasks in tide.job_tasks), where it may run, how it is ordered, and its state; change states only as docs/lifecycle.md says';
 COMMENT ON COLUMN tide.jobs.owner IS 'role that submitted the job; row-level security lets a tide_submitter see and cancel only its own jobs';
