@@ -2,8 +2,9 @@
 #
 # The version lives in one place, pg_tide.control; the install script is
 # assembled from extension/NN_*.sql (one file per concept, in order) into
-# pg_tide--$(EXTVERSION).sql.  Released upgrade scripts live in
-# extension/updates/ and are never edited once released.
+# pg_tide--$(EXTVERSION).sql.  Released install scripts are frozen in
+# extension/released/, upgrade scripts live in extension/updates/, and
+# neither is edited once released (docs/development.md).
 
 EXTENSION   = pg_tide
 EXTVERSION := $(shell sed -n "s/^default_version[[:space:]]*=[[:space:]]*'\([^']*\)'.*/\1/p" pg_tide.control)
@@ -16,7 +17,7 @@ OBJS        = $(GLUE_SRCS:.c=.o) $(CORE_SRCS:.c=.o) $(ENGINE_SRCS:.c=.o)
 
 INSTALL_PARTS = $(sort $(wildcard extension/[0-9]*.sql))
 DATA_built  = $(EXTENSION)--$(EXTVERSION).sql
-DATA        = $(sort $(wildcard extension/updates/$(EXTENSION)--*--*.sql))
+DATA        = $(sort $(wildcard extension/updates/$(EXTENSION)--*--*.sql extension/released/$(EXTENSION)--*.sql))
 
 # pg_regress: every sql/NAME.sql is a test, compared with expected/NAME.out.
 REGRESS      = $(basename $(notdir $(sort $(wildcard sql/*.sql))))
@@ -35,7 +36,7 @@ TOOL_CFLAGS  = -std=gnu11 -O2 -g -Wall -Wextra -Werror -Isrc/core -Isrc/engine
 LAUNCHER_SRCS := $(sort $(wildcard src/launcher/*.c))
 SIM_SRCS      := $(sort $(wildcard src/sim/*.c))
 SCRIPTS_built := $(strip $(if $(LAUNCHER_SRCS),tide-launcher) $(if $(SIM_SRCS),tide-sim))
-EXTRA_CLEAN   = $(SCRIPTS_built) test/unit/bin
+EXTRA_CLEAN   = $(SCRIPTS_built) test/unit/bin $(patsubst %.c,%,$(wildcard test/fuzz/fuzz_*.c))
 
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
@@ -61,4 +62,11 @@ test/unit/bin/%: test/unit/%.c test/unit/tap.h $(CORE_SRCS) $(ENGINE_SRCS) $(wil
 	$(CC) $(TOOL_CFLAGS) -fsanitize=address,undefined -fno-omit-frame-pointer -Itest/unit -o $@ $< $(CORE_SRCS) $(ENGINE_SRCS) -lm
 
 unit: $(UNIT_BINS)
-.PHONY: unit
+
+# libFuzzer targets (clang); not part of the test command: run them by hand,
+# e.g. test/fuzz/fuzz_resvec -max_total_time=60
+FUZZ_BINS = $(patsubst %.c,%,$(sort $(wildcard test/fuzz/fuzz_*.c)))
+test/fuzz/fuzz_%: test/fuzz/fuzz_%.c $(CORE_SRCS)
+	clang -g -O1 -fsanitize=fuzzer,address,undefined -Isrc/core -o $@ $< $(CORE_SRCS)
+fuzz: $(FUZZ_BINS)
+.PHONY: unit fuzz

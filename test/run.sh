@@ -6,14 +6,14 @@
 # failure.  Run as root on Debian 12:  bash test/run.sh
 #
 # Suites: unit (C, no server), regress (pg_regress), isolation
-# (pg_isolation_regress), pgtap (pg_prove), e2e (real pg_cron, real
-# launchers).  Pick some with TIDE_SUITES="unit regress".
+# (pg_isolation_regress), pgtap (pg_prove), upgrade (every released
+# version updated to this one), e2e (real pg_cron, real launchers).  Pick some with TIDE_SUITES="unit regress".
 set -uo pipefail
 
 SRC=$(cd "$(dirname "$0")/.." && pwd)
 . "$SRC/tools/lib.sh"
 
-SUITES=${TIDE_SUITES:-"unit regress isolation pgtap e2e"}
+SUITES=${TIDE_SUITES:-"unit regress isolation pgtap upgrade e2e"}
 PORT=${TIDE_TEST_PORT:-$((54000 + RANDOM % 1000))}
 DB=tide_test
 TMP=$(mktemp -d /tmp/pg_tide_test.XXXXXX)
@@ -92,7 +92,7 @@ for suite in $SUITES; do
         make -C "$SRC" -s installcheck PG_CONFIG="$PG_BIN/pg_config" >"$log" 2>&1
         count_regress regress "$log" $? ;;
     isolation)
-        specs=$(cd "$SRC/test/isolation/specs" && ls *.spec 2>/dev/null | sed 's/\.spec$//')
+        specs=$(ls "$SRC"/test/isolation/specs/*.spec 2>/dev/null | xargs -rn1 basename | sed 's/\.spec$//')
         [ -n "$specs" ] || continue
         (cd "$SRC/test/isolation" && "$PGX/isolation/pg_isolation_regress" \
             --bindir="$PG_BIN" --inputdir=. --outputdir=results \
@@ -104,6 +104,9 @@ for suite in $SUITES; do
         [ -n "$files" ] || continue
         pg_prove -v -d "$DB" $files >"$log" 2>&1
         count_tap pgtap "$log" $? ;;
+    upgrade)
+        bash "$SRC/test/upgrade.sh" >"$log" 2>&1
+        count_tap upgrade "$log" $? ;;
     e2e)
         : >"$log"
         st=0
