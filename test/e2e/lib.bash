@@ -111,7 +111,17 @@ stop_launchers() {
     LAUNCHER_PIDS=()
 }
 
+AT_EXIT=()
+# Run a shell command at exit (before the database is dropped).
+at_exit() {
+    AT_EXIT+=("$1")
+}
+
 cleanup() {
+    local i
+    for ((i = ${#AT_EXIT[@]} - 1; i >= 0; i--)); do
+        eval "${AT_EXIT[i]}" >/dev/null 2>&1
+    done
     stop_launchers
     # work that the tests left running (a launcher leaves its children)
     local f pid
