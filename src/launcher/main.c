@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
@@ -268,7 +269,7 @@ usage(FILE *out)
 			"                               (default 10)\n"
 			"      --state-dir DIR          where running work is recorded so that a\n"
 			"                               restarted launcher adopts it (default\n"
-			"                               $TMPDIR/tide-launcher-UID/NODE)\n"
+			"                               /dev/shm/tide-launcher-UID/NODE)\n"
 			"      --output-dir DIR         write each allocation's stdout and stderr to\n"
 			"                               DIR/job-JOB-REPLICA-ALLOC.log (default: inherit\n"
 			"                               the launcher's)\n"
@@ -407,6 +408,12 @@ main(int argc, char **argv)
 
 	parse_options(argc, argv);
 	setup_signals();
+	/*
+	 * Become the reaper of orphaned descendants (a command whose shepherd
+	 * was killed), so no zombie outlives its allocation even under an init
+	 * that does not reap; reap_children() collects and ignores them.
+	 */
+	(void) prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
 	if (state_dir_open() != 0)
 		exit(1);
 	tl_log("start", "pid=%d poll_interval=%g heartbeat_interval=%g grace_period=%g state_dir=%s",
