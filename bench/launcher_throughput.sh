@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# How many starts per second can launchers sustain?  No-op commands
+# (`true`), K launchers (one per node), N allocations made ready at once.
+# Placement is written directly (as a cycle would, one transaction with one
+# NOTIFY per node) so that the number measures launchers, not the cycle.
+#
+#   bash bench/launcher_throughput.sh [N=20000] [K=2]
+#
+# Prints seconds from the commit to the last `started` report and to the
+# last `exited` report, and the rates.  Results: docs/benchmarks.md.
+. "$(dirname "$0")/launcher_lib.bash"
+N=${1:-20000}
+K=${2:-2}
+
+bench_cluster
+bq "INSERT INTO tide.queues (name) VALUES ('bench')" >/dev/null
+nodes=()
+for i in $(seq "$K"); do
+    nodes+=("bench-$i")
+    bq "SELECT tide.register_node('bench-$i', 'cpu=1000000, memory=1Pi')" >/dev/null
+    bench_launcher "bench-$i"
+done
+wait_connected "${nodes[@]}"
+bq "SELECT count(tide.submit('bench', 'cpu=1', command => 'true')) FROM generate_series(1, $N)" >/dev/null \
+    || die "submit failed"
+
+say "placing $N no-op jobs on $K nodes"
+t0=$(psql -qAtX -v ON_ERROR_STOP=1 -d "$BENCH_DB" <<SQL
+BEGIN;
+INSERT INTO tide.allocations (job_id, role, replica, node, resources, gpus, state)
+SELECT j.id, t.role, 0, format('bench-%s', 1 + (row_number() OVER (ORDER BY j.id)) % $K), t.request, '', 'assigned'
+  FROM tide.jobs j JOIN tide.job_tasks t ON t.job_id = j.id;
+UPDATE tide.jobs SET state = 'allocated' WHERE state = 'pending';
+SELECT pg_notify(tide.node_channel(format('bench-%s', i)), 'bench') FROM generate_series(1, $K) i \g /dev/null
+SELECT clock_timestamp();
+COMMIT;
+SQL
+) || die "placement failed"
+
+end=$(($(date +%s) + 600))
+while [ "$(bq "SELECT count(*) FROM tide.allocations WHERE state = 'released'")" != "$N" ]; do
+    [ "$(date +%s)" -ge "$end" ] && die "not finished after 600 s"
+    sleep 0.5
+done
+bq "SELECT format('N=%s K=%s: all started after %s s (%s starts/s); all exited after %s s (%s/s)',
+                  $N, $K,
+                  round(extract(epoch FROM max(started_at) - '$t0')::numeric, 2),
+                  round($N / extract(epoch FROM max(started_at) - '$t0')::numeric),
+                  round(extract(epoch FROM max(released_at) - '$t0')::numeric, 2),
+                  round($N / extract(epoch FROM max(released_at) - '$t0')::numeric))
+      FROM tide.allocations"
+echo "machine: $(machine)"
