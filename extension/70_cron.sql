@@ -150,7 +150,7 @@ BEGIN
             cmd := pg_catalog.format('CALL tide.cycle_loop(%L)', pg_catalog.make_interval(secs => secs));
         END IF;
     ELSIF secs % 60 = 0 AND secs / 60 < 60 THEN
-        sched := CASE WHEN secs = 60 THEN '* * * * *' ELSE pg_catalog.format('*/%s * * * *', secs / 60) END;
+        sched := CASE WHEN secs = 60 THEN '* * * * *' ELSE pg_catalog.format('*/%s * * * *', (secs / 60)::int) END;
         cmd := 'SELECT tide.run_cycle()';
     ELSIF secs = 3600 THEN
         sched := '0 * * * *';

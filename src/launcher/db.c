@@ -175,9 +175,7 @@ db_connect(bool first)
 		if (first && permanent)
 		{
 			tl_log("fatal", "cannot connect: %s", msg);
-			fprintf(stderr, "tide-launcher: cannot connect to the database: %s\n"
-					"Check --dsn or the PG* variables (PGHOST, PGPORT, PGDATABASE, PGUSER; a password in ~/.pgpass or PGPASSFILE).\n",
-					msg);
+			fprintf(stderr, "tide-launcher: hint: check --dsn or the PG* variables (PGHOST, PGPORT, PGDATABASE, PGUSER; a password in ~/.pgpass or PGPASSFILE)\n");
 			PQfinish(conn);
 			conn = NULL;
 			exit(1);
@@ -198,9 +196,8 @@ db_connect(bool first)
 		log_sql_error(first ? "fatal" : "error", "tide.node_channel", res);
 		if (first && q == Q_REFUSED)
 		{
-			fprintf(stderr, "tide-launcher: cannot use pg_tide in database \"%s\": %s\n"
-					"Is the extension installed there (CREATE EXTENSION pg_tide) and may this role (%s) call the launcher functions?\n",
-					PQdb(conn), res ? PQresultErrorMessage(res) : "", PQuser(conn));
+			fprintf(stderr, "tide-launcher: hint: is pg_tide installed in database \"%s\" (CREATE EXTENSION pg_tide), and may role \"%s\" call the launcher functions?\n",
+					PQdb(conn), PQuser(conn));
 			PQclear(res);
 			db_disconnect(NULL);
 			exit(1);
@@ -225,9 +222,8 @@ db_connect(bool first)
 		if (first)
 		{
 			tl_log("fatal", "unknown node \"%s\"", opt.node);
-			fprintf(stderr, "tide-launcher: unknown node \"%s\" in database \"%s\"\n"
-					"Register it first, e.g. SELECT tide.register_node('%s', 'cpu=64, memory=512Gi, gpu=8');\n",
-					opt.node, PQdb(conn), opt.node);
+			fprintf(stderr, "tide-launcher: hint: register it in database \"%s\" first, e.g. SELECT tide.register_node('%s', 'cpu=64, memory=512Gi, gpu=8');\n",
+					PQdb(conn), opt.node);
 			PQclear(res);
 			free(channel);
 			db_disconnect(NULL);
