@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # How many starts per second can launchers sustain?  No-op commands
 # (`true`), K launchers (one per node), N allocations made ready at once.
-# Placement is written directly (as a cycle would, one transaction with one
-# NOTIFY per node) so that the number measures launchers, not the cycle.
+# Placement is written directly, following the cycle's protocol (one
+# transaction; the allocations' insert trigger NOTIFYs each node once), so
+# that the number measures launchers, not the cycle.
 #
 #   bash bench/launcher_throughput.sh [N=20000] [K=2]
 #
@@ -27,11 +28,14 @@ bq "SELECT count(tide.submit('bench', 'cpu=1', command => 'true')) FROM generate
 say "placing $N no-op jobs on $K nodes"
 t0=$(psql -qAtX -v ON_ERROR_STOP=1 -d "$BENCH_DB" <<SQL
 BEGIN;
-INSERT INTO tide.allocations (job_id, role, replica, node, resources, gpus, state)
-SELECT j.id, t.role, 0, format('bench-%s', 1 + (row_number() OVER (ORDER BY j.id)) % $K), t.request, '', 'assigned'
+SELECT pg_advisory_xact_lock(tide._cycle_lock_key()) \g /dev/null
+INSERT INTO tide.cycles DEFAULT VALUES RETURNING id AS cycle \gset
+SELECT set_config('tide.cycle_id', :'cycle', true) \g /dev/null
+UPDATE tide.jobs SET state = 'allocated', pending_reason = NULL WHERE state = 'pending';
+INSERT INTO tide.allocations (job_id, role, replica, node, resources, gpus, cycle_id)
+SELECT j.id, t.role, 0, format('bench-%s', 1 + (row_number() OVER (ORDER BY j.id)) % $K), t.request, '', :cycle
   FROM tide.jobs j JOIN tide.job_tasks t ON t.job_id = j.id;
-UPDATE tide.jobs SET state = 'allocated' WHERE state = 'pending';
-SELECT pg_notify(tide.node_channel(format('bench-%s', i)), 'bench') FROM generate_series(1, $K) i \g /dev/null
+UPDATE tide.cycles SET finished_at = clock_timestamp(), jobs_placed = $N WHERE id = :cycle;
 SELECT clock_timestamp();
 COMMIT;
 SQL

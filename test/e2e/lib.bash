@@ -174,17 +174,27 @@ submit() {
 }
 
 # Place pending jobs: the real cycle when it exists, else a stand-in that
-# puts job JOB on NODE with GPU mask GPUS (one allocation, replica 0).
+# follows the cycle's protocol (advisory lock, a tide.cycles row, the job
+# allocated, one allocation per replica; the insert trigger NOTIFYs the
+# node) and puts job JOB on NODE with GPU mask GPUS.  TIDE_E2E_DIRECT=1
+# forces the stand-in.
 place() {
     local job=$1 node=$2 gpus=$3
     if has_run_cycle; then
         q "SELECT tide.run_cycle()" >/dev/null
     else
-        q "INSERT INTO tide.allocations (job_id, role, replica, node, resources, gpus, state)
-           SELECT t.job_id, t.role, 0, '$node', t.request, '$gpus', 'assigned'
-             FROM tide.job_tasks AS t WHERE t.job_id = $job;
-           UPDATE tide.jobs SET state = 'allocated' WHERE id = $job;
-           SELECT pg_notify(tide.node_channel('$node'), 'e2e')" >/dev/null
+        q "DO \$\$
+           DECLARE c bigint;
+           BEGIN
+               PERFORM pg_advisory_xact_lock(tide._cycle_lock_key());
+               INSERT INTO tide.cycles DEFAULT VALUES RETURNING id INTO c;
+               PERFORM set_config('tide.cycle_id', c::text, true);
+               UPDATE tide.jobs SET state = 'allocated', pending_reason = NULL WHERE id = $job;
+               INSERT INTO tide.allocations (job_id, role, replica, node, resources, gpus, cycle_id)
+               SELECT t.job_id, t.role, r, '$node', t.request, '$gpus', c
+                 FROM tide.job_tasks t, generate_series(0, t.replicas - 1) r WHERE t.job_id = $job;
+               UPDATE tide.cycles SET finished_at = clock_timestamp(), jobs_placed = 1 WHERE id = c;
+           END \$\$" >/dev/null
     fi
 }
 
