@@ -27,8 +27,8 @@ if [ "$(q "SELECT count(*) FROM pg_extension WHERE extname = 'pg_cron'")" = 0 ];
     like "$err" "extension pg_cron is not installed in database \"$TIDE_DB\"" "pg_cron not created: clear error"
     like "$err" "HINT: .*CREATE EXTENSION pg_cron" "with the command that fixes it"
 else
-    ok 0 "# SKIP pg_cron already created in $TIDE_DB"
-    ok 0 "# SKIP pg_cron already created in $TIDE_DB"
+    skip "pg_cron already created in $TIDE_DB"
+    skip "pg_cron already created in $TIDE_DB"
 fi
 q "CREATE EXTENSION IF NOT EXISTS pg_cron" >/dev/null
 native=$(q "SELECT (regexp_match(extversion, '^(\d+)\.(\d+)'))[1]::int * 100 + (regexp_match(extversion, '^(\d+)\.(\d+)'))[2]::int >= 105 FROM pg_extension WHERE extname = 'pg_cron'")
@@ -67,8 +67,8 @@ if has_run_cycle; then
     job=$(submit 'gpu=1' "echo \"\$CUDA_VISIBLE_DEVICES\" > $WORK/cron2.out")
     t0=$(q "SELECT clock_timestamp()")
 else
-    ok 0 "# SKIP tide.run_cycle() does not exist yet"
-    ok 0 "# SKIP tide.run_cycle() does not exist yet"
+    skip "tide.run_cycle() does not exist yet"
+    skip "tide.run_cycle() does not exist yet"
 fi
 
 # ---- pg_cron itself starts the job (at the next minute on 1.4) ----
@@ -83,8 +83,8 @@ if has_run_cycle; then
 else
     is "$(q "SELECT status FROM cron.job_run_details WHERE jobid = $id1 ORDER BY runid DESC LIMIT 1")" running \
         "the cycle loop is running (its cycles fail until tide.run_cycle() exists)"
-    ok 0 "# SKIP tide.run_cycle() does not exist yet"
-    ok 0 "# SKIP tide.run_cycle() does not exist yet"
+    skip "tide.run_cycle() does not exist yet"
+    skip "tide.run_cycle() does not exist yet"
 fi
 
 is "$(q "SELECT tide.unschedule_cycles()")" t "unschedule_cycles removes the job"
