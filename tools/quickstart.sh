@@ -129,7 +129,7 @@ SELECT tide.submit('offline', 'cpu=2, memory=16Gi, gpu=1',
 SQL
     sleep 3
     sql -v round="$round" <<'SQL' >/dev/null
-SELECT tide.submit('online', format('cpu=4, memory=32Gi, gpu=%s', g), priority => 100,
+SELECT tide.submit('online', format('cpu=4, memory=32Gi, gpu=%s', g)::tide.resvec, priority => 100,
                    name => format('serve-%s-%s', :'round', i),
                    command => format('echo "serving %s on $TIDE_NODE: CUDA_VISIBLE_DEVICES=$CUDA_VISIBLE_DEVICES"; sleep %s', i, 6 + i))
   FROM generate_series(1, 6) AS i, LATERAL (SELECT CASE WHEN i % 3 = 0 THEN 2 ELSE 1 END AS g) AS x;
@@ -237,14 +237,7 @@ EOF
 cmd_start() {
     [ "$(id -u)" = 0 ] || die "run as root (it installs packages and starts PostgreSQL as the postgres user)"
     install_packages
-    say "building and installing pg_tide"
-    (
-        flock 9
-        build_and_install "$SRC"
-    ) 9>/tmp/pg_tide_install.lock || die "build failed"
-    [ -x "$PG_BIN/tide-launcher" ] || die "tide-launcher was not installed into $PG_BIN"
     choose_demo_dir
-
     stop_launchers
     stop_leftover_work
     if is_running; then
@@ -253,18 +246,26 @@ cmd_start() {
         say "starting PostgreSQL in $DEMO on port $PORT"
         cluster_start "$DEMO" "$PORT" "$DB"
     fi
-    if [ "$(psql -qAtX -h "$DEMO" -p "$PORT" -U postgres -d postgres -c "SELECT count(*) FROM pg_database WHERE datname = '$DB'")" = 0 ]; then
-        createdb -h "$DEMO" -p "$PORT" -U postgres "$DB" || die "createdb failed"
+    export PGHOST=$DEMO PGPORT=$PORT PGUSER=postgres
+    if [ "$(psql -qAtX -d postgres -c "SELECT count(*) FROM pg_database WHERE datname = '$DB'")" = 0 ]; then
+        createdb "$DB" || die "createdb failed"
     fi
-    say "creating pg_cron and a fresh pg_tide in database $DB"
-    sql -c "CREATE EXTENSION IF NOT EXISTS pg_cron" >/dev/null || die "CREATE EXTENSION pg_cron failed"
-    sql -c "SELECT tide.unschedule_cycles()" >/dev/null 2>&1
-    sql -c "DROP EXTENSION IF EXISTS pg_tide CASCADE" -c "CREATE EXTENSION pg_tide" >/dev/null ||
-        die "CREATE EXTENSION pg_tide failed"
+    # the lock keeps concurrent builds of other checkouts on this machine
+    # from installing between our install and our CREATE EXTENSION
+    say "building and installing pg_tide, creating pg_cron and a fresh pg_tide in database $DB"
+    (
+        flock 9
+        build_and_install "$SRC"
+        [ -x "$PG_BIN/tide-launcher" ] || die "tide-launcher was not installed into $PG_BIN"
+        sql -c "CREATE EXTENSION IF NOT EXISTS pg_cron" >/dev/null || die "CREATE EXTENSION pg_cron failed"
+        sql -c "SELECT tide.unschedule_cycles()" >/dev/null 2>&1
+        sql -c "DROP EXTENSION IF EXISTS pg_tide CASCADE" >/dev/null 2>&1
+        sql -c "CREATE EXTENSION pg_tide" >/dev/null || die "CREATE EXTENSION pg_tide failed"
+    ) 9>/tmp/pg_tide_install.lock || exit 1
     rm -rf "$DEMO/output" "$DEMO"/launchers/state-*
 
     say "registering 4 nodes x 8 GPUs and two queues"
-    setup_cluster || die "could not register the demo cluster"
+    setup_cluster >/dev/null || die "could not register the demo cluster"
     say "starting one launcher per node"
     start_launchers
     say "scheduling a cycle every second with pg_cron (job $(sql -c "SELECT tide.schedule_cycles('1 second')"))"
