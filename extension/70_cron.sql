@@ -105,6 +105,11 @@ BEGIN
         END IF;
         PERFORM pg_catalog.pg_sleep(GREATEST(0,
                     pg_catalog.date_part('epoch', next_at - pg_catalog.clock_timestamp())));
+        -- Inside a procedure a transaction starts right after COMMIT, so the
+        -- sleep ran in the next cycle's transaction: end it, so that now()
+        -- in the cycle (cycles.started_at, allocations.created_at, events)
+        -- is the cycle's own start, not the previous cycle's end.
+        COMMIT;
     END LOOP;
 END
 $$;

@@ -156,7 +156,7 @@ SELECT q.name AS queue, q.priority, q.quota::text AS quota,
 \echo '== nodes'
 SELECT n.name AS node, n.state, tide.get(n.capacity, 'gpu') AS gpus,
        coalesce(sum(tide.gpu_count(a.gpus)), 0) AS in_use,
-       coalesce(string_agg(format('%s:%s', j.name, a.gpus), ' ' ORDER BY a.gpus::text), '') AS "job:gpus",
+       coalesce(string_agg(format('%s:%s', j.name, a.gpus), ' ' ORDER BY a.gpus::text) FILTER (WHERE a.id IS NOT NULL), '') AS "job:gpus",
        to_char(now() - n.heartbeat_at, 'SS.MS"s"') AS heartbeat_age
   FROM tide.nodes n
   LEFT JOIN tide.allocations a ON a.node = n.name AND a.state <> 'released'
@@ -269,6 +269,13 @@ cmd_start() {
     say "starting one launcher per node"
     start_launchers
     say "scheduling a cycle every second with pg_cron (job $(sql -c "SELECT tide.schedule_cycles('1 second')"))"
+    if [ "$(sql -c "SELECT schedule FROM cron.job WHERE jobname = tide.cron_job_name()")" = '* * * * *' ]; then
+        # pg_cron < 1.5 starts its cycle loop when the next minute begins;
+        # run cycles until then from here (cycles never overlap)
+        local secs
+        secs=$(sql -c "SELECT 62 - floor(extract(second FROM clock_timestamp()))::int")
+        sql -c "CALL tide.cycle_loop('1 second', '$secs seconds')" >/dev/null 2>&1 &
+    fi
     say "submitting a mixed workload"
     submit_workload 1 || die "could not submit the workload"
     watch_table
