@@ -209,27 +209,37 @@ db_connect(bool first)
 	channel = strdup(PQgetvalue(res, 0, 0));
 	PQclear(res);
 
-	/* an unknown node is a mistake to say out loud (when we may look) */
-	res = run("node check", "SELECT EXISTS (SELECT 1 FROM tide.nodes WHERE name = $1)",
-			  1, params, &q);
+	/*
+	 * A first heartbeat: it proves the node exists and that this role may
+	 * act for it.  Wrong at start-up is a mistake to say out loud; later
+	 * (a node deleted while we run) it is logged and retried.
+	 */
+	res = run("tide.heartbeat", "SELECT tide.heartbeat($1)", 1, params, &q);
 	if (q == Q_LOST)
 	{
 		free(channel);
 		return false;
 	}
-	if (q == Q_OK && strcmp(PQgetvalue(res, 0, 0), "f") == 0)
+	if (q != Q_OK)
 	{
-		if (first)
+		const char *state = PQresultErrorField(res, PG_DIAG_SQLSTATE);
+		bool		unknown = state && strcmp(state, "42704") == 0;
+
+		if (first && q == Q_REFUSED)
 		{
-			tl_log("fatal", "unknown node \"%s\"", opt.node);
-			fprintf(stderr, "tide-launcher: hint: register it in database \"%s\" first, e.g. SELECT tide.register_node('%s', 'cpu=64, memory=512Gi, gpu=8');\n",
-					PQdb(conn), opt.node);
+			char		what[300];
+
+			snprintf(what, sizeof(what), unknown ? "unknown node \"%s\"" : "node \"%s\"", opt.node);
+			log_sql_error("fatal", what, res);
+			if (unknown)
+				fprintf(stderr, "tide-launcher: hint: register it in database \"%s\" first, e.g. SELECT tide.register_node('%s', 'cpu=64, memory=512Gi, gpu=8');\n",
+						PQdb(conn), opt.node);
 			PQclear(res);
 			free(channel);
 			db_disconnect(NULL);
 			exit(1);
 		}
-		tl_log("error", "node \"%s\" is not registered (any more); waiting for it", opt.node);
+		log_sql_error("error", "tide.heartbeat", res);
 	}
 	PQclear(res);
 
