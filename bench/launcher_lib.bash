@@ -20,6 +20,7 @@ bench_cleanup() {
         read -r pid _ <"$f" && [ "${pid:-0}" -gt 1 ] && kill -KILL -- "-$pid" 2>/dev/null
     done
     [ -n "$OWN_CLUSTER" ] && cluster_stop "$BTMP/pg"
+    [ -n "${BENCH_KEEP:-}" ] && { echo "kept $BTMP" >&2; return; }
     rm -rf "$BTMP"
 }
 trap bench_cleanup EXIT
@@ -44,7 +45,7 @@ bench_launcher() {
     local node=$1
     local bin=$PG_BIN/tide-launcher
     [ -x "$bin" ] || bin=$SRC/tide-launcher
-    "$bin" --node "$node" --dsn "dbname=$BENCH_DB" --state-dir "$BTMP/state-$node" --quiet \
+    "$bin" --node "$node" --dsn "dbname=$BENCH_DB" --state-dir "$BTMP/state-$node" --quiet --verbose \
         2>>"$BTMP/launcher-$node.log" &
     LAUNCHERS+=($!)
 }

@@ -329,9 +329,15 @@ db_sync(void)
 		"  FROM tide.claim_evictions($1) AS e";
 	const char *params[1] = {opt.node};
 	QueryOutcome q;
+	double		t0 = now_mono();
 	PGresult   *res = run("claim", sql, 1, params, &q);
 	int			n;
 	int			started = 0;
+
+	if (opt.verbose)
+		tl_log("batch", "call=claim n=%d ms=%.1f", q == Q_OK ? PQntuples(res) : -1,
+			   (now_mono() - t0) * 1000);
+	t0 = now_mono();
 
 	if (q == Q_LOST)
 		return false;
@@ -399,6 +405,8 @@ db_sync(void)
 		}
 	}
 	PQclear(res);
+	if (opt.verbose && started > 0)
+		tl_log("batch", "spawned n=%d ms=%.1f", started, (now_mono() - t0) * 1000);
 	return true;
 }
 
@@ -496,7 +504,14 @@ send_reports(ReportKind kind, const int64_t *ids, const int *codes, int n, PGres
 	append(&codebuf, &codelen, &codecap, "}");
 	params[0] = idbuf;
 	params[1] = codebuf;
-	*resp = run(report_name[kind], sql[kind], kind == R_EXITED ? 2 : 1, params, &q);
+	{
+		double		t0 = now_mono();
+
+		*resp = run(report_name[kind], sql[kind], kind == R_EXITED ? 2 : 1, params, &q);
+		if (opt.verbose)
+			tl_log("batch", "call=%s n=%d ms=%.1f ok=%d", report_name[kind], n,
+				   (now_mono() - t0) * 1000, q == Q_OK);
+	}
 	return q;
 }
 

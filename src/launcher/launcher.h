@@ -37,6 +37,7 @@ typedef struct LauncherOptions
 	const char *state_dir;
 	const char *output_dir;		/* NULL: children inherit stdout/stderr */
 	bool		quiet;			/* no per-allocation event lines */
+	bool		verbose;		/* also a line per round trip (timings) */
 } LauncherOptions;
 
 extern LauncherOptions opt;

@@ -275,6 +275,8 @@ usage(FILE *out)
 			"                               the launcher's)\n"
 			"  -q, --quiet                  log only lifecycle and errors, not every\n"
 			"                               allocation event\n"
+			"  -v, --verbose                also log each claim and report batch with its\n"
+			"                               size and duration\n"
 			"  -h, --help                   show this help and exit\n"
 			"  -V, --version                show the version and exit\n"
 			"\n"
@@ -320,6 +322,7 @@ parse_options(int argc, char **argv)
 		{"state-dir", required_argument, NULL, O_STATE},
 		{"output-dir", required_argument, NULL, O_OUTPUT},
 		{"quiet", no_argument, NULL, 'q'},
+		{"verbose", no_argument, NULL, 'v'},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'V'},
 		{NULL, 0, NULL, 0}
@@ -327,7 +330,7 @@ parse_options(int argc, char **argv)
 	int			c;
 
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":n:d:qhV", longopts, NULL)) != -1)
+	while ((c = getopt_long(argc, argv, ":n:d:qvhV", longopts, NULL)) != -1)
 	{
 		switch (c)
 		{
@@ -357,6 +360,9 @@ parse_options(int argc, char **argv)
 				break;
 			case 'q':
 				opt.quiet = true;
+				break;
+			case 'v':
+				opt.verbose = true;
 				break;
 			case 'h':
 				usage(stdout);
