@@ -22,6 +22,14 @@
 
 static PGconn *conn;
 
+/*
+ * Set-based report functions (tide.started(bigint[]), tide.exited(bigint[],
+ * integer[]), tide.evicted(bigint[])), when the schema has them: one
+ * statement, hence one run of the allocation triggers, per batch instead of
+ * one per allocation.  Looked up at every connection.
+ */
+static bool have_array_call[3];
+
 /* How a statement went. */
 typedef enum
 {
@@ -266,7 +274,20 @@ db_connect(bool first)
 		return false;
 	}
 	PQclear(res);
-	tl_log("connected", "database=%s user=%s channel=%s", PQdb(conn), PQuser(conn), channel);
+
+	res = run("lookup", "SELECT to_regprocedure('tide.started(bigint[])') IS NOT NULL,"
+			  " to_regprocedure('tide.exited(bigint[], integer[])') IS NOT NULL,"
+			  " to_regprocedure('tide.evicted(bigint[])') IS NOT NULL", 0, NULL, &q);
+	if (q == Q_LOST)
+	{
+		free(channel);
+		return false;
+	}
+	for (int i = 0; i < 3; i++)
+		have_array_call[i] = q == Q_OK && strcmp(PQgetvalue(res, 0, i), "t") == 0;
+	PQclear(res);
+	tl_log("connected", "database=%s user=%s channel=%s batch_calls=%s", PQdb(conn), PQuser(conn), channel,
+		   have_array_call[0] && have_array_call[1] && have_array_call[2] ? "array" : "unnest");
 	free(channel);
 	return true;
 }
@@ -487,6 +508,12 @@ send_reports(ReportKind kind, const int64_t *ids, const int *codes, int n, PGres
 		"SELECT tide.exited(u.id, u.code) FROM unnest($1::bigint[], $2::int[]) AS u(id, code)",
 		"SELECT tide.evicted(x) FROM unnest($1::bigint[]) AS x",
 	};
+	static const char *array_sql[] = {
+		"SELECT tide.started($1::bigint[])",
+		"SELECT tide.exited($1::bigint[], $2::integer[])",
+		"SELECT tide.evicted($1::bigint[])",
+	};
+	bool		use_array = n > 1 && have_array_call[kind];
 
 	append(&idbuf, &idlen, &idcap, "{");
 	append(&codebuf, &codelen, &codecap, "{");
@@ -507,10 +534,11 @@ send_reports(ReportKind kind, const int64_t *ids, const int *codes, int n, PGres
 	{
 		double		t0 = now_mono();
 
-		*resp = run(report_name[kind], sql[kind], kind == R_EXITED ? 2 : 1, params, &q);
+		*resp = run(report_name[kind], use_array ? array_sql[kind] : sql[kind],
+					kind == R_EXITED ? 2 : 1, params, &q);
 		if (opt.verbose)
-			tl_log("batch", "call=%s n=%d ms=%.1f ok=%d", report_name[kind], n,
-				   (now_mono() - t0) * 1000, q == Q_OK);
+			tl_log("batch", "call=%s%s n=%d ms=%.1f ok=%d", report_name[kind],
+				   use_array ? "[]" : "", n, (now_mono() - t0) * 1000, q == Q_OK);
 	}
 	return q;
 }
