@@ -45,7 +45,7 @@ bench_launcher() {
     local node=$1
     local bin=$PG_BIN/tide-launcher
     [ -x "$bin" ] || bin=$SRC/tide-launcher
-    "$bin" --node "$node" --dsn "dbname=$BENCH_DB" --state-dir "$BTMP/state-$node" --quiet --verbose \
+    "$bin" --node "$node" --dsn "dbname=$BENCH_DB" --state-dir "$BTMP/state-$node" --quiet --verbose ${BENCH_LAUNCHER_OPTS:-} \
         2>>"$BTMP/launcher-$node.log" &
     LAUNCHERS+=($!)
 }

@@ -38,6 +38,7 @@ typedef struct LauncherOptions
 	const char *output_dir;		/* NULL: children inherit stdout/stderr */
 	bool		quiet;			/* no per-allocation event lines */
 	bool		verbose;		/* also a line per round trip (timings) */
+	bool		no_shepherd;	/* spawn commands directly (faster; see docs) */
 } LauncherOptions;
 
 extern LauncherOptions opt;

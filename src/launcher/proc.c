@@ -366,7 +366,7 @@ env_is_ours(const char *entry)
  * The launcher's database password is not the job's business.
  */
 static int
-spawn_command(const SpawnSpec *spec, pid_t *pid)
+spawn_command(const SpawnSpec *spec, pid_t *pid, bool own_group)
 {
 	extern char **environ;
 	char	  **envp;
@@ -422,8 +422,12 @@ spawn_command(const SpawnSpec *spec, pid_t *pid)
 	sigemptyset(&none);
 	posix_spawnattr_setsigdefault(&attr, &all);
 	posix_spawnattr_setsigmask(&attr, &none);
-	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
+	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK |
+							 (own_group ? POSIX_SPAWN_SETPGROUP : 0));
+	posix_spawnattr_setpgroup(&attr, 0);
 	posix_spawn_file_actions_init(&fa);
+	if (own_group)				/* straight from the launcher: no stdin */
+		posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
 	if (opt.output_dir)
 	{
 		snprintf(path, sizeof(path), "%s/job-%lld-%d-%lld.log", opt.output_dir,
@@ -483,7 +487,7 @@ shepherd_main(const SpawnSpec *spec)
 		tl_log("warning", "alloc=%lld cannot record itself in %s: %s",
 			   (long long) spec->id, opt.state_dir, strerror(errno));
 
-	if (spawn_command(spec, &child) != 0)
+	if (spawn_command(spec, &child, false) != 0)
 		code = TL_EXIT_CANNOT_START;
 	else
 	{
@@ -515,6 +519,29 @@ pid_t
 spawn_allocation(const SpawnSpec *spec)
 {
 	pid_t		pid;
+
+	if (opt.no_shepherd)
+	{
+		/*
+		 * The command straight from the launcher (posix_spawn: no copy of
+		 * our address space), recorded here so that a restarted launcher
+		 * still adopts it; only its exit code is lost if it ends while no
+		 * launcher runs.
+		 */
+		char		name[64];
+		char		buf[256];
+		int			rc = spawn_command(spec, &pid, true);
+
+		if (rc != 0)
+			return -1;
+		snprintf(name, sizeof(name), "%lld.pid", (long long) spec->id);
+		snprintf(buf, sizeof(buf), "%d %llu %lld %d\n", (int) pid,
+				 proc_starttime(pid, NULL), (long long) spec->job_id, spec->replica);
+		if (write_state_file(name, buf) != 0)
+			tl_log("warning", "alloc=%lld cannot record itself in %s: %s",
+				   (long long) spec->id, opt.state_dir, strerror(errno));
+		return pid;
+	}
 
 	fflush(NULL);
 	pid = fork();
