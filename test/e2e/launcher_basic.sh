@@ -63,6 +63,16 @@ is "$(wait_for "SELECT state FROM tide.jobs WHERE id = $j4" failed)" failed "a j
 is "$(q "SELECT exit_code FROM tide.allocations WHERE job_id = $j4")" 127 "with exit code 127"
 like "$(cat "$WORK/launcher-n1.log")" "event=no_command alloc=[0-9]+ job=$j4" "and the launcher says why"
 
+# --no-shepherd: the same contract, commands started straight from the launcher
+q "SELECT tide.register_node('d1', 'cpu=8, memory=16Gi, gpu=2', labels => '{\"spawn\": \"direct\"}')" >/dev/null
+start_launcher d1 --no-shepherd
+j6=$(q "SELECT tide.submit('e2e', 'gpu=2', node_selector => '{\"spawn\": \"direct\"}',
+                           command => \$c\$printf '%s' \"\$CUDA_VISIBLE_DEVICES\" > $WORK/direct.out; exit 5\$c\$)")
+place "$j6" d1 '0-1'
+is "$(wait_for "SELECT state || ' ' || (SELECT exit_code FROM tide.allocations WHERE job_id = $j6) FROM tide.jobs WHERE id = $j6" "failed 5")" "failed 5" \
+    "--no-shepherd: the exit code is reported"
+is "$(cat "$WORK/direct.out" 2>/dev/null)" "0,1" "--no-shepherd: CUDA_VISIBLE_DEVICES is set"
+
 # the launcher is alive and heartbeating
 is "$(q "SELECT heartbeat_at > now() - interval '10 seconds' FROM tide.nodes WHERE name = 'n1'")" t "heartbeats arrive"
 st=0
