@@ -424,6 +424,21 @@ db_sync(void)
 					 (long long) id, (long long) job, replica, (int) pid,
 					 spec.cuda_visible_devices);
 		}
+
+		/*
+		 * A large claim takes seconds to start: every so often, reap what
+		 * already ended and report, so that the database hears of the
+		 * first starts without waiting for the last.
+		 */
+		if (started > 0 && started % 1000 == 0 && conn != NULL)
+		{
+			if (got_child)
+			{
+				got_child = 0;
+				reap_children();
+			}
+			db_flush_reports();
+		}
 	}
 	PQclear(res);
 	if (opt.verbose && started > 0)

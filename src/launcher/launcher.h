@@ -16,6 +16,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <signal.h>
 #include <sys/types.h>
 
 /* Exit code reported for a job that has no command (like sh's "not found"). */
@@ -64,6 +65,9 @@ typedef struct Alloc
 	bool		need_final;		/* tide.exited / tide.evicted pending */
 	bool		in_db_assigned; /* seen in the last claim */
 } Alloc;
+
+/* Set by the SIGCHLD handler (main.c). */
+extern volatile sig_atomic_t got_child;
 
 /* The table of known allocations (main.c). */
 extern Alloc *allocs;
