@@ -1,0 +1,164 @@
+/*
+ * cycle_engine_bench.c: the policy engine alone on synthetic clusters
+ * (the "decide" part of tide.run_cycle(), without SQL).
+ *
+ *   cc -O2 -Isrc/engine bench/cycle_engine_bench.c src/engine/[a-z]*.c -lm -o /tmp/ceb
+ *   /tmp/ceb JOBS NODES [QUEUES]
+ *
+ * Nodes: 8 GPUs in 4 topology domains, two card types, 96 cpu, 1 TiB.
+ * Jobs: mixed shapes (fractions, 1/2/4/8 GPUs, gangs of 2 and 4 x 8 GPUs,
+ * CPU-only), priorities 0..9, in QUEUES queues with GPU quotas.  Prints the
+ * snapshot build time, the decide time, and the counters.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "engine.h"
+
+static void *
+bench_alloc(void *ctx, size_t size)
+{
+	size_t	   *used = ctx;
+	void	   *p = malloc(size);
+
+	if (!p)
+		abort();
+	*used += size;
+	return p;
+}
+
+static double
+now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static uint64_t rng = 88172645463325252ULL;
+
+static uint32_t
+rnd(uint32_t n)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return (uint32_t) (rng % n);
+}
+
+int
+main(int argc, char **argv)
+{
+	int			njobs = argc > 1 ? atoi(argv[1]) : 10000;
+	int			nnodes = argc > 2 ? atoi(argv[2]) : 1000;
+	int			nqueues = argc > 3 ? atoi(argv[3]) : 10;
+	size_t		mem_used = 0;
+	TideMem		mem = {bench_alloc, NULL, &mem_used};
+	TideSnapshot *s;
+	TideResult *r;
+	double		t0,
+				t1,
+				t2;
+	int			t_a,
+				t_b,
+				res_mem;
+	int			nroles = 0;
+	char		err[200];
+	char	  **names;
+
+	t0 = now_ms();
+	s = tide_snapshot_create(&mem);
+	res_mem = tide_res_intern(s, "memory");
+	t_a = tide_res_intern(s, "NVIDIA-H100");
+	t_b = tide_res_intern(s, "NVIDIA-A100");
+	tide_snapshot_alloc_cluster(s, nnodes, nqueues, 0);
+	names = malloc(sizeof(char *) * nnodes);
+	for (int i = 0; i < nnodes; i++)
+	{
+		TideNode   *n = &s->nodes[i];
+
+		names[i] = malloc(16);
+		snprintf(names[i], 16, "node-%05d", i);
+		n->name = names[i];
+		n->ngpus = 8;
+		n->gpu_type = i % 4 == 3 ? t_b : t_a;
+		n->capacity[TIDE_RES_GPU] = 8000;
+		n->capacity[TIDE_RES_CPU] = 96000;
+		n->capacity[res_mem] = 1024LL * 1024 * 1024 * 1024 * 1000;
+		for (int g = 0; g < 8; g++)
+			n->gpu_domain[g] = (int16_t) (g / 2);
+	}
+	for (int q = 0; q < nqueues; q++)
+	{
+		TideQueue  *qq = &s->queues[q];
+		char	   *nm = malloc(16);
+
+		snprintf(nm, 16, "queue-%02d", q % 100);
+		qq->name = nm;
+		qq->has_quota = true;
+		qq->quota[TIDE_RES_GPU] = (int64_t) nnodes * 8000 / nqueues;
+		qq->priority = q % 3 == 0 ? 1 : 0;
+	}
+	if (!tide_snapshot_finish(s, err, sizeof(err)))
+	{
+		fprintf(stderr, "%s\n", err);
+		return 1;
+	}
+	nroles = njobs;
+	tide_snapshot_alloc_jobs(s, njobs, nroles);
+	for (int i = 0; i < njobs; i++)
+	{
+		TideJob    *j = &s->jobs[i];
+		TideRole   *r0 = &s->roles[i];
+		int			shape = (int) rnd(20);
+
+		j->id = i + 1;
+		j->queue = (int) rnd(nqueues);
+		j->priority = (int) rnd(10);
+		j->created_at = rnd(1000000);
+		j->idle = rnd(20) == 0;
+		j->roles = r0;
+		j->nroles = 1;
+		r0->name = "main";
+		r0->replicas = 1;
+		r0->request[TIDE_RES_CPU] = 4000;
+		r0->request[res_mem] = 32LL * 1024 * 1024 * 1024 * 1000;
+		if (shape < 3)
+			r0->request[TIDE_RES_GPU] = shape == 0 ? 250 : 500;
+		else if (shape < 8)
+			r0->request[TIDE_RES_GPU] = 1000;
+		else if (shape < 12)
+			r0->request[TIDE_RES_GPU] = 2000;
+		else if (shape < 15)
+			r0->request[TIDE_RES_GPU] = 4000;
+		else if (shape < 17)
+			r0->request[TIDE_RES_GPU] = 8000;
+		else if (shape < 19)
+		{
+			r0->request[TIDE_RES_GPU] = 8000;
+			r0->replicas = shape == 17 ? 2 : 4;
+		}
+		else
+			r0->request[TIDE_RES_GPU] = 0;
+	}
+	t1 = now_ms();
+	r = tide_decide(s);
+	t2 = now_ms();
+	printf("jobs=%d nodes=%d queues=%d build_ms=%.1f decide_ms=%.1f placed=%lld pending=%lld unschedulable=%lld "
+		   "placements=%lld shape_cache_hits=%lld node_checks=%lld mem_mb=%.1f\n",
+		   njobs, nnodes, nqueues, t1 - t0, t2 - t1,
+		   (long long) r->counters.jobs_placed, (long long) r->counters.jobs_pending,
+		   (long long) r->counters.jobs_unschedulable, (long long) r->counters.placements,
+		   (long long) r->counters.shape_cache_hits, (long long) r->counters.node_checks,
+		   mem_used / 1048576.0);
+	/* steady state: the same pending jobs again, nothing fits any more */
+	t1 = now_ms();
+	r = tide_decide(s);
+	t2 = now_ms();
+	printf("steady: decide_ms=%.1f placed=%lld node_checks=%lld\n", t2 - t1,
+		   (long long) r->counters.jobs_placed, (long long) r->counters.node_checks);
+	return 0;
+}

@@ -1,0 +1,262 @@
+-- Tables: queues, nodes, jobs, job tasks, allocations, evictions, cycles and
+-- the job history.  The state machine that guards jobs.state and
+-- allocations.state lives in 25_state_machine.sql; roles and row-level
+-- security in 40_roles.sql.  See docs/schema.md for every column.
+
+-- Roles are cluster-wide: they survive DROP EXTENSION and are shared by every
+-- database that installs pg_tide, so they are created only when missing.
+-- They are needed here already because policies and grants name them.
+DO $roles$
+DECLARE
+    r text;
+BEGIN
+    FOREACH r IN ARRAY ARRAY['tide_admin', 'tide_submitter', 'tide_launcher', 'tide_reader']
+    LOOP
+        IF NOT EXISTS (SELECT 1 FROM pg_catalog.pg_roles WHERE rolname = r) THEN
+            EXECUTE pg_catalog.format('CREATE ROLE %I NOLOGIN', r);
+        END IF;
+    END LOOP;
+END
+$roles$;
+
+-- ---------------------------------------------------------------- queues
+CREATE TABLE tide.queues (
+    name              text PRIMARY KEY
+                      CONSTRAINT queues_name_check CHECK (name <> ''),
+    resource_group    text NOT NULL DEFAULT 'default'
+                      CONSTRAINT queues_resource_group_check CHECK (resource_group <> ''),
+    quota             tide.resvec,
+    capability        tide.resvec,
+    priority          integer NOT NULL DEFAULT 0,
+    reclaimable       boolean NOT NULL DEFAULT true,
+    preemption_within text NOT NULL DEFAULT 'never'
+                      CONSTRAINT queues_preemption_within_check
+                      CHECK (preemption_within IN ('never', 'lower_priority')),
+    service_type      text NOT NULL DEFAULT 'training'
+                      CONSTRAINT queues_service_type_check
+                      CHECK (service_type IN ('training', 'inference')),
+    placement         text NOT NULL DEFAULT 'pack'
+                      CONSTRAINT queues_placement_check
+                      CHECK (placement IN ('pack', 'spread')),
+    min_runtime       interval NOT NULL DEFAULT '0'
+                      CONSTRAINT queues_min_runtime_check CHECK (min_runtime >= interval '0'),
+    created_at        timestamptz NOT NULL DEFAULT pg_catalog.now()
+);
+COMMENT ON TABLE tide.queues IS
+    'Job queues: quota (guaranteed share), capability (hard limit), priority among the queues of a resource group (R-A1, R-O4)';
+COMMENT ON COLUMN tide.queues.quota IS 'resources the queue is entitled to; NULL: no guarantee (everything it runs borrows)';
+COMMENT ON COLUMN tide.queues.capability IS 'hard limit on everything the queue holds, borrowing included; NULL: no limit';
+COMMENT ON COLUMN tide.queues.reclaimable IS 'may other queues take back what this queue holds above its quota (R-E1, R-E2)';
+COMMENT ON COLUMN tide.queues.preemption_within IS 'never, or lower_priority: jobs may evict lower-priority preemptable jobs of the same queue (R-E3)';
+COMMENT ON COLUMN tide.queues.service_type IS 'default service_type of the jobs submitted to this queue';
+COMMENT ON COLUMN tide.queues.placement IS 'node order for this queue''s jobs: pack (fullest node first, default) or spread (R-L5)';
+COMMENT ON COLUMN tide.queues.min_runtime IS 'a job of this queue that started less than this ago is not evicted by preemption or reclaim';
+
+-- ---------------------------------------------------------------- nodes
+CREATE TABLE tide.nodes (
+    name           text PRIMARY KEY
+                   CONSTRAINT nodes_name_check CHECK (name <> ''),
+    resource_group text NOT NULL DEFAULT 'default'
+                   CONSTRAINT nodes_resource_group_check CHECK (resource_group <> ''),
+    capacity       tide.resvec NOT NULL,
+    gpu_type       text
+                   CONSTRAINT nodes_gpu_type_check CHECK (gpu_type <> ''),
+    gpu_topology   integer[],
+    labels         jsonb NOT NULL DEFAULT '{}'
+                   CONSTRAINT nodes_labels_check CHECK (pg_catalog.jsonb_typeof(labels) = 'object'),
+    state          text NOT NULL DEFAULT 'ready'
+                   CONSTRAINT nodes_state_check CHECK (state IN ('ready', 'draining', 'down')),
+    heartbeat_at   timestamptz,
+    allow_cpu_jobs boolean NOT NULL DEFAULT false,
+    launcher_role  text,
+    created_at     timestamptz NOT NULL DEFAULT pg_catalog.now(),
+    CONSTRAINT nodes_gpu_whole_check
+        CHECK (tide.get(capacity, 'gpu') = pg_catalog.trunc(tide.get(capacity, 'gpu'))),
+    CONSTRAINT nodes_gpu_topology_check
+        CHECK (gpu_topology IS NULL
+               OR (pg_catalog.array_ndims(gpu_topology) = 1
+                   AND pg_catalog.cardinality(gpu_topology) = tide.get(capacity, 'gpu')
+                   AND pg_catalog.array_position(gpu_topology, NULL) IS NULL))
+);
+COMMENT ON TABLE tide.nodes IS
+    'Worker nodes: capacity (its gpu component is the GPU count), GPU type and topology, labels, state and heartbeat';
+COMMENT ON COLUMN tide.nodes.gpu_topology IS 'topology domain id per GPU index (GPUs of one NVLink or PCIe switch share an id); NULL: one domain';
+COMMENT ON COLUMN tide.nodes.state IS 'ready (schedulable), draining (keeps its work, gets nothing new), down (lost: its work is evicted)';
+COMMENT ON COLUMN tide.nodes.allow_cpu_jobs IS 'may jobs that ask for no GPU run on this GPU node (R-L4); CPU-only nodes take them anyway';
+COMMENT ON COLUMN tide.nodes.launcher_role IS 'when set, only members of this role (and tide_admin) may act as this node''s launcher; NULL: any tide_launcher member';
+
+-- ---------------------------------------------------------------- cycles
+CREATE TABLE tide.cycles (
+    id              bigint GENERATED BY DEFAULT AS IDENTITY (SEQUENCE NAME tide.cycles_id_seq) PRIMARY KEY,
+    started_at      timestamptz NOT NULL DEFAULT pg_catalog.now(),
+    finished_at     timestamptz,
+    jobs_considered integer NOT NULL DEFAULT 0 CONSTRAINT cycles_jobs_considered_check CHECK (jobs_considered >= 0),
+    jobs_placed     integer NOT NULL DEFAULT 0 CONSTRAINT cycles_jobs_placed_check CHECK (jobs_placed >= 0),
+    jobs_evicted    integer NOT NULL DEFAULT 0 CONSTRAINT cycles_jobs_evicted_check CHECK (jobs_evicted >= 0),
+    CONSTRAINT cycles_finished_check CHECK (finished_at IS NULL OR finished_at >= started_at)
+);
+COMMENT ON TABLE tide.cycles IS 'One row per scheduling cycle (R-C2): when it ran and how many jobs it considered, placed and evicted';
+
+-- ---------------------------------------------------------------- jobs
+CREATE TABLE tide.jobs (
+    id               bigint GENERATED BY DEFAULT AS IDENTITY (SEQUENCE NAME tide.jobs_id_seq) PRIMARY KEY,
+    name             text,
+    queue            text NOT NULL REFERENCES tide.queues (name) ON UPDATE CASCADE,
+    owner            text NOT NULL DEFAULT CURRENT_USER,
+    priority         integer NOT NULL DEFAULT 0,
+    created_at       timestamptz NOT NULL DEFAULT pg_catalog.now(),
+    service_type     text NOT NULL
+                     CONSTRAINT jobs_service_type_check CHECK (service_type IN ('training', 'inference')),
+    preemptable      boolean NOT NULL DEFAULT true,
+    idle             boolean NOT NULL DEFAULT false,
+    reserve          boolean NOT NULL DEFAULT false,
+    min_available    integer CONSTRAINT jobs_min_available_check CHECK (min_available >= 1),
+    node_selector    jsonb NOT NULL DEFAULT '{}'
+                     CONSTRAINT jobs_node_selector_check CHECK (pg_catalog.jsonb_typeof(node_selector) = 'object'),
+    gpu_type         text CONSTRAINT jobs_gpu_type_check CHECK (gpu_type <> ''),
+    time_limit       interval CONSTRAINT jobs_time_limit_check CHECK (time_limit > interval '0'),
+    max_retries      integer NOT NULL DEFAULT 0 CONSTRAINT jobs_max_retries_check CHECK (max_retries >= 0),
+    retry_of         bigint,   -- not a foreign key: a self-reference makes pg_dump warn on every dump
+    attempt          integer NOT NULL DEFAULT 1 CONSTRAINT jobs_attempt_check CHECK (attempt >= 1),
+    avoid_nodes      text[] NOT NULL DEFAULT '{}',
+    on_evict         text NOT NULL DEFAULT 'requeue'
+                     CONSTRAINT jobs_on_evict_check CHECK (on_evict IN ('requeue', 'fail')),
+    command          text,
+    state            text NOT NULL DEFAULT 'pending'
+                     CONSTRAINT jobs_state_check
+                     CHECK (state IN ('pending', 'allocated', 'running', 'evicting', 'succeeded', 'failed', 'cancelled')),
+    state_reason     text,
+    pending_reason   text,
+    unschedulable    boolean NOT NULL DEFAULT false,
+    evict_goal       text CONSTRAINT jobs_evict_goal_check CHECK (evict_goal IN ('requeue', 'fail', 'cancel')),
+    cancel_requested boolean NOT NULL DEFAULT false,
+    started_at       timestamptz,
+    finished_at      timestamptz,
+    exit_code        integer,
+    CONSTRAINT jobs_evict_goal_state_check CHECK ((state = 'evicting') = (evict_goal IS NOT NULL))
+);
+COMMENT ON TABLE tide.jobs IS
+    'Jobs: what to run (tasks in tide.job_tasks), where it may run, how it is ordered, and its state; change states only as docs/lifecycle.md says';
+COMMENT ON COLUMN tide.jobs.owner IS 'role that submitted the job; row-level security lets a tide_submitter see and cancel only its own jobs';
+COMMENT ON COLUMN tide.jobs.service_type IS 'training or inference (R-E2); NULL at insert takes the queue''s service_type';
+COMMENT ON COLUMN tide.jobs.idle IS 'idle job: runs on any free resources of the group after every non-idle job, always evictable (R-O2)';
+COMMENT ON COLUMN tide.jobs.reserve IS 'a job that does not fit holds what it lacks so later jobs cannot take it (R-L2)';
+COMMENT ON COLUMN tide.jobs.min_available IS 'gang minimum in replicas across all roles (R-L3); NULL: all replicas';
+COMMENT ON COLUMN tide.jobs.node_selector IS 'labels a node must have (every key equal), e.g. {"zone": "a"} (R-L4)';
+COMMENT ON COLUMN tide.jobs.retry_of IS 'the id of the failed or interrupted job this one retries (may have been deleted since); retry jobs go into the retry lane (R-O3)';
+COMMENT ON COLUMN tide.jobs.attempt IS '1 for a submitted job, one more for each automatic retry; retries are made while attempt <= max_retries';
+COMMENT ON COLUMN tide.jobs.avoid_nodes IS 'nodes where a previous attempt of this job failed: never candidates for it (R-L4)';
+COMMENT ON COLUMN tide.jobs.on_evict IS 'what an eviction means for the job: requeue (back to pending) or fail (R-E5)';
+COMMENT ON COLUMN tide.jobs.state IS 'pending, allocated, running, evicting, succeeded, failed, cancelled; checked against tide.job_transitions';
+COMMENT ON COLUMN tide.jobs.state_reason IS 'why the job is in its current state; every writer sets it in the same UPDATE that changes state, and it becomes the reason of the tide.job_events row';
+COMMENT ON COLUMN tide.jobs.pending_reason IS 'why the last cycle could not place this pending job (R-C2)';
+COMMENT ON COLUMN tide.jobs.unschedulable IS 'the job can never fit as things stand (R-A2); cleared when queues or nodes change';
+COMMENT ON COLUMN tide.jobs.evict_goal IS 'while evicting: what the job becomes once all its allocations are released (requeue: pending, fail: failed, cancel: cancelled)';
+COMMENT ON COLUMN tide.jobs.cancel_requested IS 'set to true (by tide.cancel or by its owner directly) to cancel the job';
+
+-- ---------------------------------------------------------------- tasks
+CREATE TABLE tide.job_tasks (
+    job_id   bigint NOT NULL REFERENCES tide.jobs (id) ON DELETE CASCADE,
+    role     text NOT NULL DEFAULT 'main'
+             CONSTRAINT job_tasks_role_check CHECK (role <> ''),
+    replicas integer NOT NULL CONSTRAINT job_tasks_replicas_check CHECK (replicas >= 1),
+    request  tide.resvec NOT NULL,
+    PRIMARY KEY (job_id, role)
+);
+COMMENT ON TABLE tide.job_tasks IS 'Task roles of a job: replicas of one per-replica request each (a one-role job has the role main)';
+
+-- ---------------------------------------------------------------- allocations
+CREATE TABLE tide.allocations (
+    id             bigint GENERATED BY DEFAULT AS IDENTITY (SEQUENCE NAME tide.allocations_id_seq) PRIMARY KEY,
+    job_id         bigint NOT NULL,
+    role           text NOT NULL,
+    replica        integer NOT NULL CONSTRAINT allocations_replica_check CHECK (replica >= 0),
+    node           text NOT NULL REFERENCES tide.nodes (name) ON UPDATE CASCADE,
+    resources      tide.resvec NOT NULL,
+    gpus           tide.gpumask NOT NULL DEFAULT '',
+    gpu_milli      integer CONSTRAINT allocations_gpu_milli_check CHECK (gpu_milli BETWEEN 1 AND 999),
+    cycle_id       bigint REFERENCES tide.cycles (id) DEFERRABLE INITIALLY DEFERRED,
+    state          text NOT NULL DEFAULT 'assigned'
+                   CONSTRAINT allocations_state_check
+                   CHECK (state IN ('assigned', 'running', 'releasing', 'released')),
+    exit_code      integer,
+    created_at     timestamptz NOT NULL DEFAULT pg_catalog.now(),
+    claimed_at     timestamptz,
+    started_at     timestamptz,
+    released_at    timestamptz,
+    release_reason text,
+    FOREIGN KEY (job_id, role) REFERENCES tide.job_tasks (job_id, role) ON DELETE CASCADE,
+    CONSTRAINT allocations_released_check CHECK ((state = 'released') = (released_at IS NOT NULL)),
+    CONSTRAINT allocations_gpu_milli_mask_check CHECK (gpu_milli IS NULL OR tide.gpu_count(gpus) = 1)
+);
+COMMENT ON TABLE tide.allocations IS
+    'Placements of job replicas on nodes: assigned by a cycle, running once the launcher started it, releasing while being stopped, released exactly once';
+COMMENT ON COLUMN tide.allocations.gpus IS 'GPU indices of the node given to this replica';
+COMMENT ON COLUMN tide.allocations.gpu_milli IS 'share of the one GPU in gpus, in thousandths, for a fractional request; NULL for whole GPUs';
+COMMENT ON COLUMN tide.allocations.claimed_at IS 'first time the node''s launcher claimed it (tide.claim)';
+COMMENT ON COLUMN tide.allocations.release_reason IS 'why it was released: exited, evicted, node down, ...';
+
+-- ---------------------------------------------------------------- evictions
+CREATE TABLE tide.evictions (
+    id               bigint GENERATED BY DEFAULT AS IDENTITY (SEQUENCE NAME tide.evictions_id_seq) PRIMARY KEY,
+    job_id           bigint NOT NULL REFERENCES tide.jobs (id) ON DELETE CASCADE,
+    cycle_id         bigint REFERENCES tide.cycles (id) DEFERRABLE INITIALLY DEFERRED,
+    reason           text NOT NULL,
+    preemptor_job_id bigint REFERENCES tide.jobs (id) ON DELETE SET NULL,
+    goal             text NOT NULL DEFAULT 'requeue'
+                     CONSTRAINT evictions_goal_check CHECK (goal IN ('requeue', 'fail', 'cancel')),
+    created_at       timestamptz NOT NULL DEFAULT pg_catalog.now(),
+    acked_at         timestamptz
+);
+COMMENT ON TABLE tide.evictions IS
+    'Orders to stop a job''s allocations (preemption, reclaim, cancel, a failed gang member, a lost node); acked_at is set once all of them are released';
+COMMENT ON COLUMN tide.evictions.goal IS 'what the eviction is for: requeue, fail or cancel the job';
+
+-- ---------------------------------------------------------------- history
+CREATE TABLE tide.job_events (
+    id        bigint GENERATED BY DEFAULT AS IDENTITY (SEQUENCE NAME tide.job_events_id_seq) PRIMARY KEY,
+    job_id    bigint NOT NULL REFERENCES tide.jobs (id) ON DELETE CASCADE,
+    at        timestamptz NOT NULL DEFAULT pg_catalog.now(),
+    old_state text,
+    new_state text NOT NULL,
+    reason    text,
+    cycle_id  bigint
+);
+COMMENT ON TABLE tide.job_events IS
+    'Append-only history of job state changes: one row per change, written by the state machine triggers (old_state NULL at submission)';
+COMMENT ON COLUMN tide.job_events.cycle_id IS 'the cycle that made the change (the transaction-local setting tide.cycle_id), NULL otherwise';
+
+-- ---------------------------------------------------------------- indexes
+-- Pending jobs in scheduling order per queue (R-O1): the cycle's main read.
+CREATE INDEX jobs_pending_idx ON tide.jobs (queue, priority DESC, created_at, id)
+    WHERE state = 'pending';
+-- Jobs holding resources, for usage sums and eviction candidates.
+CREATE INDEX jobs_active_idx ON tide.jobs (queue, id)
+    WHERE state IN ('allocated', 'running', 'evicting');
+CREATE INDEX jobs_owner_idx ON tide.jobs (owner, id);
+CREATE INDEX jobs_retry_of_idx ON tide.jobs (retry_of) WHERE retry_of IS NOT NULL;
+-- Live allocations per node: usage, free GPUs, claims.
+CREATE INDEX allocations_live_node_idx ON tide.allocations (node, state)
+    WHERE state <> 'released';
+CREATE INDEX allocations_job_idx ON tide.allocations (job_id);
+-- A replica has at most one live allocation.
+CREATE UNIQUE INDEX allocations_live_replica_key ON tide.allocations (job_id, role, replica)
+    WHERE state <> 'released';
+CREATE INDEX evictions_job_idx ON tide.evictions (job_id);
+CREATE INDEX evictions_open_idx ON tide.evictions (job_id) WHERE acked_at IS NULL;
+CREATE INDEX job_events_job_idx ON tide.job_events (job_id, id);
+
+-- pg_dump keeps the rows (and sequence positions) of these tables.
+SELECT pg_catalog.pg_extension_config_dump('tide.queues', '');
+SELECT pg_catalog.pg_extension_config_dump('tide.nodes', '');
+SELECT pg_catalog.pg_extension_config_dump('tide.cycles', '');
+SELECT pg_catalog.pg_extension_config_dump('tide.cycles_id_seq', '');
+SELECT pg_catalog.pg_extension_config_dump('tide.jobs', '');
+SELECT pg_catalog.pg_extension_config_dump('tide.jobs_id_seq', '');
+SELECT pg_catalog.pg_extension_config_dump('tide.job_tasks', '');
+SELECT pg_catalog.pg_extension_config_dump('tide.allocations', '');
+SELECT pg_catalog.pg_extension_config_dump('tide.allocations_id_seq', '');
+SELECT pg_catalog.pg_extension_config_dump('tide.evictions', '');
+SELECT pg_catalog.pg_extension_config_dump('tide.evictions_id_seq', '');
+SELECT pg_catalog.pg_extension_config_dump('tide.job_events', '');
+SELECT pg_catalog.pg_extension_config_dump('tide.job_events_id_seq', '');

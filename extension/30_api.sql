@@ -1,0 +1,209 @@
+-- The API of platform backends and administrators: submit, cancel, nodes.
+--
+-- These functions run with the caller's rights (SECURITY INVOKER): what a
+-- caller may do is decided by the table privileges and row-level security of
+-- 40_roles.sql, so calling a function never grants more than the equivalent
+-- SQL.  Checks and history are done by the triggers of 25_state_machine.sql.
+
+CREATE FUNCTION tide.submit(
+    queue         text,
+    request       tide.resvec,
+    replicas      integer DEFAULT 1,
+    priority      integer DEFAULT 0,
+    name          text DEFAULT NULL,
+    idle          boolean DEFAULT false,
+    reserve       boolean DEFAULT false,
+    service_type  text DEFAULT NULL,
+    preemptable   boolean DEFAULT true,
+    min_available integer DEFAULT NULL,
+    gpu_type      text DEFAULT NULL,
+    node_selector jsonb DEFAULT '{}',
+    time_limit    interval DEFAULT NULL,
+    max_retries   integer DEFAULT 0,
+    on_evict      text DEFAULT 'requeue',
+    command       text DEFAULT NULL,
+    role          text DEFAULT 'main')
+    RETURNS bigint
+    LANGUAGE plpgsql
+    SET search_path = pg_catalog, pg_temp
+    AS $$
+DECLARE
+    job bigint;
+BEGIN
+    IF queue IS NULL THEN
+        RAISE EXCEPTION 'queue must not be NULL'
+            USING ERRCODE = 'null_value_not_allowed', HINT = 'Name one of the queues in tide.queues.';
+    END IF;
+    IF request IS NULL THEN
+        RAISE EXCEPTION 'request must not be NULL'
+            USING ERRCODE = 'null_value_not_allowed',
+                  HINT = 'Give the per-replica resources, e.g. ''cpu=4, memory=16Gi, gpu=1''.';
+    END IF;
+    IF replicas IS NULL OR replicas < 1 THEN
+        RAISE EXCEPTION 'replicas must be at least 1, not %', coalesce(replicas::text, 'NULL')
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF min_available IS NOT NULL AND min_available > replicas THEN
+        RAISE EXCEPTION 'min_available % is above the % replicas', min_available, replicas
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'Leave min_available NULL to require every replica.';
+    END IF;
+    INSERT INTO tide.jobs (name, queue, priority, service_type, preemptable, idle, reserve,
+                           min_available, node_selector, gpu_type, time_limit, max_retries,
+                           on_evict, command)
+    VALUES (submit.name, submit.queue, coalesce(submit.priority, 0), submit.service_type,
+            coalesce(submit.preemptable, true), coalesce(submit.idle, false),
+            coalesce(submit.reserve, false), submit.min_available,
+            coalesce(submit.node_selector, '{}'), submit.gpu_type, submit.time_limit,
+            coalesce(submit.max_retries, 0), coalesce(submit.on_evict, 'requeue'), submit.command)
+    RETURNING id INTO job;
+    INSERT INTO tide.job_tasks (job_id, role, replicas, request)
+    VALUES (job, coalesce(submit.role, 'main'), submit.replicas, submit.request);
+    RETURN job;
+END
+$$;
+COMMENT ON FUNCTION tide.submit(text, tide.resvec, integer, integer, text, boolean, boolean, text, boolean,
+                                integer, text, jsonb, interval, integer, text, text, text) IS
+    'submits a one-role job (replicas of one request) to a queue and returns its id; multi-role jobs: insert into tide.jobs and tide.job_tasks in one transaction';
+
+CREATE FUNCTION tide.cancel(job_id bigint) RETURNS text
+    LANGUAGE plpgsql
+    SET search_path = pg_catalog, pg_temp
+    AS $$
+DECLARE
+    st text;
+    requested boolean;
+BEGIN
+    -- Lock the job row first (lock order: jobs, then allocations).
+    SELECT j.state, j.cancel_requested INTO st, requested
+      FROM tide.jobs j WHERE j.id = cancel.job_id FOR NO KEY UPDATE;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'job % does not exist', coalesce(cancel.job_id::text, 'NULL')
+            USING ERRCODE = 'undefined_object',
+                  HINT = 'A submitter sees and cancels only its own jobs.';
+    END IF;
+    IF st IN ('succeeded', 'failed', 'cancelled') THEN
+        RAISE NOTICE 'job % is already %; nothing to cancel', cancel.job_id, st;
+        RETURN st;
+    END IF;
+    IF requested THEN
+        RAISE NOTICE 'job % is already being cancelled', cancel.job_id;
+        RETURN st;
+    END IF;
+    UPDATE tide.jobs j SET cancel_requested = true WHERE j.id = cancel.job_id;
+    SELECT j.state INTO st FROM tide.jobs j WHERE j.id = cancel.job_id;
+    RETURN st;
+END
+$$;
+COMMENT ON FUNCTION tide.cancel(bigint) IS
+    'cancels a job: pending -> cancelled at once; allocated or running -> evicting until its launchers confirm, then cancelled; returns the state it is now in';
+
+CREATE FUNCTION tide.register_node(
+    name           text,
+    capacity       tide.resvec,
+    gpu_type       text DEFAULT NULL,
+    labels         jsonb DEFAULT '{}',
+    gpu_topology   integer[] DEFAULT NULL,
+    resource_group text DEFAULT 'default')
+    RETURNS void
+    LANGUAGE plpgsql
+    SET search_path = pg_catalog, pg_temp
+    AS $$
+BEGIN
+    IF name IS NULL OR name = '' THEN
+        RAISE EXCEPTION 'node name must not be empty'
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF capacity IS NULL THEN
+        RAISE EXCEPTION 'capacity of node "%" must not be NULL', name
+            USING ERRCODE = 'null_value_not_allowed',
+                  HINT = 'Give the node''s resources, e.g. ''cpu=64, memory=512Gi, gpu=8''.';
+    END IF;
+    IF tide.get(capacity, 'gpu') <> trunc(tide.get(capacity, 'gpu')) THEN
+        RAISE EXCEPTION 'GPU count % of node "%" is not a whole number', tide.get(capacity, 'gpu'), name
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF gpu_topology IS NOT NULL AND coalesce(cardinality(gpu_topology), 0) <> tide.get(capacity, 'gpu') THEN
+        RAISE EXCEPTION 'gpu_topology of node "%" has % entries for % GPUs',
+                name, coalesce(cardinality(gpu_topology), 0), tide.get(capacity, 'gpu')
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'Give one topology domain id per GPU index, or NULL for one domain.';
+    END IF;
+    INSERT INTO tide.nodes AS n (name, capacity, gpu_type, labels, gpu_topology, resource_group)
+    VALUES (register_node.name, register_node.capacity, register_node.gpu_type,
+            coalesce(register_node.labels, '{}'), register_node.gpu_topology,
+            coalesce(register_node.resource_group, 'default'))
+    ON CONFLICT ON CONSTRAINT nodes_pkey DO UPDATE
+       SET capacity = EXCLUDED.capacity, gpu_type = EXCLUDED.gpu_type, labels = EXCLUDED.labels,
+           gpu_topology = EXCLUDED.gpu_topology, resource_group = EXCLUDED.resource_group;
+END
+$$;
+COMMENT ON FUNCTION tide.register_node(text, tide.resvec, text, jsonb, integer[], text) IS
+    'adds a node (state ready) or updates an existing one''s capacity, GPU type, labels, topology and resource group (its state is kept)';
+
+CREATE FUNCTION tide.drain_node(node text) RETURNS text
+    LANGUAGE plpgsql
+    SET search_path = pg_catalog, pg_temp
+    AS $$
+DECLARE
+    st text;
+BEGIN
+    SELECT n.state INTO st FROM tide.nodes n WHERE n.name = drain_node.node FOR UPDATE;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'node "%" does not exist', drain_node.node
+            USING ERRCODE = 'undefined_object';
+    END IF;
+    IF st <> 'ready' THEN
+        RAISE NOTICE 'node "%" is already %; nothing changed', drain_node.node, st;
+        RETURN st;
+    END IF;
+    UPDATE tide.nodes n SET state = 'draining' WHERE n.name = drain_node.node;
+    RETURN 'draining';
+END
+$$;
+COMMENT ON FUNCTION tide.drain_node(text) IS
+    'stops placing new work on a ready node (its running work stays); returns its state; undo with tide.resume_node';
+
+CREATE FUNCTION tide.resume_node(node text) RETURNS text
+    LANGUAGE plpgsql
+    SET search_path = pg_catalog, pg_temp
+    AS $$
+DECLARE
+    st text;
+BEGIN
+    SELECT n.state INTO st FROM tide.nodes n WHERE n.name = resume_node.node FOR UPDATE;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'node "%" does not exist', resume_node.node
+            USING ERRCODE = 'undefined_object';
+    END IF;
+    IF st = 'ready' THEN
+        RAISE NOTICE 'node "%" is already ready; nothing changed', resume_node.node;
+        RETURN st;
+    END IF;
+    UPDATE tide.nodes n SET state = 'ready' WHERE n.name = resume_node.node;
+    RETURN 'ready';
+END
+$$;
+COMMENT ON FUNCTION tide.resume_node(text) IS
+    'makes a draining or down node ready again; returns its state';
+
+-- R-A2: an unschedulable job is looked at again when queues or nodes change.
+CREATE FUNCTION tide._reconsider_unschedulable() RETURNS trigger
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path = pg_catalog, pg_temp
+    AS $$
+BEGIN
+    UPDATE tide.jobs j SET unschedulable = false
+     WHERE j.state = 'pending' AND j.unschedulable;
+    RETURN NULL;
+END
+$$;
+COMMENT ON FUNCTION tide._reconsider_unschedulable() IS
+    'statement trigger: clears the unschedulable mark of pending jobs when queues or nodes change (R-A2)';
+CREATE TRIGGER queues_changed AFTER INSERT OR DELETE OR UPDATE ON tide.queues
+    FOR EACH STATEMENT EXECUTE FUNCTION tide._reconsider_unschedulable();
+CREATE TRIGGER nodes_added AFTER INSERT OR DELETE ON tide.nodes
+    FOR EACH STATEMENT EXECUTE FUNCTION tide._reconsider_unschedulable();
+CREATE TRIGGER nodes_changed
+    AFTER UPDATE OF capacity, gpu_type, gpu_topology, labels, state, allow_cpu_jobs, resource_group ON tide.nodes
+    FOR EACH STATEMENT EXECUTE FUNCTION tide._reconsider_unschedulable();

@@ -1,0 +1,159 @@
+-- Roles, privileges and row-level security (docs/security.md).
+--
+--   tide_admin      everything: queues, nodes, jobs of every owner
+--   tide_submitter  submit jobs, cancel and read its own (jobs, tasks,
+--                   allocations, evictions, events); read queues and nodes
+--   tide_launcher   the launcher calls and heartbeat for the nodes it may act for
+--   tide_reader     read everything, change nothing
+--
+-- The roles themselves are created (when missing) at the top of 20_tables.sql.
+-- Superusers (the scheduling cycle under pg_cron) bypass row-level security.
+
+GRANT USAGE ON SCHEMA tide TO tide_admin, tide_submitter, tide_launcher, tide_reader;
+
+-- ---------------------------------------------------------------- tables
+GRANT SELECT ON tide.queues, tide.nodes, tide.cycles, tide.jobs, tide.job_tasks, tide.allocations,
+                tide.evictions, tide.job_events, tide.job_transitions, tide.allocation_transitions
+    TO tide_admin, tide_reader;
+GRANT INSERT, UPDATE, DELETE ON tide.queues, tide.nodes, tide.jobs, tide.job_tasks, tide.allocations,
+                                tide.evictions, tide.cycles
+    TO tide_admin;
+GRANT DELETE ON tide.job_events TO tide_admin;          -- retention only; rows are never updated
+GRANT USAGE, SELECT ON SEQUENCE tide.jobs_id_seq, tide.allocations_id_seq, tide.evictions_id_seq,
+                                tide.cycles_id_seq, tide.job_events_id_seq TO tide_admin;
+
+-- Submitters: their own rows (policies below), the queues and nodes.
+GRANT SELECT ON tide.queues, tide.nodes, tide.jobs, tide.job_tasks, tide.allocations, tide.evictions,
+                tide.job_events, tide.job_transitions, tide.allocation_transitions
+    TO tide_submitter;
+GRANT INSERT (name, queue, priority, service_type, preemptable, idle, reserve, min_available,
+              node_selector, gpu_type, time_limit, max_retries, on_evict, command)
+    ON tide.jobs TO tide_submitter;
+GRANT UPDATE (cancel_requested) ON tide.jobs TO tide_submitter;
+GRANT INSERT (job_id, role, replicas, request) ON tide.job_tasks TO tide_submitter;
+
+-- Launchers: the nodes, and the allocations and jobs of the nodes they serve.
+GRANT SELECT ON tide.nodes, tide.allocations, tide.jobs, tide.job_tasks, tide.evictions TO tide_launcher;
+GRANT UPDATE (heartbeat_at) ON tide.nodes TO tide_launcher;
+GRANT UPDATE (state, exit_code, claimed_at, started_at, released_at, release_reason)
+    ON tide.allocations TO tide_launcher;
+
+-- ---------------------------------------------------------------- row-level security
+ALTER TABLE tide.jobs ENABLE ROW LEVEL SECURITY;
+ALTER TABLE tide.job_tasks ENABLE ROW LEVEL SECURITY;
+ALTER TABLE tide.allocations ENABLE ROW LEVEL SECURITY;
+ALTER TABLE tide.evictions ENABLE ROW LEVEL SECURITY;
+ALTER TABLE tide.job_events ENABLE ROW LEVEL SECURITY;
+ALTER TABLE tide.nodes ENABLE ROW LEVEL SECURITY;
+
+-- Administrators and readers: every row (readers only read: no grants).
+CREATE POLICY admin_all ON tide.jobs TO tide_admin USING (true) WITH CHECK (true);
+CREATE POLICY admin_all ON tide.job_tasks TO tide_admin USING (true) WITH CHECK (true);
+CREATE POLICY admin_all ON tide.allocations TO tide_admin USING (true) WITH CHECK (true);
+CREATE POLICY admin_all ON tide.evictions TO tide_admin USING (true) WITH CHECK (true);
+CREATE POLICY admin_all ON tide.job_events TO tide_admin USING (true) WITH CHECK (true);
+CREATE POLICY admin_all ON tide.nodes TO tide_admin USING (true) WITH CHECK (true);
+CREATE POLICY reader_all ON tide.jobs FOR SELECT TO tide_reader USING (true);
+CREATE POLICY reader_all ON tide.job_tasks FOR SELECT TO tide_reader USING (true);
+CREATE POLICY reader_all ON tide.allocations FOR SELECT TO tide_reader USING (true);
+CREATE POLICY reader_all ON tide.evictions FOR SELECT TO tide_reader USING (true);
+CREATE POLICY reader_all ON tide.job_events FOR SELECT TO tide_reader USING (true);
+CREATE POLICY reader_all ON tide.nodes FOR SELECT TO tide_reader USING (true);
+
+-- Submitters: their own jobs and what hangs off them.
+CREATE POLICY submitter_own ON tide.jobs FOR SELECT TO tide_submitter
+    USING (owner = CURRENT_USER);
+CREATE POLICY submitter_submit ON tide.jobs FOR INSERT TO tide_submitter
+    WITH CHECK (owner = CURRENT_USER AND state = 'pending' AND retry_of IS NULL);
+CREATE POLICY submitter_cancel ON tide.jobs FOR UPDATE TO tide_submitter
+    USING (owner = CURRENT_USER) WITH CHECK (owner = CURRENT_USER);
+CREATE POLICY submitter_own ON tide.job_tasks FOR SELECT TO tide_submitter
+    USING (EXISTS (SELECT 1 FROM tide.jobs j WHERE j.id = job_id AND j.owner = CURRENT_USER));
+CREATE POLICY submitter_submit ON tide.job_tasks FOR INSERT TO tide_submitter
+    WITH CHECK (EXISTS (SELECT 1 FROM tide.jobs j
+                         WHERE j.id = job_id AND j.owner = CURRENT_USER AND j.state = 'pending'));
+CREATE POLICY submitter_own ON tide.allocations FOR SELECT TO tide_submitter
+    USING (EXISTS (SELECT 1 FROM tide.jobs j WHERE j.id = job_id AND j.owner = CURRENT_USER));
+CREATE POLICY submitter_own ON tide.evictions FOR SELECT TO tide_submitter
+    USING (EXISTS (SELECT 1 FROM tide.jobs j WHERE j.id = job_id AND j.owner = CURRENT_USER));
+CREATE POLICY submitter_own ON tide.job_events FOR SELECT TO tide_submitter
+    USING (EXISTS (SELECT 1 FROM tide.jobs j WHERE j.id = job_id AND j.owner = CURRENT_USER));
+CREATE POLICY submitter_read ON tide.nodes FOR SELECT TO tide_submitter USING (true);
+
+-- Launchers: the nodes they may act for (tide._may_launch) and their work.
+CREATE POLICY launcher_read ON tide.nodes FOR SELECT TO tide_launcher USING (true);
+CREATE POLICY launcher_heartbeat ON tide.nodes FOR UPDATE TO tide_launcher
+    USING (tide._may_launch(name, CURRENT_USER)) WITH CHECK (tide._may_launch(name, CURRENT_USER));
+CREATE POLICY launcher_own ON tide.allocations FOR SELECT TO tide_launcher
+    USING (tide._may_launch(node, CURRENT_USER));
+CREATE POLICY launcher_report ON tide.allocations FOR UPDATE TO tide_launcher
+    USING (tide._may_launch(node, CURRENT_USER)) WITH CHECK (tide._may_launch(node, CURRENT_USER));
+CREATE POLICY launcher_own ON tide.jobs FOR SELECT TO tide_launcher
+    USING (tide._launches_job(id, CURRENT_USER));
+CREATE POLICY launcher_own ON tide.job_tasks FOR SELECT TO tide_launcher
+    USING (tide._launches_job(job_id, CURRENT_USER));
+CREATE POLICY launcher_own ON tide.evictions FOR SELECT TO tide_launcher
+    USING (tide._launches_job(job_id, CURRENT_USER));
+
+-- ---------------------------------------------------------------- functions
+-- Functions are executable by PUBLIC unless revoked; the public API is
+-- granted to the roles that use it, internal helpers to nobody but their
+-- owner (the triggers and SECURITY DEFINER functions run as the owner).
+REVOKE ALL ON FUNCTION
+    tide.submit(text, tide.resvec, integer, integer, text, boolean, boolean, text, boolean,
+                integer, text, jsonb, interval, integer, text, text, text),
+    tide.cancel(bigint),
+    tide.register_node(text, tide.resvec, text, jsonb, integer[], text),
+    tide.drain_node(text),
+    tide.resume_node(text),
+    tide.claim(text),
+    tide.claim_evictions(text),
+    tide.started(bigint),
+    tide.exited(bigint, integer),
+    tide.evicted(bigint),
+    tide.heartbeat(text),
+    tide._check_launcher(text),
+    tide._node_info(text),
+    tide._launcher_target(bigint, text),
+    tide._evict(bigint[], text[], text[], bigint[]),
+    tide._apply_cancel(bigint[]),
+    tide._create_retries(bigint[]),
+    tide._rollup_jobs(bigint[], bigint[], bigint[]),
+    tide._nodes_lost(text[], text),
+    tide._jobs_before_insert(),
+    tide._job_tasks_before_write(),
+    tide._check_job_tasks(),
+    tide._jobs_after_insert(),
+    tide._jobs_after_update(),
+    tide._job_events_refuse_change(),
+    tide._allocations_after_insert(),
+    tide._allocations_after_update(),
+    tide._reconsider_unschedulable()
+    FROM PUBLIC;
+
+GRANT EXECUTE ON FUNCTION
+    tide.submit(text, tide.resvec, integer, integer, text, boolean, boolean, text, boolean,
+                integer, text, jsonb, interval, integer, text, text, text),
+    tide.cancel(bigint)
+    TO tide_submitter, tide_admin;
+GRANT EXECUTE ON FUNCTION
+    tide.register_node(text, tide.resvec, text, jsonb, integer[], text),
+    tide.drain_node(text),
+    tide.resume_node(text),
+    tide._evict(bigint[], text[], text[], bigint[]),
+    tide._nodes_lost(text[], text)
+    TO tide_admin;
+GRANT EXECUTE ON FUNCTION
+    tide.claim(text),
+    tide.claim_evictions(text),
+    tide.started(bigint),
+    tide.exited(bigint, integer),
+    tide.evicted(bigint),
+    tide.heartbeat(text),
+    tide._check_launcher(text),
+    tide._node_info(text),
+    tide._launcher_target(bigint, text)
+    TO tide_launcher, tide_admin;
+-- tide.node_channel, tide._may_launch, tide._launches_job, tide._cycle_lock_key,
+-- tide._current_cycle and tide._restoring stay executable by PUBLIC: they only compute or
+-- answer yes or no (and policies call them as the querying role).

@@ -1,0 +1,118 @@
+-- Views for people: what waits, what each queue and node holds.
+-- The usage views are security_invoker (row-level security applies); the
+-- pending view filters rows itself.
+
+-- The part of a usage vector that a quota covers: per resource the quota
+-- names, the smaller of the two; resources it does not name are not limited
+-- by it (R-A1), so they are covered whole.  Everything else is borrowed.
+CREATE FUNCTION tide._covered(usage tide.resvec, quota tide.resvec) RETURNS tide.resvec
+    LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp
+    AS $$
+SELECT coalesce(
+         (SELECT pg_catalog.jsonb_object_agg(u.key,
+                     CASE WHEN q.key IS NULL THEN u.value::numeric
+                          ELSE LEAST(u.value::numeric, q.value::numeric) END)
+            FROM pg_catalog.jsonb_each(usage::jsonb) u
+            LEFT JOIN pg_catalog.jsonb_each(quota::jsonb) q ON q.key = u.key)::tide.resvec,
+         ''::tide.resvec)
+$$;
+COMMENT ON FUNCTION tide._covered(tide.resvec, tide.resvec) IS
+    'the part of a usage vector covered by a quota: per resource the quota names the smaller of both, other resources whole (a quota limits only what it names, R-A1)';
+
+-- Not security_invoker: positions count every owner's jobs, then the rows
+-- are filtered to the caller's own (admins and readers see all).  The
+-- security barrier keeps a caller's functions from seeing rows before the
+-- filter.
+CREATE VIEW tide.pending WITH (security_barrier = true) AS
+SELECT p.job_id, p.name, p.queue, p.owner, p.priority, p.idle, p.retry, p.position,
+       p.pending_reason, p.unschedulable, p.waiting_since, p.created_at
+  FROM (SELECT j.id AS job_id,
+               j.name,
+               j.queue,
+               j.owner,
+               j.priority,
+               j.idle,
+               j.retry_of IS NOT NULL AS retry,
+               pg_catalog.row_number() OVER (
+                   PARTITION BY j.queue
+                   ORDER BY j.idle, (j.retry_of IS NULL), j.priority DESC, j.created_at, j.id) AS position,
+               j.pending_reason,
+               j.unschedulable,
+               coalesce(w.since, j.created_at) AS waiting_since,
+               j.created_at
+          FROM tide.jobs j
+          LEFT JOIN LATERAL (SELECT max(e.at) AS since FROM tide.job_events e
+                              WHERE e.job_id = j.id AND e.new_state = 'pending') w ON true
+         WHERE j.state = 'pending') p
+ WHERE p.owner = CURRENT_USER
+    OR pg_catalog.pg_has_role('tide_admin', 'USAGE')
+    OR pg_catalog.pg_has_role('tide_reader', 'USAGE');
+COMMENT ON VIEW tide.pending IS
+    'pending jobs with their position in their queue among every owner''s jobs (non-idle before idle, retry lane, then priority, age, id: R-O1..R-O3), the reason they wait and since when; a submitter sees its own rows';
+
+CREATE VIEW tide.queue_usage WITH (security_invoker = true) AS
+WITH live AS (
+    SELECT j.queue,
+           tide.sum(a.resources) FILTER (WHERE NOT j.idle) AS usage,
+           tide.sum(a.resources) FILTER (WHERE j.idle) AS idle_usage
+      FROM tide.allocations a JOIN tide.jobs j ON j.id = a.job_id
+     WHERE a.state <> 'released'
+     GROUP BY j.queue
+), counts AS (
+    SELECT j.queue,
+           count(*) FILTER (WHERE j.state = 'pending') AS pending,
+           count(*) FILTER (WHERE j.state IN ('allocated', 'running')) AS running,
+           count(*) FILTER (WHERE j.state = 'evicting') AS evicting
+      FROM tide.jobs j
+     WHERE j.state IN ('pending', 'allocated', 'running', 'evicting')
+     GROUP BY j.queue
+), u AS (
+    SELECT q.name AS queue, q.resource_group, q.priority, q.quota, q.capability,
+           coalesce(l.usage, ''::tide.resvec) AS usage,
+           coalesce(l.idle_usage, ''::tide.resvec) AS idle_usage,
+           coalesce(c.pending, 0) AS pending,
+           coalesce(c.running, 0) AS running,
+           coalesce(c.evicting, 0) AS evicting
+      FROM tide.queues q
+      LEFT JOIN live l ON l.queue = q.name
+      LEFT JOIN counts c ON c.queue = q.name
+)
+SELECT u.queue, u.resource_group, u.priority, u.quota, u.capability,
+       u.usage,
+       g.guaranteed,
+       u.usage OPERATOR(tide.-) g.guaranteed AS borrowed,
+       u.idle_usage,
+       u.pending, u.running, u.evicting
+  FROM u
+ CROSS JOIN LATERAL (SELECT CASE WHEN u.quota IS NULL THEN ''::tide.resvec
+                                 ELSE tide._covered(u.usage, u.quota) END AS guaranteed) g;
+COMMENT ON VIEW tide.queue_usage IS
+    'per queue: quota, capability, non-idle usage split into guaranteed (within quota) and borrowed, idle usage, and job counts';
+
+CREATE VIEW tide.node_usage WITH (security_invoker = true) AS
+WITH live AS (
+    SELECT a.node,
+           tide.sum(a.resources) AS allocated,
+           tide.union(a.gpus) AS used_gpus,
+           count(*) AS allocations
+      FROM tide.allocations a
+     WHERE a.state <> 'released'
+     GROUP BY a.node
+)
+SELECT n.name AS node, n.resource_group, n.state, n.gpu_type, n.capacity,
+       coalesce(l.allocated, ''::tide.resvec) AS allocated,
+       n.capacity OPERATOR(tide.-) coalesce(l.allocated, ''::tide.resvec) AS free,
+       tide._all_gpus(tide.get(n.capacity, 'gpu')) OPERATOR(tide.-) coalesce(l.used_gpus, ''::tide.gpumask) AS free_gpus,
+       coalesce(l.used_gpus, ''::tide.gpumask) AS used_gpus,
+       coalesce(l.allocations, 0) AS allocations,
+       n.heartbeat_at
+  FROM tide.nodes n
+  LEFT JOIN live l ON l.node = n.name;
+COMMENT ON VIEW tide.node_usage IS
+    'per node: capacity, what live allocations hold, what is free, and the GPUs no allocation uses (free_gpus)';
+
+GRANT SELECT ON tide.pending, tide.queue_usage, tide.node_usage TO tide_admin, tide_reader;
+-- Submitters see their own pending jobs; usage sums over other owners' rows
+-- would be partial for them (row-level security), so they are not granted.
+GRANT SELECT ON tide.pending TO tide_submitter;

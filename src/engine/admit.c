@@ -1,0 +1,267 @@
+/*
+ * admit.c: may the queue hold this job (R-A1), and can it ever (R-A2)?
+ *
+ * A job's gang minimum (minreq: the requests of its first min_available
+ * replicas, plus the card key when its gpu_type is known) is checked
+ * against its queue: within quota (on every resource the quota names) it
+ * is guaranteed; above quota but within capability it is borrowing; above
+ * capability it waits.  Usage counts what the queue holds plus what
+ * reservations (R-L2) hold in it.  Card keys of jobs without a gpu_type
+ * are checked per partition when a node is chosen (tide_part_card_ok).
+ */
+#include "engine_int.h"
+
+/* Would usage + held + ask exceed limit?  Overflow-safe; unlimited never. */
+static inline bool
+over(int64_t limit, int64_t used, int64_t ask)
+{
+	if (limit == TIDE_UNLIMITED)
+		return false;
+	return used > limit || ask > limit - used;
+}
+
+/* Queue-level hold is ignored by a job that ends before the holder starts. */
+static bool
+queue_hold_applies(TideWork *w, const TideJob *job, const TideQueue *q)
+{
+	return !tide_backfill_ok(w->s, job, q->hold_shadow);
+}
+
+/*
+ * Classify a non-idle job: TIDE_CLASS_GUARANTEED, TIDE_CLASS_BORROWING, or
+ * TIDE_CLASS_NONE with every capability reason added to o.
+ */
+int
+tide_admit(TideWork *w, int j, TideOutcome *o)
+{
+	TideSnapshot *s = w->s;
+	const TideJob *job = &s->jobs[j];
+	const TideQueue *q = &s->queues[job->queue];
+	const int64_t *need = w->minreq + (size_t) j * w->nres;
+	bool		use_held = queue_hold_applies(w, job, q);
+	bool		cap_ok = true;
+	bool		quota_ok = q->has_quota;
+
+	for (int r = 0; r < w->nres; r++)
+	{
+		int64_t		held = use_held ? q->held[r] : 0;
+		int64_t		total = q->usage[r] + q->idle_usage[r];
+
+		if (need[r] == 0)
+			continue;
+		if (over(q->capability[r], total + held, need[r]))
+		{
+			cap_ok = false;
+			if (held > 0 && !over(q->capability[r], total, need[r]))
+				tide_reason_add(o, R_HELD_QUEUE, r, -1, held, need[r], q->capability[r], q->hold_job);
+			else
+				tide_reason_add(o, R_CAPABILITY, r, -1, total + held, need[r], q->capability[r], job->queue);
+		}
+		if (quota_ok && over(q->quota[r], q->usage[r] + held, need[r]))
+			quota_ok = false;
+	}
+	if (!cap_ok)
+		return TIDE_CLASS_NONE;
+	return quota_ok ? TIDE_CLASS_GUARANTEED : TIDE_CLASS_BORROWING;
+}
+
+/*
+ * Idle job (R-A1): its minimum fits in the group's capacity minus the
+ * group's non-idle usage, and in its queue's capability.
+ */
+bool
+tide_admit_idle(TideWork *w, int j, TideOutcome *o)
+{
+	TideSnapshot *s = w->s;
+	const TideJob *job = &s->jobs[j];
+	const TideQueue *q = &s->queues[job->queue];
+	const int64_t *need = w->minreq + (size_t) j * w->nres;
+	int			g = w->info[j].group;
+	bool		ok = true;
+	bool		use_held = queue_hold_applies(w, job, q);
+
+	if (g < 0)
+		return false;
+	for (int r = 0; r < w->nres; r++)
+	{
+		const int64_t *cap = w->ix->groups[g].capacity;
+		const int64_t *nonidle = w->group_nonidle + (size_t) g * w->nres;
+		int64_t		held = use_held ? q->held[r] : 0;
+
+		if (need[r] == 0)
+			continue;
+		if (over(cap[r], nonidle[r], need[r]))
+		{
+			ok = false;
+			tide_reason_add(o, R_QUOTA_IDLE, r, -1, nonidle[r], need[r], cap[r], g);
+		}
+		if (over(q->capability[r], q->usage[r] + q->idle_usage[r] + held, need[r]))
+		{
+			ok = false;
+			if (held > 0 && !over(q->capability[r], q->usage[r] + q->idle_usage[r], need[r]))
+				tide_reason_add(o, R_HELD_QUEUE, r, -1, held, need[r], q->capability[r], q->hold_job);
+			else
+				tide_reason_add(o, R_CAPABILITY, r, -1, q->usage[r] + q->idle_usage[r] + held,
+								need[r], q->capability[r], job->queue);
+		}
+	}
+	return ok;
+}
+
+/*
+ * R-A2 checks that need no node scan: malformed GPU requests, a minimum
+ * above the queue's capability, a group without nodes, no partition of the
+ * group that could ever hold one replica.  Returns false (reasons in o)
+ * when the job can never run as things stand.
+ */
+bool
+tide_static_check(TideWork *w, int j, TideOutcome *o)
+{
+	TideSnapshot *s = w->s;
+	const TideJob *job = &s->jobs[j];
+	const TideQueue *q = &s->queues[job->queue];
+	const int64_t *need = w->minreq + (size_t) j * w->nres;
+	int			g = w->info[j].group;
+	bool		ok = true;
+
+	for (int ri = 0; ri < job->nroles; ri++)
+	{
+		int64_t		gpu = tide_role_gpu(&job->roles[ri]);
+
+		if (gpu > TIDE_MILLI && gpu % TIDE_MILLI != 0)
+		{
+			tide_reason_add(o, R_FRACTION, TIDE_RES_GPU, ri, gpu, 0, 0, 0);
+			ok = false;
+		}
+		else if (gpu > (int64_t) TIDE_MAX_GPUS * TIDE_MILLI)
+		{
+			tide_reason_add(o, R_TOO_MANY_GPUS, TIDE_RES_GPU, ri, gpu, 0, 0, 0);
+			ok = false;
+		}
+	}
+	for (int r = 0; r < w->nres; r++)
+		if (need[r] > 0 && over(q->capability[r], 0, need[r]))
+		{
+			tide_reason_add(o, R_CAP_NEVER, r, -1, need[r], q->capability[r], 0, job->queue);
+			ok = false;
+		}
+	if (!ok)
+		return false;
+	if (g < 0)
+	{
+		tide_reason_add(o, R_NO_NODES, -1, -1, 0, 0, 0, job->queue);
+		return false;
+	}
+	/* each role needs a partition whose largest node could hold one replica */
+	for (int ri = 0; ri < job->nroles; ri++)
+	{
+		const TideRole *role = &job->roles[ri];
+		const TideGroup *grp = &w->ix->groups[g];
+		bool		any = false,
+					fits = false;
+		int			shortres = -1;
+		int64_t		largest = 0;
+
+		for (int pi = grp->plo; pi < grp->phi && !fits; pi++)
+		{
+			const TidePart *p = &w->ix->parts[pi];
+			bool		pf = true;
+
+			if (!tide_part_allowed(w, j, role, p))
+				continue;
+			any = true;
+			for (int r = 0; r < w->nres && pf; r++)
+				if (role->request[r] > p->maxcap[r])
+				{
+					pf = false;
+					if (shortres < 0 || shortres == r)
+					{
+						shortres = r;
+						if (p->maxcap[r] > largest)
+							largest = p->maxcap[r];
+					}
+				}
+			if (pf && role->request[TIDE_RES_GPU] > (int64_t) p->maxgpus * TIDE_MILLI)
+			{
+				pf = false;
+				if (shortres < 0)
+					shortres = TIDE_RES_GPU;
+				if (shortres == TIDE_RES_GPU && (int64_t) p->maxgpus * TIDE_MILLI > largest)
+					largest = (int64_t) p->maxgpus * TIDE_MILLI;
+			}
+			fits = pf;
+		}
+		if (fits)
+			continue;
+		ok = false;
+		if (!any)
+		{
+			if (role->request[TIDE_RES_GPU] > 0 && job->gpu_type >= 0)
+				tide_reason_add(o, R_NO_TYPE, -1, ri, 0, 0, 0, job->gpu_type);
+			else if (role->request[TIDE_RES_GPU] == 0)
+				tide_reason_add(o, R_CPU_ON_GPU, -1, ri, 0, 0, 0, 0);
+			else
+				tide_reason_add(o, R_NO_TYPE, -1, ri, 0, 0, 0, -1);
+		}
+		else
+			tide_reason_add(o, R_TOO_BIG, shortres, ri, role->request[shortres], largest, 0, 0);
+	}
+	return ok;
+}
+
+/*
+ * May this job's replica land in partition p as far as card keys go?  A
+ * node of card type T charges the replica's GPUs as T too (R-A1): checked
+ * against capability always, and against quota in guaranteed mode.
+ * Usage includes tentative replicas of the job being placed.
+ */
+bool
+tide_part_card_ok(TideWork *w, const TideJob *job, const TidePart *p,
+				  const TideRole *role, int mode, bool record)
+{
+	const TideQueue *q = &w->s->queues[job->queue];
+	int			t = p->gpu_type;
+	int64_t		add = role->request[TIDE_RES_GPU];
+	int64_t		held;
+
+	if (t < 0 || add == 0 || role->request[t] != 0)
+		return true;
+	held = queue_hold_applies(w, job, q) ? q->held[t] : 0;
+	if (over(q->capability[t], q->usage[t] + q->idle_usage[t] + held, add))
+	{
+		if (record)
+		{
+			w->card_blocked_res = t;
+			w->card_blocked_mode = MODE_BORROW;
+		}
+		return false;
+	}
+	if (mode == MODE_GUARANTEED && over(q->quota[t], q->usage[t] + held, add))
+	{
+		if (record && w->card_blocked_res < 0)
+		{
+			w->card_blocked_res = t;
+			w->card_blocked_mode = MODE_GUARANTEED;
+		}
+		return false;
+	}
+	return true;
+}
+
+/* A replica beyond the gang minimum must still keep the queue within capability. */
+bool
+tide_extra_replica_ok(TideWork *w, const TideJob *job, const TideNode *n,
+					  const int64_t *req)
+{
+	const TideQueue *q = &w->s->queues[job->queue];
+
+	for (int r = 0; r < w->nres; r++)
+		if (req[r] > 0 && over(q->capability[r], q->usage[r] + q->idle_usage[r] + q->held[r], req[r]))
+			return false;
+	if (n->gpu_type >= 0 && req[TIDE_RES_GPU] > 0 && req[n->gpu_type] == 0 &&
+		over(q->capability[n->gpu_type],
+			 q->usage[n->gpu_type] + q->idle_usage[n->gpu_type] + q->held[n->gpu_type],
+			 req[TIDE_RES_GPU]))
+		return false;
+	return true;
+}

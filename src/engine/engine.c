@@ -1,0 +1,509 @@
+/*
+ * engine.c: one scheduling decision over a snapshot (tide_decide).
+ *
+ * The walk (POLICY.md "Put together"):
+ *   1. non-idle jobs, each next job taken from the queue R-O4 ranks first at
+ *      that moment (queue priority, then dominant share of quota, then
+ *      name), each queue's jobs in R-O3 then R-O1 order.  Guaranteed jobs
+ *      (within quota, R-A1) are placed in this pass; borrowing jobs are set
+ *      aside, so a borrowing job never takes what a guaranteed job of this
+ *      cycle could use.
+ *   2. the borrowing jobs, in the order they were set aside.
+ *   3. idle jobs of each resource group, retry lane first, then R-O1 (R-O2).
+ * A job that fits is placed, one that does not is skipped and the walk goes
+ * on (R-L1); a reserving job that does not fit holds what it lacks (R-L2).
+ * A job shape that failed fails again for the rest of the walk (nothing is
+ * released inside a cycle), so the shape cache answers repeats in O(1).
+ */
+#include <math.h>
+#include <string.h>
+
+#include "engine_int.h"
+
+#define TIDE_MAX_BLOCKS 64
+
+typedef struct TideBlocks
+{
+	int			n;
+	void	   *p[TIDE_MAX_BLOCKS];
+} TideBlocks;
+
+/* Result and scratch of the previous call, given back when mem.free is set. */
+typedef struct TideResultPriv
+{
+	TideResult	pub;
+	TideBlocks	blocks;
+} TideResultPriv;
+
+void *
+tide_work_alloc(TideWork *w, size_t size)
+{
+	void	   *p = tide_alloc(w->s, size);
+
+	if (w->blocks->n < TIDE_MAX_BLOCKS)
+		w->blocks->p[w->blocks->n++] = p;
+	return p;
+}
+
+static void
+release_previous(TideSnapshot *s)
+{
+	TideResultPriv *prev = (TideResultPriv *) s->last;
+
+	s->last = NULL;
+	if (!prev || !s->mem.free)
+		return;
+	for (int i = 0; i < prev->blocks.n; i++)
+		s->mem.free(s->mem.ctx, prev->blocks.p[i]);
+	s->mem.free(s->mem.ctx, prev);
+}
+
+static uint64_t
+mix(uint64_t h, uint64_t v)
+{
+	h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+	return h * 0xff51afd7ed558ccdULL;
+}
+
+/* Everything that decides whether a job fits, hashed (the shape cache key). */
+static uint64_t
+shape_hash(const TideSnapshot *s, const TideJob *job, const TideJobInfo *in)
+{
+	uint64_t	h = mix(0, (uint64_t) job->queue);
+
+	h = mix(h, job->idle);
+	h = mix(h, (uint64_t) in->min_replicas);
+	h = mix(h, (uint64_t) (job->gpu_type + 1));
+	for (int i = 0; i < job->nselector; i++)
+		h = mix(h, (uint64_t) job->selector[i]);
+	for (int ri = 0; ri < job->nroles; ri++)
+	{
+		h = mix(h, (uint64_t) job->roles[ri].replicas);
+		for (int r = 0; r < s->nres; r++)
+			h = mix(h, (uint64_t) job->roles[ri].request[r]);
+	}
+	return h;
+}
+
+static bool
+same_shape(const TideSnapshot *s, const TideWork *w, int a, int b)
+{
+	const TideJob *x = &s->jobs[a];
+	const TideJob *y = &s->jobs[b];
+
+	if (x->queue != y->queue || x->idle != y->idle || x->gpu_type != y->gpu_type ||
+		x->nroles != y->nroles || x->nselector != y->nselector ||
+		w->info[a].min_replicas != w->info[b].min_replicas)
+		return false;
+	for (int i = 0; i < x->nselector; i++)
+		if (x->selector[i] != y->selector[i])
+			return false;
+	for (int ri = 0; ri < x->nroles; ri++)
+		if (x->roles[ri].replicas != y->roles[ri].replicas ||
+			memcmp(x->roles[ri].request, y->roles[ri].request, sizeof(int64_t) * s->nres) != 0)
+			return false;
+	return true;
+}
+
+static TideShape *
+shape_slot(TideWork *w, int j, int mode, bool *found)
+{
+	uint64_t	h = mix(w->info[j].hash, (uint64_t) mode);
+	uint64_t	k = h & w->shape_mask;
+
+	*found = false;
+	while (w->shapes[k].job)
+	{
+		TideShape  *e = &w->shapes[k];
+
+		if (e->hash == h && e->mode == mode && same_shape(w->s, w, e->job - 1, j))
+		{
+			*found = true;
+			return e;
+		}
+		k = (k + 1) & w->shape_mask;
+	}
+	w->shapes[k].hash = h;
+	w->shapes[k].mode = mode;
+	return &w->shapes[k];
+}
+
+/*
+ * Try to place job j (already admitted) in mode; fills its outcome.  A
+ * failure is diagnosed once per shape (R-C2) and reserves when asked (R-L2).
+ * Returns true when placed.
+ */
+static bool
+try_place(TideWork *w, int j, int mode)
+{
+	TideOutcome *o = &w->r->outcomes[j];
+	TideShape  *slot = NULL;
+	int			start = w->r->nplacements;
+
+	if (w->info[j].cacheable)
+	{
+		bool		found;
+
+		slot = shape_slot(w, j, mode, &found);
+		if (found)
+		{
+			const TideOutcome *rep = &w->r->outcomes[slot->job - 1];
+
+			w->r->counters.shape_cache_hits++;
+			o->status = rep->status;
+			o->nreasons = rep->nreasons;
+			memcpy(o->reasons, rep->reasons, sizeof(o->reasons));
+			w->placed_count = 0;
+			w->card_blocked_res = -1;
+			if (w->s->jobs[j].reserve && o->status == TIDE_PENDING)
+				tide_reserve(w, j, mode, true);
+			return false;
+		}
+	}
+	if (tide_place_job(w, j, mode))
+	{
+		o->status = TIDE_PLACED;
+		o->first_placement = start;
+		o->nplacements = w->r->nplacements - start;
+		o->nreasons = 0;
+		return true;
+	}
+	o->status = TIDE_PENDING;
+	o->nreasons = 0;
+	tide_diagnose(w, j, mode, o);
+	/* a failure that depended on card quota is not a property of the shape */
+	if (slot && w->card_blocked_res < 0)
+		slot->job = j + 1;
+	if (w->s->jobs[j].reserve && o->status == TIDE_PENDING)
+		tide_reserve(w, j, mode, true);
+	return false;
+}
+
+static void
+walk_record(TideWork *w, int j)
+{
+	w->r->outcomes[j].walk_pos = w->r->nwalk;
+	w->r->walk[w->r->nwalk++] = j;
+}
+
+/* R-O4 heap of queues: higher priority, then lower share, then name. */
+typedef struct QHeap
+{
+	int32_t    *q;
+	int			n;
+	double	   *share;
+	const TideSnapshot *s;
+	const int32_t *rank;
+} QHeap;
+
+static bool
+qbefore(const QHeap *h, int a, int b)
+{
+	const TideQueue *x = &h->s->queues[a];
+	const TideQueue *y = &h->s->queues[b];
+
+	if (x->priority != y->priority)
+		return x->priority > y->priority;
+	if (h->share[a] != h->share[b])
+		return h->share[a] < h->share[b];
+	return h->rank[a] < h->rank[b];
+}
+
+static void
+qsift_down(QHeap *h, int i)
+{
+	for (;;)
+	{
+		int			l = 2 * i + 1,
+					r = l + 1,
+					m = i;
+
+		if (l < h->n && qbefore(h, h->q[l], h->q[m]))
+			m = l;
+		if (r < h->n && qbefore(h, h->q[r], h->q[m]))
+			m = r;
+		if (m == i)
+			return;
+		{
+			int32_t		t = h->q[i];
+
+			h->q[i] = h->q[m];
+			h->q[m] = t;
+		}
+		i = m;
+	}
+}
+
+/* Derived per-job data: group, replica counts, gang minimum vector, shape hash. */
+static void
+prepare_jobs(TideWork *w)
+{
+	TideSnapshot *s = w->s;
+
+	for (int j = 0; j < s->njobs; j++)
+	{
+		TideJob    *job = &s->jobs[j];
+		TideJobInfo *in = &w->info[j];
+		int64_t    *need = w->minreq + (size_t) j * w->nres;
+		int			left;
+
+		in->group = (job->queue >= 0 && job->queue < s->nqueues) ? w->ix->queue_group[job->queue] : -1;
+		in->total_replicas = 0;
+		for (int ri = 0; ri < job->nroles; ri++)
+			in->total_replicas += job->roles[ri].replicas > 0 ? job->roles[ri].replicas : 0;
+		in->min_replicas = job->min_available > 0 && job->min_available < in->total_replicas
+			? job->min_available : in->total_replicas;
+		left = in->min_replicas;
+		for (int ri = 0; ri < job->nroles && left > 0; ri++)
+		{
+			const TideRole *role = &job->roles[ri];
+			int			take = role->replicas < left ? role->replicas : left;
+
+			for (int r = 0; r < w->nres; r++)
+				need[r] += role->request[r] * take;
+			if (job->gpu_type >= 0 && role->request[job->gpu_type] == 0)
+				need[job->gpu_type] += role->request[TIDE_RES_GPU] * take;
+			left -= take;
+		}
+		in->cacheable = job->navoid == 0 && job->time_limit == 0;
+		in->hash = in->cacheable ? shape_hash(s, job, in) : 0;
+	}
+}
+
+TideResult *
+tide_decide(TideSnapshot *s)
+{
+	TideWork	w;
+	TideResultPriv *priv;
+	TideResult *r;
+	int			nres = s->nres;
+	int64_t		total_replicas = 0;
+	int			max_replicas = 1;
+	int64_t		hold_cap = 0;
+	int64_t		max_running = 0;
+	int32_t    *qstart;
+	int32_t    *qnext;
+	int32_t    *qlist;
+	int32_t    *deferred;
+	int			ndeferred = 0;
+	QHeap		heap;
+
+	if (!s->index)
+		tide_snapshot_finish(s, NULL, 0);
+	release_previous(s);
+	memset(&w, 0, sizeof(w));
+	w.s = s;
+	w.ix = s->index;
+	w.nres = nres;
+	priv = tide_alloc(s, sizeof(TideResultPriv));
+	s->last = &priv->pub;
+	w.blocks = &priv->blocks;
+	r = &priv->pub;
+	w.r = r;
+
+	for (int j = 0; j < s->njobs; j++)
+	{
+		int			reps = 0;
+
+		for (int ri = 0; ri < s->jobs[j].nroles; ri++)
+			reps += s->jobs[j].roles[ri].replicas > 0 ? s->jobs[j].roles[ri].replicas : 0;
+		total_replicas += reps;
+		if (reps > max_replicas)
+			max_replicas = reps;
+		if (s->jobs[j].reserve)
+			hold_cap += 1 + reps;
+	}
+	{
+		int32_t    *cnt = tide_alloc(s, sizeof(int32_t) * (s->nnodes + 1));
+
+		for (int i = 0; i < s->nrunning; i++)
+			if (s->running[i].node >= 0 && s->running[i].node < s->nnodes &&
+				++cnt[s->running[i].node] > max_running)
+				max_running = cnt[s->running[i].node];
+		if (s->mem.free)
+			s->mem.free(s->mem.ctx, cnt);
+	}
+
+	r->njobs = s->njobs;
+	r->outcomes = tide_work_alloc(&w, sizeof(TideOutcome) * (s->njobs + 1));
+	r->placements = tide_work_alloc(&w, sizeof(TidePlacement) * (total_replicas + 1));
+	r->holds = tide_work_alloc(&w, sizeof(TideHold) * (hold_cap + 1));
+	r->walk = tide_work_alloc(&w, sizeof(int32_t) * (s->njobs + 1));
+	w.hold_res = tide_work_alloc(&w, sizeof(int64_t) * nres * (hold_cap + 1));
+	w.minreq = tide_work_alloc(&w, sizeof(int64_t) * nres * (s->njobs + 1));
+	w.info = tide_work_alloc(&w, sizeof(TideJobInfo) * (s->njobs + 1));
+	w.gang_nodes = tide_work_alloc(&w, sizeof(int32_t) * (max_replicas + 1));
+	w.held_nodes = tide_work_alloc(&w, sizeof(int32_t) * (s->nnodes + 1));
+	w.held_queues = tide_work_alloc(&w, sizeof(int32_t) * (s->nqueues + 1));
+	w.run_tmp = tide_work_alloc(&w, sizeof(int32_t) * (w.ix->nparts + max_running + 1));
+	w.vec = tide_work_alloc(&w, sizeof(int64_t) * (nres + 1));
+	w.vec2 = tide_work_alloc(&w, sizeof(int64_t) * (nres + 1));
+	w.group_nonidle = tide_work_alloc(&w, sizeof(int64_t) * nres * (w.ix->ngroups + 1));
+	{
+		uint64_t	cap = 64;
+
+		while (cap < (uint64_t) s->njobs * 2)
+			cap <<= 1;
+		w.shapes = tide_work_alloc(&w, sizeof(TideShape) * cap);
+		w.shape_mask = cap - 1;
+	}
+	qstart = tide_work_alloc(&w, sizeof(int32_t) * (s->nqueues + 2));
+	qnext = tide_work_alloc(&w, sizeof(int32_t) * (s->nqueues + 1));
+	deferred = tide_work_alloc(&w, sizeof(int32_t) * (s->njobs + 1));
+	heap.q = tide_work_alloc(&w, sizeof(int32_t) * (s->nqueues + 1));
+	heap.share = tide_work_alloc(&w, sizeof(double) * (s->nqueues + 1));
+	heap.s = s;
+	heap.rank = w.ix->queue_rank;
+	heap.n = 0;
+
+	/* holds from an earlier call on a kept snapshot never survive */
+	for (int i = 0; i < s->nnodes; i++)
+		if (s->nodes[i].in_held_list)
+			w.held_nodes[w.nheld++] = i;
+	for (int i = 0; i < s->nqueues; i++)
+		if (s->queues[i].hold_job)
+			w.held_queues[w.nheld_queues++] = i;
+	tide_holds_clear(&w);
+
+	prepare_jobs(&w);
+	for (int j = 0; j < s->njobs; j++)
+	{
+		TideOutcome *o = &r->outcomes[j];
+
+		o->walk_pos = -1;
+		o->first_placement = -1;
+		o->status = TIDE_PENDING;
+		w.info[j].bad = !tide_static_check(&w, j, o);
+		if (w.info[j].bad)
+			o->status = TIDE_UNSCHEDULABLE;
+	}
+
+	/* pass 1: non-idle, R-O4 across queues, guaranteed jobs placed */
+	qlist = tide_order_queue_jobs(&w, qstart);
+	for (int q = 0; q < s->nqueues; q++)
+	{
+		qnext[q] = qstart[q];
+		if (qstart[q + 1] > qstart[q])
+		{
+			heap.share[q] = tide_queue_share(s, &s->queues[q]);
+			heap.q[heap.n++] = q;
+		}
+	}
+	for (int i = heap.n / 2 - 1; i >= 0; i--)
+		qsift_down(&heap, i);
+	while (heap.n > 0)
+	{
+		int			q = heap.q[0];
+		int			j = qlist[qnext[q]++];
+		TideOutcome *o = &r->outcomes[j];
+		int			klass;
+		bool		placed = false;
+
+		if (w.info[j].bad)
+			walk_record(&w, j);
+		else if ((klass = tide_admit(&w, j, o)) == TIDE_CLASS_NONE)
+		{
+			o->klass = TIDE_CLASS_NONE;
+			if (s->jobs[j].reserve)
+				tide_reserve(&w, j, MODE_BORROW, false);
+			walk_record(&w, j);
+		}
+		else if (klass == TIDE_CLASS_BORROWING)
+		{
+			o->klass = TIDE_CLASS_BORROWING;
+			deferred[ndeferred++] = j;
+		}
+		else
+		{
+			o->klass = TIDE_CLASS_GUARANTEED;
+			placed = try_place(&w, j, MODE_GUARANTEED);
+			if (!placed && w.card_blocked_res >= 0 && w.card_blocked_mode == MODE_GUARANTEED &&
+				o->status == TIDE_PENDING)
+			{
+				/* card quota left no guaranteed place: try borrowing later */
+				o->nreasons = 0;
+				o->klass = TIDE_CLASS_BORROWING;
+				deferred[ndeferred++] = j;
+			}
+			else
+				walk_record(&w, j);
+		}
+		if (qnext[q] == qstart[q + 1])
+		{
+			heap.q[0] = heap.q[--heap.n];
+			qsift_down(&heap, 0);
+		}
+		else if (placed)
+		{
+			heap.share[q] = tide_queue_share(s, &s->queues[q]);
+			qsift_down(&heap, 0);
+		}
+	}
+
+	/* pass 2: borrowing jobs, in the order they were set aside */
+	for (int i = 0; i < ndeferred; i++)
+	{
+		int			j = deferred[i];
+		TideOutcome *o = &r->outcomes[j];
+
+		o->nreasons = 0;
+		if (tide_admit(&w, j, o) == TIDE_CLASS_NONE)
+		{
+			o->status = TIDE_PENDING;
+			if (s->jobs[j].reserve)
+				tide_reserve(&w, j, MODE_BORROW, false);
+		}
+		else
+			try_place(&w, j, MODE_BORROW);
+		walk_record(&w, j);
+	}
+
+	/* pass 3: idle jobs (R-O2), after every non-idle job */
+	{
+		int32_t		nidle;
+		int32_t    *idle = tide_order_idle_jobs(&w, &nidle);
+
+		for (int g = 0; g < w.ix->ngroups; g++)
+			for (int q = 0; q < s->nqueues; q++)
+				if (w.ix->queue_group[q] == g)
+					for (int k = 0; k < nres; k++)
+						w.group_nonidle[(size_t) g * nres + k] += s->queues[q].usage[k];
+		for (int i = 0; i < nidle; i++)
+		{
+			int			j = idle[i];
+			TideOutcome *o = &r->outcomes[j];
+
+			o->klass = TIDE_CLASS_IDLE;
+			if (!w.info[j].bad)
+			{
+				if (!tide_admit_idle(&w, j, o))
+				{
+					if (s->jobs[j].reserve)
+						tide_reserve(&w, j, MODE_IDLE, false);
+				}
+				else
+					try_place(&w, j, MODE_IDLE);
+			}
+			walk_record(&w, j);
+		}
+	}
+
+	for (int j = 0; j < s->njobs; j++)
+	{
+		TideOutcome *o = &r->outcomes[j];
+
+		r->counters.jobs_considered++;
+		if (o->status == TIDE_PLACED)
+			r->counters.jobs_placed++;
+		else if (o->status == TIDE_UNSCHEDULABLE)
+			r->counters.jobs_unschedulable++;
+		else
+			r->counters.jobs_pending++;
+	}
+	r->counters.placements = r->nplacements;
+	r->counters.holds = r->nholds;
+	r->nwalk = r->nwalk;
+	/* holds are visible in r->holds; the snapshot forgets them now */
+	tide_holds_clear(&w);
+	return r;
+}

@@ -1,0 +1,358 @@
+/*
+ * engine.h: the pg_tide policy engine, snapshot in, decisions out.
+ *
+ * Plain C (no PostgreSQL headers): linked into pg_tide.so (src/cycle.c, the
+ * SPI adapter), into tide-sim (trace replay) and into the C unit tests.
+ * Rules cited as R-xx are in POLICY.md; docs/scheduling.md describes the
+ * policy as implemented.
+ *
+ * Life cycle
+ *
+ *   TideSnapshot *s = tide_snapshot_create(&mem);
+ *   -- 1. intern every resource name (and card type) and label pair:
+ *   tide_res_intern(s, "cpu"); tide_res_intern(s, "NVIDIA-H200"); ...
+ *   tide_label_intern(s, "zone", "a");
+ *   -- 2. size the arrays (fixes nres; vectors come zeroed, limits unlimited):
+ *   tide_snapshot_alloc_cluster(s, nnodes, nqueues, nrunning);
+ *   tide_snapshot_alloc_jobs(s, njobs, nroles);
+ *   -- 3. fill s->nodes[i], s->queues[i], s->jobs[i] (see the structs), then
+ *   tide_snapshot_finish(s, err, errlen);       -- validates, builds indexes
+ *   -- 4. charge what already runs (node used, GPU shares, queue usage):
+ *   tide_charge(s, node, queue, idle, res, gpus, gpu_milli, +1);
+ *   -- 5. decide:
+ *   TideResult *r = tide_decide(s);
+ *
+ * tide_decide() applies its placements to the snapshot (node used, GPU
+ * shares, queue usage), so a caller that keeps the snapshot across calls
+ * (tide-sim) sees the cluster after the cycle; to model a departure call
+ * tide_charge(..., -1).  To run another cycle with other pending jobs, call
+ * tide_snapshot_alloc_jobs() again (it replaces the job arrays), fill them,
+ * then tide_decide() again (no need to call tide_snapshot_finish again
+ * unless nodes or queues changed).  Holds (R-L2) live for one tide_decide()
+ * call only.
+ *
+ * Memory: every array is taken from the caller's allocator up front
+ * (palloc in a memory context in the server, malloc in the simulator);
+ * nothing is allocated in the per-job loop.  If mem.free is set, scratch
+ * memory of a decide call and the previous result are given back on the
+ * next call and by tide_snapshot_destroy(); with mem.free NULL (palloc in
+ * a short-lived context) everything goes when the context goes.
+ *
+ * Determinism: the same snapshot gives the same decisions; every tie is
+ * broken by node name, queue name or job id, never at random.
+ */
+#ifndef TIDE_ENGINE_H
+#define TIDE_ENGINE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define TIDE_MAX_GPUS		64		/* GPUs per node (a gpumask is a uint64) */
+#define TIDE_MAX_RES		64		/* distinct resource names per snapshot */
+#define TIDE_MAX_REASONS	4		/* blocking reasons kept per job (R-C2) */
+#define TIDE_MAX_DOMAINS	16		/* distinct GPU topology domains per node */
+#define TIDE_UNLIMITED		INT64_MAX	/* a limit that does not name a resource */
+#define TIDE_TIME_UNKNOWN	INT64_MAX	/* an end time nobody knows */
+#define TIDE_MILLI			1000	/* quantities are int64 milli-units */
+
+/* Fixed resource indexes: tide_snapshot_create() interns these first. */
+#define TIDE_RES_GPU		0
+#define TIDE_RES_CPU		1
+
+typedef struct TideMem
+{
+	void	   *(*alloc) (void *ctx, size_t size);	/* must not return NULL */
+	void		(*free) (void *ctx, void *ptr);	/* may be NULL */
+	void	   *ctx;
+} TideMem;
+
+typedef enum TideNodeState
+{
+	TIDE_NODE_READY = 0,
+	TIDE_NODE_DRAINING = 1,		/* takes no new work, loses none */
+	TIDE_NODE_DOWN = 2
+} TideNodeState;
+
+typedef enum TideService
+{
+	TIDE_SVC_UNKNOWN = 0,
+	TIDE_SVC_TRAINING = 1,
+	TIDE_SVC_INFERENCE = 2
+} TideService;
+
+typedef enum TidePlacementPolicy
+{
+	TIDE_PLACE_PACK = 0,		/* R-L5 default: fullest node after placement */
+	TIDE_PLACE_SPREAD = 1		/* emptiest node after placement */
+} TidePlacementPolicy;
+
+typedef enum TidePreemptWithin
+{
+	TIDE_PREEMPT_NEVER = 0,
+	TIDE_PREEMPT_LOWER_PRIORITY = 1	/* R-E3 (issue 5) */
+} TidePreemptWithin;
+
+/*
+ * A node.  The caller fills the public part; vectors (length nres) are
+ * allocated by tide_snapshot_alloc_cluster(), zeroed.  gpu_free and used
+ * are cluster state: set them through tide_charge() (live allocations,
+ * releasing ones included), not by hand.
+ */
+typedef struct TideNode
+{
+	/* filled by the caller */
+	const char *name;			/* unique; ties break by it (R-L5) */
+	int32_t		group;			/* resource group id (caller's numbering) */
+	int32_t		state;			/* TideNodeState */
+	int32_t		gpu_type;		/* resource index of the card type, or -1 */
+	int32_t		ngpus;			/* 0..TIDE_MAX_GPUS; normally capacity[gpu]/1000 */
+	int64_t    *capacity;		/* [nres] milli */
+	int16_t		gpu_domain[TIDE_MAX_GPUS];	/* topology domain id per GPU (any ids) */
+	const int32_t *labels;		/* sorted label ids (tide_label_intern) */
+	int32_t		nlabels;
+	bool		allow_cpu_jobs;	/* GPU node that takes CPU-only jobs (R-L4) */
+	int64_t		heartbeat_at;	/* microseconds; for issue 5 (R-C3) */
+
+	/* cluster state, maintained by tide_charge() and tide_decide() */
+	int64_t    *used;			/* [nres] sum of live allocations */
+	int16_t		gpu_free[TIDE_MAX_GPUS];	/* milli left per GPU, 1000 = free */
+
+	/* engine private */
+	uint64_t	free_whole;		/* GPUs with gpu_free == 1000 */
+	uint64_t	domain_mask[TIDE_MAX_DOMAINS];	/* GPUs per domain, by domain id order */
+	int32_t		ndomains;
+	int32_t		pos;			/* position in the engine's name order */
+	int32_t		part;			/* partition (group, card type) or -1 */
+	int32_t		bucket;			/* bucket inside its partition, -1 = none */
+	int64_t    *held;			/* [nres] held by reservations (R-L2) */
+	int16_t		gpu_held[TIDE_MAX_GPUS];
+	uint64_t	held_mask;		/* GPUs with gpu_held > 0 */
+	int64_t		hold_shadow;	/* earliest start of a reserving job here */
+	int64_t		hold_job;		/* id of the first job holding here */
+	bool		in_held_list;
+} TideNode;
+
+/*
+ * A queue.  quota and capability hold TIDE_UNLIMITED for every resource
+ * they do not name (R-A1: a limit limits only what it names); card-type
+ * keys are ordinary resources (intern the card type name).  has_quota false
+ * (quota NULL or empty) means no guarantee: all its jobs are borrowing.
+ */
+typedef struct TideQueue
+{
+	const char *name;
+	int32_t		group;
+	int32_t		priority;		/* R-O4: higher first */
+	int32_t		placement;		/* TidePlacementPolicy */
+	int32_t		service;		/* default service type of its jobs */
+	bool		reclaimable;	/* issue 5 */
+	int32_t		preemption_within;	/* TidePreemptWithin, issue 5 */
+	int64_t		min_runtime;	/* microseconds, issue 5 */
+	bool		has_quota;
+	int64_t    *quota;			/* [nres], TIDE_UNLIMITED where not named */
+	int64_t    *capability;		/* [nres], TIDE_UNLIMITED where not named */
+
+	/* cluster state, maintained by tide_charge() and tide_decide() */
+	int64_t    *usage;			/* [nres] non-idle usage incl. card keys */
+	int64_t    *idle_usage;		/* [nres] idle usage incl. card keys */
+
+	/* engine private */
+	int64_t    *held;			/* [nres] queue headroom held (R-L2) */
+	int64_t		hold_job;
+	int64_t		hold_shadow;
+} TideQueue;
+
+/* One task role of a job: replicas x request. */
+typedef struct TideRole
+{
+	const char *name;			/* e.g. "main"; roles are walked in array order */
+	int32_t		replicas;
+	int64_t    *request;		/* [nres] per replica; request[gpu] in milli */
+} TideRole;
+
+/* A pending job. */
+typedef struct TideJob
+{
+	int64_t		id;				/* ties break by it (R-O1) */
+	int32_t		queue;			/* index into queues */
+	int32_t		priority;		/* R-O1: higher first */
+	int64_t		created_at;		/* microseconds; earlier first */
+	bool		idle;			/* R-O2 */
+	bool		reserve;		/* R-L2 */
+	bool		is_retry;		/* R-O3 retry lane */
+	bool		preemptable;
+	int32_t		service;		/* TideService */
+	int32_t		min_available;	/* R-L3; <= 0: all replicas */
+	int32_t		gpu_type;		/* resource index of the card type, or -1 */
+	const int32_t *selector;	/* sorted label ids the node must have */
+	int32_t		nselector;
+	int64_t		time_limit;		/* microseconds, 0 = none (R-L2 backfill) */
+	const int32_t *avoid;		/* node indexes of failed attempts (R-L4) */
+	int32_t		navoid;
+	TideRole   *roles;			/* nroles >= 1 */
+	int32_t		nroles;
+} TideJob;
+
+/*
+ * A live allocation (assigned, running or releasing).  Optional input:
+ * tide_charge() is what makes it count; the list gives end times for EASY
+ * backfill (R-L2) and, in issue 5, the eviction candidates.
+ */
+typedef struct TideRunning
+{
+	int64_t		alloc_id;
+	int64_t		job_id;
+	int32_t		queue;
+	int32_t		node;
+	bool		idle;
+	bool		preemptable;
+	bool		releasing;
+	int32_t		service;
+	int32_t		priority;
+	int64_t		started_at;		/* microseconds, 0 = not started */
+	int64_t		end_at;			/* started_at + time_limit, or TIDE_TIME_UNKNOWN */
+	const int64_t *res;			/* [nres] */
+	uint64_t	gpus;
+	int32_t		gpu_milli;		/* fractional share, or 0 */
+} TideRunning;
+
+typedef struct TideSnapshot
+{
+	TideMem		mem;
+	int64_t		now;			/* microseconds */
+	bool		allow_cpu_jobs_on_gpu_nodes;	/* R-L4 setting */
+
+	int32_t		nres;
+	const char *res_names[TIDE_MAX_RES];
+
+	int32_t		nnodes;
+	TideNode   *nodes;
+	int32_t		nqueues;
+	TideQueue  *queues;
+	int32_t		njobs;
+	TideJob    *jobs;
+	int32_t		nroles;
+	TideRole   *roles;			/* pool for jobs[i].roles */
+	int32_t		nrunning;
+	TideRunning *running;
+
+	struct TideIndex *index;	/* engine private */
+	struct TideNames *labels;	/* engine private */
+	struct TideResult *last;	/* engine private */
+	bool		frozen;			/* nres fixed */
+} TideSnapshot;
+
+/* Outcome of one job. */
+typedef enum TideStatus
+{
+	TIDE_PENDING = 0,			/* left pending, reasons say why */
+	TIDE_PLACED = 1,
+	TIDE_UNSCHEDULABLE = 2		/* R-A2: can never fit as things stand */
+} TideStatus;
+
+typedef enum TideClass
+{
+	TIDE_CLASS_NONE = 0,
+	TIDE_CLASS_GUARANTEED = 1,	/* within quota (R-A1) */
+	TIDE_CLASS_BORROWING = 2,	/* above quota, within capability */
+	TIDE_CLASS_IDLE = 3
+} TideClass;
+
+/* A blocking reason, rendered to text by tide_reason_text() (R-C2). */
+typedef struct TideReason
+{
+	int16_t		code;			/* TIDE_R_* in reasons.c */
+	int16_t		res;			/* resource index or -1 */
+	int32_t		role;			/* role index or -1 */
+	int64_t		a,
+				b,
+				c;				/* numbers (milli or counts) */
+	int64_t		ref;			/* a job id, node index, queue index... */
+} TideReason;
+
+typedef struct TideOutcome
+{
+	int32_t		status;			/* TideStatus */
+	int32_t		klass;			/* TideClass when considered */
+	int32_t		walk_pos;		/* position in the walk (R-O1..R-O4), -1 if none */
+	int32_t		first_placement;	/* index into placements, -1 if none */
+	int32_t		nplacements;
+	int32_t		nreasons;
+	TideReason	reasons[TIDE_MAX_REASONS];
+} TideOutcome;
+
+/* One replica placed on one node. */
+typedef struct TidePlacement
+{
+	int32_t		job;			/* index into snapshot jobs */
+	int32_t		role;			/* index into the job's roles */
+	int32_t		replica;		/* 0-based, per role */
+	int32_t		node;			/* index into snapshot nodes */
+	const int64_t *res;			/* [nres] = the role's request */
+	uint64_t	gpus;			/* GPU mask: whole GPUs, or the one shared GPU */
+	int32_t		gpu_milli;		/* share of that GPU for a fractional request, else 0 */
+} TidePlacement;
+
+/* Resources held for a reserving job (R-L2); node -1: queue headroom. */
+typedef struct TideHold
+{
+	int32_t		job;
+	int32_t		node;
+	int64_t    *res;			/* [nres] */
+	uint64_t	gpus;
+	int64_t		shadow;			/* expected start, TIDE_TIME_UNKNOWN if unknown */
+} TideHold;
+
+typedef struct TideCounters
+{
+	int64_t		jobs_considered;
+	int64_t		jobs_placed;
+	int64_t		jobs_pending;
+	int64_t		jobs_unschedulable;
+	int64_t		placements;
+	int64_t		holds;
+	int64_t		shape_cache_hits;
+	int64_t		node_checks;	/* fit tests done: the work measure */
+} TideCounters;
+
+typedef struct TideResult
+{
+	int32_t		njobs;
+	TideOutcome *outcomes;		/* [njobs], same order as snapshot jobs */
+	int32_t		nplacements;
+	TidePlacement *placements;	/* grouped by job, in walk order */
+	int32_t		nholds;
+	TideHold   *holds;
+	int32_t	   *walk;			/* [nwalk] job indexes in the order considered */
+	int32_t		nwalk;
+	TideCounters counters;
+} TideResult;
+
+/* snapshot.c */
+extern TideSnapshot *tide_snapshot_create(const TideMem *mem);
+extern int	tide_res_intern(TideSnapshot *s, const char *name);	/* -1: full or frozen */
+extern int	tide_res_lookup(const TideSnapshot *s, const char *name);	/* -1: unknown */
+extern int	tide_label_intern(TideSnapshot *s, const char *key, const char *value);
+extern void tide_snapshot_alloc_cluster(TideSnapshot *s, int nnodes, int nqueues, int nrunning);
+extern void tide_snapshot_alloc_jobs(TideSnapshot *s, int njobs, int nroles);
+extern int64_t *tide_vec_new(TideSnapshot *s);	/* zeroed [nres] */
+extern void *tide_alloc(TideSnapshot *s, size_t size);	/* zeroed */
+extern bool tide_snapshot_finish(TideSnapshot *s, char *err, size_t errlen);
+extern void tide_charge(TideSnapshot *s, int node, int queue, bool idle,
+						const int64_t *res, uint64_t gpus, int gpu_milli, int sign);
+extern void tide_snapshot_destroy(TideSnapshot *s);
+
+/* engine.c */
+extern TideResult *tide_decide(TideSnapshot *s);
+
+/* reasons.c: "; "-joined text of every reason of a job; returns strlen */
+extern size_t tide_reason_text(const TideSnapshot *s, const TideResult *r,
+							   int job, char *buf, size_t buflen);
+
+/* gpus.c: R-L6 choices, exposed for tests and the simulator */
+extern uint64_t tide_choose_whole_gpus(const TideNode *n, uint64_t avail, int k);
+extern int	tide_choose_fraction_gpu(const TideNode *n, const int16_t *avail_milli,
+									 int milli);
+
+#endif							/* TIDE_ENGINE_H */

@@ -1,0 +1,184 @@
+/*
+ * engine_int.h: structures shared by the engine's files, not part of the API.
+ */
+#ifndef TIDE_ENGINE_INT_H
+#define TIDE_ENGINE_INT_H
+
+#include "engine.h"
+
+#define TIDE_NBUCKETS 65		/* free whole GPUs 0..64, or bit length of free cpu */
+
+/* Placement modes: which limits a partition's card key is checked against. */
+#define MODE_GUARANTEED 1
+#define MODE_BORROW		2
+#define MODE_IDLE		3
+
+/* Reason codes (R-C2); rendered by reasons.c. */
+enum
+{
+	R_CAPABILITY = 1,			/* queue res capability: used + asked > limit */
+	R_QUOTA_IDLE,				/* group res for idle jobs */
+	R_CARD_CAP,					/* queue card capability */
+	R_CARD_QUOTA,				/* queue card quota (guaranteed), no capability left */
+	R_HELD,						/* node resources held for job ref */
+	R_HELD_QUEUE,				/* queue headroom held for job ref */
+	R_GANG,						/* gang a x role: best fit places b */
+	R_NO_ROOM,					/* no ready node has room */
+	R_NOT_READY,				/* matching nodes exist, none ready */
+	R_AVOID,					/* a nodes avoided (previous attempt failed) */
+	R_NO_TYPE,					/* no node with gpu_type ref */
+	R_NO_LABEL,					/* no node matches the selector */
+	R_TOO_BIG,					/* per replica larger than every matching node */
+	R_CAP_NEVER,				/* min request above capability */
+	R_FRACTION,					/* gpu > 1 not whole */
+	R_CPU_ON_GPU,				/* cpu job, only GPU nodes */
+	R_NO_NODES,					/* no node in the resource group */
+	R_TOO_MANY_GPUS				/* more than 64 GPUs per replica */
+};
+
+typedef struct TidePart
+{
+	int32_t		group;			/* index into groups */
+	int32_t		gpu_type;		/* resource index or -1 */
+	bool		gpu;			/* nodes with GPUs */
+	bool		allow_cpu;		/* GPU nodes that take CPU-only jobs */
+	int32_t		lo,
+				hi;				/* range in order[] */
+	int32_t		nwords;
+	uint64_t   *bits;			/* [TIDE_NBUCKETS * nwords] ready nodes by bucket */
+	int32_t		count[TIDE_NBUCKETS];
+	uint64_t   *shared;			/* [nwords] ready nodes with a partly used GPU */
+	int32_t		nshared;
+	int64_t    *maxcap;			/* [nres] component-wise max over all its nodes */
+	int32_t		maxgpus;
+} TidePart;
+
+typedef struct TideGroup
+{
+	int32_t		id;				/* caller's group id */
+	int32_t		lo,
+				hi;				/* node range in order[] */
+	int32_t		plo,
+				phi;			/* partition range */
+	int64_t    *capacity;		/* [nres] ready nodes, card keys included */
+} TideGroup;
+
+typedef struct TideIndex
+{
+	int32_t	   *order;			/* node indexes by (group, gpu, type, name) */
+	int32_t		nparts;
+	TidePart   *parts;
+	int32_t		ngroups;
+	TideGroup  *groups;
+	int32_t	   *queue_group;	/* [nqueues] group index or -1 */
+	int32_t	   *queue_rank;		/* [nqueues] rank of the name */
+} TideIndex;
+
+typedef struct TideShape
+{
+	uint64_t	hash;
+	int32_t		job;			/* representative job + 1, 0 = empty */
+	int32_t		mode;
+} TideShape;
+
+/* Per job, derived once per decide. */
+typedef struct TideJobInfo
+{
+	int32_t		total_replicas;
+	int32_t		min_replicas;
+	int32_t		group;			/* group index or -1 */
+	bool		bad;			/* R-A2 found at prep */
+	bool		cacheable;
+	uint64_t	hash;
+} TideJobInfo;
+
+typedef struct TideWork
+{
+	TideSnapshot *s;
+	TideIndex  *ix;
+	TideResult *r;
+	int			nres;
+	int64_t    *minreq;			/* [njobs * nres] gang minimum, card key if known */
+	TideJobInfo *info;			/* [njobs] */
+	int32_t	   *gang_nodes;		/* distinct nodes used by the job being placed */
+	int32_t		ngang;
+	int32_t	   *held_nodes;
+	int32_t		nheld;
+	int32_t	   *held_queues;
+	int32_t		nheld_queues;
+	TideShape  *shapes;
+	uint64_t	shape_mask;
+	int64_t    *vec;			/* [nres] scratch */
+	int64_t    *vec2;			/* [nres] scratch */
+	int64_t    *group_nonidle;	/* [ngroups * nres] for idle admission */
+	int32_t	   *run_start;		/* CSR of running allocations per node, or NULL */
+	int32_t	   *run_list;
+	int32_t	   *run_tmp;
+	/* set while placing one job */
+	int32_t		fail_role;
+	int32_t		placed_count;
+	int32_t		card_blocked_res;	/* a card key that excluded a partition, or -1 */
+	int32_t		card_blocked_mode;
+	int64_t    *hold_res;		/* [hold capacity * nres] pool for TideHold.res */
+	struct TideBlocks *blocks;	/* what to give back when mem.free is set */
+} TideWork;
+
+/* engine.c */
+extern void *tide_work_alloc(TideWork *w, size_t size);
+
+/* snapshot.c */
+extern void tide_node_reindex(TideSnapshot *s, TideNode *n);
+extern void tide_node_apply(TideSnapshot *s, TideNode *n, const int64_t *res,
+							uint64_t gpus, int gpu_milli, int sign);
+extern void tide_queue_apply(TideSnapshot *s, TideQueue *q, const TideNode *n,
+							 bool idle, const int64_t *res, int sign);
+extern int	tide_bucket_of(const TideSnapshot *s, const TideNode *n, const TidePart *p);
+extern int	tide_bitlen(int64_t v);
+extern const char *tide_label_name(const TideSnapshot *s, int id);
+
+/* order.c */
+extern int32_t *tide_order_queue_jobs(TideWork *w, int32_t *starts);
+extern int32_t *tide_order_idle_jobs(TideWork *w, int32_t *nidle);
+extern double tide_queue_share(const TideSnapshot *s, const TideQueue *q);
+
+/* admit.c */
+extern int	tide_admit(TideWork *w, int j, TideOutcome *o);
+extern bool tide_admit_idle(TideWork *w, int j, TideOutcome *o);
+extern bool tide_static_check(TideWork *w, int j, TideOutcome *o);
+extern bool tide_part_card_ok(TideWork *w, const TideJob *job, const TidePart *p,
+							  const TideRole *role, int mode, bool record);
+extern bool tide_extra_replica_ok(TideWork *w, const TideJob *job, const TideNode *n,
+								  const int64_t *req);
+
+/* place.c */
+extern bool tide_place_job(TideWork *w, int j, int mode);
+extern void tide_diagnose(TideWork *w, int j, int mode, TideOutcome *o);
+extern bool tide_node_fits(TideWork *w, const TideJob *job, const TideNode *n,
+						   const int64_t *req, bool ignore_holds);
+extern bool tide_node_matches(const TideJob *job, const TideNode *n, int nodeidx);
+extern bool tide_part_allowed(TideWork *w, int j, const TideRole *role,
+							  const TidePart *p);
+
+/* reserve.c */
+extern void tide_reserve(TideWork *w, int j, int mode, bool admitted);
+extern void tide_holds_clear(TideWork *w);
+extern bool tide_backfill_ok(const TideSnapshot *s, const TideJob *job, int64_t shadow);
+
+/* reasons.c */
+extern void tide_reason_add(TideOutcome *o, int code, int res, int role,
+							int64_t a, int64_t b, int64_t c, int64_t ref);
+
+/* helpers */
+static inline int64_t
+tide_role_gpu(const TideRole *r)
+{
+	return r->request[TIDE_RES_GPU];
+}
+
+static inline bool
+tide_is_fraction(int64_t g)
+{
+	return g > 0 && g < TIDE_MILLI;
+}
+
+#endif							/* TIDE_ENGINE_INT_H */

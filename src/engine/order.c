@@ -1,0 +1,104 @@
+/*
+ * order.c: which pending job is considered first (R-O1 to R-O4).
+ *
+ * Non-idle jobs are kept per queue, each queue's list in R-O3 then R-O1
+ * order: retry jobs first, then higher priority, earlier created_at,
+ * smaller id.  The walk (engine.c) takes the next job from the queue that
+ * R-O4 ranks first at that moment: higher queue priority, then lower
+ * dominant share of quota, then queue name.  Idle jobs come after every
+ * non-idle job (R-O2), in one list per resource group: retry first, then
+ * R-O1.
+ */
+#include <math.h>
+#include <stdlib.h>
+
+#include "engine_int.h"
+
+static const TideSnapshot *order_snap;
+
+/* R-O3 then R-O1: retry lane, priority, created_at, id. */
+static int
+cmp_job(const void *a, const void *b)
+{
+	const TideJob *x = &order_snap->jobs[*(const int32_t *) a];
+	const TideJob *y = &order_snap->jobs[*(const int32_t *) b];
+
+	if (x->is_retry != y->is_retry)
+		return x->is_retry ? -1 : 1;
+	if (x->priority != y->priority)
+		return x->priority > y->priority ? -1 : 1;
+	if (x->created_at != y->created_at)
+		return x->created_at < y->created_at ? -1 : 1;
+	if (x->id != y->id)
+		return x->id < y->id ? -1 : 1;
+	return 0;
+}
+
+/*
+ * Non-idle jobs grouped by queue (counting sort), each queue sorted.
+ * starts[q]..starts[q+1] is queue q's range in the returned array.
+ */
+int32_t *
+tide_order_queue_jobs(TideWork *w, int32_t *starts)
+{
+	TideSnapshot *s = w->s;
+	int32_t    *list = tide_work_alloc(w, sizeof(int32_t) * (s->njobs + 1));
+	int32_t    *fill = tide_work_alloc(w, sizeof(int32_t) * (s->nqueues + 1));
+	for (int q = 0; q <= s->nqueues; q++)
+		starts[q] = 0;
+	for (int j = 0; j < s->njobs; j++)
+		if (!s->jobs[j].idle)
+			starts[s->jobs[j].queue + 1]++;
+	for (int q = 0; q < s->nqueues; q++)
+		starts[q + 1] += starts[q];
+	for (int q = 0; q < s->nqueues; q++)
+		fill[q] = starts[q];
+	for (int j = 0; j < s->njobs; j++)
+		if (!s->jobs[j].idle)
+			list[fill[s->jobs[j].queue]++] = j;
+	order_snap = s;
+	for (int q = 0; q < s->nqueues; q++)
+		if (starts[q + 1] - starts[q] > 1)
+			qsort(list + starts[q], starts[q + 1] - starts[q], sizeof(int32_t), cmp_job);
+	return list;
+}
+
+/* Idle jobs of all groups, retry lane first then R-O1 (groups never interact). */
+int32_t *
+tide_order_idle_jobs(TideWork *w, int32_t *nidle)
+{
+	TideSnapshot *s = w->s;
+	int32_t    *list = tide_work_alloc(w, sizeof(int32_t) * (s->njobs + 1));
+	int			n = 0;
+	for (int j = 0; j < s->njobs; j++)
+		if (s->jobs[j].idle)
+			list[n++] = j;
+	order_snap = s;
+	qsort(list, n, sizeof(int32_t), cmp_job);
+	*nidle = n;
+	return list;
+}
+
+/*
+ * Dominant share of quota (R-O4, DRF): the largest usage / quota over the
+ * resources the quota names.  A queue without quota has share +inf: it
+ * goes after every queue of its priority that has one.
+ */
+double
+tide_queue_share(const TideSnapshot *s, const TideQueue *q)
+{
+	double		share = 0.0;
+	bool		any = false;
+
+	if (!q->has_quota)
+		return INFINITY;
+	for (int r = 0; r < s->nres; r++)
+	{
+		if (q->quota[r] == TIDE_UNLIMITED || q->quota[r] <= 0)
+			continue;
+		any = true;
+		if ((double) q->usage[r] / (double) q->quota[r] > share)
+			share = (double) q->usage[r] / (double) q->quota[r];
+	}
+	return any ? share : INFINITY;
+}

@@ -1,0 +1,570 @@
+/*
+ * place.c: putting one job's replicas on nodes (R-L3 to R-L5).
+ *
+ * Node filter (R-L4): ready, labels match the selector, card type matches
+ * the job's gpu_type, CPU-only jobs off GPU nodes unless the setting allows
+ * it, not a node where the job's previous attempt failed, room for the
+ * replica (vector, and per GPU: whole free GPUs, or one GPU with the share).
+ *
+ * Node order (R-L5): pack by default: the fullest node after placement.
+ * Nodes are kept in buckets by free whole GPUs (GPU nodes) or by the bit
+ * length of free CPU (CPU nodes); pack walks buckets from the fullest that
+ * could fit upward, spread from the emptiest down; inside a bucket, node
+ * name order.  A fraction of a GPU goes first to a node with a shared GPU.
+ * A gang goes on as few nodes as possible: first the nodes it already uses,
+ * then a node that holds all its remaining replicas of the role (best fit),
+ * else the emptiest node.
+ *
+ * Gangs are all-or-nothing (R-L3): replicas are charged tentatively; if
+ * fewer than min_available land, every tentative placement is rolled back.
+ */
+#include <string.h>
+
+#include "engine_int.h"
+
+/* Selector labels are a subset of the node's (both sorted), and not avoided. */
+bool
+tide_node_matches(const TideJob *job, const TideNode *n, int nodeidx)
+{
+	int			i = 0,
+				k = 0;
+
+	while (i < job->nselector)
+	{
+		while (k < n->nlabels && n->labels[k] < job->selector[i])
+			k++;
+		if (k == n->nlabels || n->labels[k] != job->selector[i])
+			return false;
+		i++;
+	}
+	for (int a = 0; a < job->navoid; a++)
+		if (job->avoid[a] == nodeidx)
+			return false;
+	return true;
+}
+
+static bool
+job_asks_gpu(const TideJob *job)
+{
+	for (int ri = 0; ri < job->nroles; ri++)
+		if (job->roles[ri].request[TIDE_RES_GPU] > 0)
+			return true;
+	return false;
+}
+
+/*
+ * Partition filter (R-L4): GPU roles go to GPU partitions of the job's card
+ * type; roles without GPU go to CPU partitions, and to GPU partitions only
+ * when the job asks GPUs elsewhere (a gang's CPU role stays near its
+ * workers), the node allows CPU jobs (tide.nodes.allow_cpu_jobs), or the
+ * snapshot-wide setting does.  Partitions split on allow_cpu_jobs, so
+ * this stays a partition-level test.
+ */
+bool
+tide_part_allowed(TideWork *w, int j, const TideRole *role, const TidePart *p)
+{
+	const TideJob *job = &w->s->jobs[j];
+
+	if (p->group != w->info[j].group)
+		return false;
+	if (role->request[TIDE_RES_GPU] > 0)
+		return p->gpu && (job->gpu_type < 0 || p->gpu_type == job->gpu_type);
+	if (!p->gpu)
+		return true;
+	if (w->s->allow_cpu_jobs_on_gpu_nodes || p->allow_cpu)
+		return true;
+	return job_asks_gpu(job) && (job->gpu_type < 0 || p->gpu_type == job->gpu_type);
+}
+
+/* Are a node's holds in force for this job (EASY backfill may ignore them)? */
+static inline bool
+holds_apply(TideWork *w, const TideJob *job, const TideNode *n)
+{
+	return n->in_held_list && !tide_backfill_ok(w->s, job, n->hold_shadow);
+}
+
+/* Room for one replica of req on node n (vector and GPUs). */
+bool
+tide_node_fits(TideWork *w, const TideJob *job, const TideNode *n,
+			   const int64_t *req, bool ignore_holds)
+{
+	bool		use_held = !ignore_holds && holds_apply(w, job, n);
+	int64_t		gpu = req[TIDE_RES_GPU];
+
+	w->r->counters.node_checks++;
+	for (int r = 0; r < w->nres; r++)
+	{
+		int64_t		avail;
+
+		if (req[r] == 0)
+			continue;
+		avail = n->capacity[r] - n->used[r] - (use_held ? n->held[r] : 0);
+		if (avail < req[r])
+			return false;
+	}
+	if (gpu >= TIDE_MILLI)
+	{
+		uint64_t	m = n->free_whole & ~(use_held ? n->held_mask : 0);
+
+		return __builtin_popcountll(m) >= gpu / TIDE_MILLI;
+	}
+	if (gpu > 0)
+	{
+		for (int g = 0; g < n->ngpus; g++)
+			if (n->gpu_free[g] - (use_held ? n->gpu_held[g] : 0) >= gpu)
+				return true;
+		return false;
+	}
+	return true;
+}
+
+/* Allowed partitions of a role, card keys checked, in partition order. */
+static int
+allowed_parts(TideWork *w, int j, const TideRole *role, int mode, int32_t *out)
+{
+	const TideGroup *g = &w->ix->groups[w->info[j].group];
+	const TideJob *job = &w->s->jobs[j];
+	int			n = 0;
+
+	for (int pi = g->plo; pi < g->phi; pi++)
+	{
+		const TidePart *p = &w->ix->parts[pi];
+
+		if (!tide_part_allowed(w, j, role, p))
+			continue;
+		if (!tide_part_card_ok(w, job, p, role, mode, true))
+			continue;
+		out[n++] = pi;
+	}
+	return n;
+}
+
+/* First node of bucket b of partition p (name order) that takes req. */
+static int
+scan_bits(TideWork *w, int j, const TidePart *p, const uint64_t *bits, const int64_t *req)
+{
+	const TideJob *job = &w->s->jobs[j];
+
+	for (int wi = 0; wi < p->nwords; wi++)
+	{
+		uint64_t	word = bits[wi];
+
+		while (word)
+		{
+			int			bit = __builtin_ctzll(word);
+			int			ni = w->ix->order[p->lo + wi * 64 + bit];
+			TideNode   *n = &w->s->nodes[ni];
+
+			word &= word - 1;
+			if (!tide_node_matches(job, n, ni))
+				continue;
+			if (tide_node_fits(w, job, n, req, false))
+				return ni;
+		}
+	}
+	return -1;
+}
+
+/* The lowest bucket of partition p that could hold req. */
+static int
+start_bucket(const TidePart *p, const int64_t *req)
+{
+	int64_t		gpu = req[TIDE_RES_GPU];
+
+	if (p->gpu)
+	{
+		if (gpu >= TIDE_MILLI)
+			return (int) (gpu / TIDE_MILLI);
+		return 0;
+	}
+	{
+		int			b = tide_bitlen(req[TIDE_RES_CPU]);
+
+		return b >= TIDE_NBUCKETS ? TIDE_NBUCKETS - 1 : b;
+	}
+}
+
+/*
+ * Bucketed search over the allowed partitions: ascending buckets (pack,
+ * best fit) or descending (spread, and a gang's emptiest node).
+ */
+static int
+search(TideWork *w, int j, const int32_t *parts, int nparts, const int64_t *req,
+	   bool descending)
+{
+	int64_t		gpu = req[TIDE_RES_GPU];
+
+	/* a fraction: a node with a shared GPU first (R-L6) */
+	if (tide_is_fraction(gpu) && !descending)
+	{
+		for (int i = 0; i < nparts; i++)
+		{
+			const TidePart *p = &w->ix->parts[parts[i]];
+			int			ni;
+
+			if (p->nshared == 0)
+				continue;
+			ni = scan_bits(w, j, p, p->shared, req);
+			if (ni >= 0)
+				return ni;
+		}
+	}
+	for (int step = 0; step < TIDE_NBUCKETS; step++)
+	{
+		int			b = descending ? TIDE_NBUCKETS - 1 - step : step;
+
+		for (int i = 0; i < nparts; i++)
+		{
+			const TidePart *p = &w->ix->parts[parts[i]];
+			int			ni;
+
+			if (p->count[b] == 0 || b < start_bucket(p, req))
+				continue;
+			ni = scan_bits(w, j, p, p->bits + (size_t) b * p->nwords, req);
+			if (ni >= 0)
+				return ni;
+		}
+	}
+	return -1;
+}
+
+/* Choose a node for the next replica of role ri; rem replicas of it are left. */
+static int
+find_node(TideWork *w, int j, int ri, int mode, int rem, int32_t *parts)
+{
+	TideSnapshot *s = w->s;
+	const TideJob *job = &s->jobs[j];
+	const TideRole *role = &job->roles[ri];
+	const int64_t *req = role->request;
+	bool		spread = s->queues[job->queue].placement == TIDE_PLACE_SPREAD;
+	int			nparts;
+	int64_t		gpu = req[TIDE_RES_GPU];
+
+	nparts = allowed_parts(w, j, role, mode, parts);
+	if (nparts == 0)
+		return -1;
+
+	/* nodes this gang already uses, in the order it took them */
+	for (int i = 0; i < w->ngang; i++)
+	{
+		int			ni = w->gang_nodes[i];
+		TideNode   *n = &s->nodes[ni];
+		bool		ok = false;
+
+		for (int k = 0; k < nparts && !ok; k++)
+			ok = parts[k] == n->part;
+		if (ok && n->state == TIDE_NODE_READY && tide_node_matches(job, n, ni) &&
+			tide_node_fits(w, job, n, req, false))
+			return ni;
+	}
+	if (rem > 1 && !tide_is_fraction(gpu) && !spread)
+	{
+		/* one node for all remaining replicas of the role, best fit */
+		int64_t    *agg = w->vec;
+		int			ni;
+
+		if (gpu / TIDE_MILLI * rem <= TIDE_MAX_GPUS)
+		{
+			for (int r = 0; r < w->nres; r++)
+				agg[r] = req[r] * rem;
+			ni = search(w, j, parts, nparts, agg, false);
+			if (ni >= 0)
+				return ni;
+		}
+		/* else the emptiest node: the next replicas follow it */
+		return search(w, j, parts, nparts, req, true);
+	}
+	return search(w, j, parts, nparts, req, spread);
+}
+
+/* Place one replica on node ni: choose GPUs (R-L6), charge node and queue. */
+static void
+commit_replica(TideWork *w, int j, int ri, int rep, int ni)
+{
+	TideSnapshot *s = w->s;
+	const TideJob *job = &s->jobs[j];
+	const int64_t *req = job->roles[ri].request;
+	TideNode   *n = &s->nodes[ni];
+	int64_t		gpu = req[TIDE_RES_GPU];
+	bool		use_held = holds_apply(w, job, n);
+	uint64_t	mask = 0;
+	int			milli = 0;
+	TidePlacement *pl;
+
+	if (gpu >= TIDE_MILLI)
+		mask = tide_choose_whole_gpus(n, n->free_whole & ~(use_held ? n->held_mask : 0),
+									  (int) (gpu / TIDE_MILLI));
+	else if (gpu > 0)
+	{
+		int16_t		avail[TIDE_MAX_GPUS];
+		int			g;
+
+		for (int k = 0; k < n->ngpus; k++)
+			avail[k] = n->gpu_free[k] - (use_held ? n->gpu_held[k] : 0);
+		g = tide_choose_fraction_gpu(n, avail, (int) gpu);
+		mask = g >= 0 ? (uint64_t) 1 << g : 0;
+		milli = (int) gpu;
+	}
+	tide_node_apply(s, n, req, mask, milli, +1);
+	tide_queue_apply(s, &s->queues[job->queue], n, job->idle, req, +1);
+	pl = &w->r->placements[w->r->nplacements++];
+	pl->job = j;
+	pl->role = ri;
+	pl->replica = rep;
+	pl->node = ni;
+	pl->res = req;
+	pl->gpus = mask;
+	pl->gpu_milli = milli;
+	for (int i = 0; i < w->ngang; i++)
+		if (w->gang_nodes[i] == ni)
+			return;
+	w->gang_nodes[w->ngang++] = ni;
+}
+
+/* Undo tentative placements from index start on (R-L3 rollback). */
+static void
+rollback(TideWork *w, int start)
+{
+	TideSnapshot *s = w->s;
+
+	for (int i = w->r->nplacements - 1; i >= start; i--)
+	{
+		TidePlacement *pl = &w->r->placements[i];
+		const TideJob *job = &s->jobs[pl->job];
+		TideNode   *n = &s->nodes[pl->node];
+
+		tide_node_apply(s, n, pl->res, pl->gpus, pl->gpu_milli, -1);
+		tide_queue_apply(s, &s->queues[job->queue], n, job->idle, pl->res, -1);
+	}
+	w->r->nplacements = start;
+}
+
+/*
+ * Place job j in the given mode; true when at least its gang minimum
+ * landed (R-L3).  Replicas beyond the minimum are placed when they fit and
+ * the queue stays within capability.  On failure nothing stays placed and
+ * w->fail_role / w->placed_count say how far it got.
+ */
+bool
+tide_place_job(TideWork *w, int j, int mode)
+{
+	TideSnapshot *s = w->s;
+	const TideJob *job = &s->jobs[j];
+	int			start = w->r->nplacements;
+	int			placed = 0;
+	int			min = w->info[j].min_replicas;
+	int			left = w->info[j].total_replicas;
+	int32_t    *parts = w->run_tmp;
+
+	w->ngang = 0;
+	w->fail_role = -1;
+	w->card_blocked_res = -1;
+	for (int ri = 0; ri < job->nroles; ri++)
+	{
+		const TideRole *role = &job->roles[ri];
+
+		for (int rep = 0; rep < role->replicas; rep++)
+		{
+			int			ni;
+
+			if (placed + left < min)
+				break;			/* the minimum is out of reach */
+			ni = find_node(w, j, ri, mode, role->replicas - rep, parts);
+			if (ni >= 0 && placed >= min &&
+				!tide_extra_replica_ok(w, job, &s->nodes[ni], role->request))
+				ni = -1;
+			if (ni < 0)
+			{
+				if (w->fail_role < 0)
+					w->fail_role = ri;
+				left -= role->replicas - rep;
+				break;
+			}
+			commit_replica(w, j, ri, rep, ni);
+			placed++;
+			left--;
+		}
+	}
+	w->placed_count = placed;
+	if (placed >= min && placed > 0)
+		return true;
+	rollback(w, start);
+	return false;
+}
+
+/*
+ * Why did job j not fit (R-C2, R-A2)?  One pass over the group's nodes for
+ * the role that failed, counting each filter; every blocking reason found
+ * is kept.  Sets o->status to unschedulable when no node could ever take
+ * one replica.
+ */
+void
+tide_diagnose(TideWork *w, int j, int mode, TideOutcome *o)
+{
+	TideSnapshot *s = w->s;
+	const TideJob *job = &s->jobs[j];
+	int			ri = w->fail_role >= 0 ? w->fail_role : 0;
+	const TideRole *role = &job->roles[ri];
+	const int64_t *req = role->request;
+	const TideGroup *g;
+	int			typed = 0,
+				labeled = 0,
+				staticok = 0,
+				ready = 0,
+				avoided = 0,
+				card = 0,
+				held = 0,
+				fit = 0;
+	int64_t		hold_job = 0;
+	int			shortc[TIDE_MAX_RES];
+	int			bigres = -1;
+	int64_t		largest = 0;
+
+	if (w->info[j].group < 0)
+	{
+		tide_reason_add(o, R_NO_NODES, -1, -1, 0, 0, 0, job->queue);
+		o->status = TIDE_UNSCHEDULABLE;
+		return;
+	}
+	g = &w->ix->groups[w->info[j].group];
+	memset(shortc, 0, sizeof(shortc));
+	for (int k = g->lo; k < g->hi; k++)
+	{
+		int			ni = w->ix->order[k];
+		TideNode   *n = &s->nodes[ni];
+		const TidePart *p = &w->ix->parts[n->part];
+		bool		big = true;
+
+		if (!tide_part_allowed(w, j, role, p))
+			continue;
+		typed++;
+		{
+			TideJob		nosel = *job;
+
+			nosel.navoid = 0;
+			if (!tide_node_matches(&nosel, n, ni))
+				continue;
+		}
+		labeled++;
+		for (int r = 0; r < w->nres; r++)
+			if (req[r] > n->capacity[r])
+			{
+				big = false;
+				if (bigres < 0)
+					bigres = r;
+			}
+		if (req[TIDE_RES_GPU] >= TIDE_MILLI && req[TIDE_RES_GPU] / TIDE_MILLI > n->ngpus)
+		{
+			big = false;
+			if (bigres < 0)
+				bigres = TIDE_RES_GPU;
+		}
+		if (bigres >= 0)
+		{
+			int64_t		have = bigres == TIDE_RES_GPU && n->ngpus * (int64_t) TIDE_MILLI < n->capacity[bigres]
+				? n->ngpus * (int64_t) TIDE_MILLI : n->capacity[bigres];
+
+			if (have > largest)
+				largest = have;
+		}
+		if (!big)
+			continue;
+		staticok++;
+		if (n->state != TIDE_NODE_READY)
+			continue;
+		ready++;
+		if (!tide_node_matches(job, n, ni))
+		{
+			avoided++;
+			continue;
+		}
+		if (!tide_part_card_ok(w, job, p, role, mode, true))
+		{
+			card++;
+			continue;
+		}
+		if (tide_node_fits(w, job, n, req, false))
+			fit++;
+		else if (tide_node_fits(w, job, n, req, true))
+		{
+			held++;
+			if (hold_job == 0)
+				hold_job = n->hold_job;
+		}
+		else
+		{
+			for (int r = 0; r < w->nres; r++)
+				if (req[r] > 0 && n->capacity[r] - n->used[r] < req[r])
+					shortc[r]++;
+			if (req[TIDE_RES_GPU] > 0 && n->capacity[TIDE_RES_GPU] - n->used[TIDE_RES_GPU] >= req[TIDE_RES_GPU])
+				shortc[TIDE_RES_GPU]++;	/* enough in sum, not on one GPU / whole GPUs */
+		}
+	}
+
+	if (typed == 0)
+	{
+		if (req[TIDE_RES_GPU] > 0)
+			tide_reason_add(o, R_NO_TYPE, -1, ri, 0, 0, 0, job->gpu_type);
+		else
+			tide_reason_add(o, R_CPU_ON_GPU, -1, ri, 0, 0, 0, 0);
+		o->status = TIDE_UNSCHEDULABLE;
+		return;
+	}
+	if (labeled == 0)
+	{
+		tide_reason_add(o, R_NO_LABEL, -1, ri, 0, 0, 0, j);
+		o->status = TIDE_UNSCHEDULABLE;
+		return;
+	}
+	if (staticok == 0)
+	{
+		tide_reason_add(o, R_TOO_BIG, bigres, ri, req[bigres], largest, 0, 0);
+		o->status = TIDE_UNSCHEDULABLE;
+		return;
+	}
+	if (ready == 0)
+	{
+		tide_reason_add(o, R_NOT_READY, -1, ri, staticok, 0, 0, job->gpu_type);
+		return;
+	}
+	if (w->info[j].min_replicas > 1)
+		tide_reason_add(o, R_GANG, -1, ri, w->info[j].min_replicas, w->placed_count, 0, 0);
+	if (held > 0)
+		tide_reason_add(o, R_HELD, -1, ri, held, 0, 0, hold_job);
+	if (card > 0 && w->card_blocked_res >= 0)
+	{
+		const TideQueue *q = &s->queues[job->queue];
+		int			t = w->card_blocked_res;
+
+		if (w->card_blocked_mode == MODE_GUARANTEED)
+			tide_reason_add(o, R_CARD_QUOTA, t, ri, q->usage[t], req[TIDE_RES_GPU], q->quota[t], job->queue);
+		else
+			tide_reason_add(o, R_CARD_CAP, t, ri, q->usage[t] + q->idle_usage[t], req[TIDE_RES_GPU],
+							q->capability[t], job->queue);
+	}
+	if (avoided > 0 && fit == 0)
+		tide_reason_add(o, R_AVOID, -1, ri, avoided, 0, 0, 0);
+	{
+		int			nshort = ready - avoided - card - held - fit;
+		int			r1 = -1,
+					r2 = -1;
+
+		if (nshort > 0)
+		{
+			for (int r = 0; r < w->nres; r++)
+			{
+				if (shortc[r] == 0)
+					continue;
+				if (r1 < 0 || shortc[r] > shortc[r1])
+				{
+					r2 = r1;
+					r1 = r;
+				}
+				else if (r2 < 0 || shortc[r] > shortc[r2])
+					r2 = r;
+			}
+			tide_reason_add(o, R_NO_ROOM, r1, ri, nshort, r1 >= 0 ? shortc[r1] : 0,
+							r2 >= 0 ? shortc[r2] : 0, r2);
+		}
+	}
+}

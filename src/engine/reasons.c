@@ -1,0 +1,236 @@
+/*
+ * reasons.c: human-readable pending reasons with numbers (R-C2).
+ *
+ * The engine records reasons as small structs while it walks (no text in
+ * the hot loop); the caller renders the jobs it writes back.  Every
+ * blocking reason is kept (up to TIDE_MAX_REASONS), joined by "; ".
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "engine_int.h"
+
+void
+tide_reason_add(TideOutcome *o, int code, int res, int role,
+				int64_t a, int64_t b, int64_t c, int64_t ref)
+{
+	TideReason *x;
+
+	for (int i = 0; i < o->nreasons; i++)
+		if (o->reasons[i].code == code && o->reasons[i].res == res)
+			return;				/* one per kind and resource */
+	if (o->nreasons >= TIDE_MAX_REASONS)
+		return;
+	x = &o->reasons[o->nreasons++];
+	x->code = (int16_t) code;
+	x->res = (int16_t) res;
+	x->role = role;
+	x->a = a;
+	x->b = b;
+	x->c = c;
+	x->ref = ref;
+}
+
+/* A milli quantity as text: 8, 0.5, 16Gi (for exact binary multiples). */
+static void
+fmt_qty(char *buf, size_t len, int64_t milli)
+{
+	int64_t		whole = milli / TIDE_MILLI;
+	int64_t		frac = milli % TIDE_MILLI;
+	static const char *suffix[] = {"Ki", "Mi", "Gi", "Ti", "Pi"};
+
+	if (milli == TIDE_UNLIMITED)
+	{
+		snprintf(buf, len, "unlimited");
+		return;
+	}
+	if (frac != 0)
+	{
+		char		f[8];
+		int			n;
+
+		snprintf(f, sizeof(f), "%03" PRId64, frac < 0 ? -frac : frac);
+		n = 3;
+		while (n > 0 && f[n - 1] == '0')
+			f[--n] = '\0';
+		snprintf(buf, len, "%s%" PRId64 ".%s", milli < 0 && whole == 0 ? "-" : "", whole, f);
+		return;
+	}
+	if (whole >= 1024 && whole % 1024 == 0)
+	{
+		int			k = -1;
+
+		while (k < 4 && whole % 1024 == 0 && whole >= 1024)
+		{
+			whole /= 1024;
+			k++;
+		}
+		snprintf(buf, len, "%" PRId64 "%s", whole, suffix[k]);
+		return;
+	}
+	snprintf(buf, len, "%" PRId64, whole);
+}
+
+/* "cpu=4, gpu=2": the nonzero components of a request, in resource order. */
+static void
+fmt_vec(const TideSnapshot *s, char *buf, size_t len, const int64_t *v)
+{
+	size_t		off = 0;
+
+	buf[0] = '\0';
+	for (int r = 0; r < s->nres && off + 1 < len; r++)
+	{
+		char		q[32];
+
+		if (v[r] == 0)
+			continue;
+		fmt_qty(q, sizeof(q), v[r]);
+		off += snprintf(buf + off, len - off, "%s%s=%s", off ? ", " : "", s->res_names[r], q);
+	}
+	if (off >= len)
+		buf[len - 1] = '\0';
+}
+
+static const char *
+res_name(const TideSnapshot *s, int r)
+{
+	return r >= 0 && r < s->nres ? s->res_names[r] : "?";
+}
+
+static const char *
+queue_name(const TideSnapshot *s, int64_t q)
+{
+	return q >= 0 && q < s->nqueues ? s->queues[q].name : "?";
+}
+
+/* Render one reason. */
+static void
+render(const TideSnapshot *s, const TideJob *job, const TideReason *x, char *buf, size_t len)
+{
+	char		a[32],
+				b[32],
+				c[32],
+				req[160];
+	const TideRole *role = x->role >= 0 && x->role < job->nroles ? &job->roles[x->role] : NULL;
+	const char *rn = res_name(s, x->res);
+
+	fmt_qty(a, sizeof(a), x->a);
+	fmt_qty(b, sizeof(b), x->b);
+	fmt_qty(c, sizeof(c), x->c);
+	req[0] = '\0';
+	if (role)
+		fmt_vec(s, req, sizeof(req), role->request);
+	switch (x->code)
+	{
+		case R_CAPABILITY:
+			snprintf(buf, len, "queue %s %s capability: %s used + %s asked > %s",
+					 queue_name(s, x->ref), rn, a, b, c);
+			break;
+		case R_QUOTA_IDLE:
+			snprintf(buf, len, "resource group %s for idle jobs: %s used by non-idle jobs + %s asked > %s",
+					 rn, a, b, c);
+			break;
+		case R_CARD_CAP:
+			snprintf(buf, len, "queue %s %s capability: %s used + %s asked > %s",
+					 queue_name(s, x->ref), rn, a, b, c);
+			break;
+		case R_CARD_QUOTA:
+			snprintf(buf, len, "queue %s %s quota: %s used + %s asked > %s",
+					 queue_name(s, x->ref), rn, a, b, c);
+			break;
+		case R_HELD:
+			snprintf(buf, len, "held for job %" PRId64 " (%" PRId64 " node%s)",
+					 x->ref, x->a, x->a == 1 ? "" : "s");
+			break;
+		case R_HELD_QUEUE:
+			snprintf(buf, len, "queue %s headroom held for job %" PRId64 ": %s held + %s asked > %s",
+					 rn, x->ref, a, b, c);
+			break;
+		case R_GANG:
+			snprintf(buf, len, "gang %" PRId64 " x %s: best fit places %" PRId64,
+					 x->a, req, x->b);
+			break;
+		case R_NO_ROOM:
+			if (x->ref >= 0)
+				snprintf(buf, len, "no ready node has room for %s (%" PRId64 " nodes: short of %s on %" PRId64 ", %s on %" PRId64 ")",
+						 req, x->a, rn, x->b, res_name(s, (int) x->ref), x->c);
+			else if (x->res >= 0)
+				snprintf(buf, len, "no ready node has room for %s (%" PRId64 " nodes: short of %s on %" PRId64 ")",
+						 req, x->a, rn, x->b);
+			else
+				snprintf(buf, len, "no ready node has room for %s (%" PRId64 " nodes)", req, x->a);
+			break;
+		case R_NOT_READY:
+			if (x->ref >= 0)
+				snprintf(buf, len, "no ready node with gpu_type %s (%" PRId64 " draining or down)",
+						 res_name(s, (int) x->ref), x->a);
+			else
+				snprintf(buf, len, "no ready node for %s (%" PRId64 " draining or down)", req, x->a);
+			break;
+		case R_AVOID:
+			snprintf(buf, len, "%" PRId64 " node%s avoided: a previous attempt failed there",
+					 x->a, x->a == 1 ? "" : "s");
+			break;
+		case R_NO_TYPE:
+			if (x->ref >= 0)
+				snprintf(buf, len, "no node with gpu_type %s in the resource group", res_name(s, (int) x->ref));
+			else
+				snprintf(buf, len, "no GPU node in the resource group");
+			break;
+		case R_NO_LABEL:
+			{
+				size_t		off = snprintf(buf, len, "no node has labels");
+
+				for (int i = 0; i < job->nselector && off + 1 < len; i++)
+					off += snprintf(buf + off, len - off, "%s%s", i ? ", " : " ",
+									tide_label_name(s, job->selector[i]));
+			}
+			break;
+		case R_TOO_BIG:
+			snprintf(buf, len, "%s per replica: %s %s is more than any matching node has (largest %s)",
+					 req, rn, a, b);
+			break;
+		case R_CAP_NEVER:
+			snprintf(buf, len, "queue %s %s capability is %s, the job needs %s",
+					 queue_name(s, x->ref), rn, b, a);
+			break;
+		case R_FRACTION:
+			snprintf(buf, len, "gpu=%s: requests above one GPU must be whole numbers", a);
+			break;
+		case R_CPU_ON_GPU:
+			snprintf(buf, len, "no CPU node in the resource group, and CPU jobs may not use GPU nodes");
+			break;
+		case R_NO_NODES:
+			snprintf(buf, len, "no node in queue %s's resource group", queue_name(s, x->ref));
+			break;
+		case R_TOO_MANY_GPUS:
+			snprintf(buf, len, "gpu=%s: more than %d GPUs per replica", a, TIDE_MAX_GPUS);
+			break;
+		default:
+			snprintf(buf, len, "reason %d", x->code);
+	}
+}
+
+/* Every reason of job j, "; "-joined, into buf; returns the length. */
+size_t
+tide_reason_text(const TideSnapshot *s, const TideResult *r, int job,
+				 char *buf, size_t buflen)
+{
+	const TideOutcome *o = &r->outcomes[job];
+	size_t		off = 0;
+
+	if (buflen == 0)
+		return 0;
+	buf[0] = '\0';
+	for (int i = 0; i < o->nreasons && off + 1 < buflen; i++)
+	{
+		char		one[512];
+
+		render(s, &s->jobs[job], &o->reasons[i], one, sizeof(one));
+		off += snprintf(buf + off, buflen - off, "%s%s", i ? "; " : "", one);
+	}
+	if (off >= buflen)
+		off = buflen - 1;
+	return off;
+}

@@ -1,0 +1,591 @@
+/*
+ * snapshot.c: building the engine's input: interning, arrays, the node
+ * index (partitions by resource group and card type, buckets by free whole
+ * GPUs), and charging live allocations to nodes and queues.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine_int.h"
+
+/* Label pairs "key=value" interned to small integers (open addressing). */
+typedef struct TideNames
+{
+	uint32_t	cap;			/* power of two */
+	uint32_t	n;
+	int32_t    *slots;			/* id + 1, 0 = empty */
+	char	  **names;			/* [cap / 2] by id */
+} TideNames;
+
+void *
+tide_alloc(TideSnapshot *s, size_t size)
+{
+	void	   *p = s->mem.alloc(s->mem.ctx, size ? size : 1);
+
+	memset(p, 0, size ? size : 1);
+	return p;
+}
+
+static void
+tide_free(TideSnapshot *s, void *p)
+{
+	if (p && s->mem.free)
+		s->mem.free(s->mem.ctx, p);
+}
+
+int64_t *
+tide_vec_new(TideSnapshot *s)
+{
+	return tide_alloc(s, sizeof(int64_t) * (s->nres > 0 ? s->nres : 1));
+}
+
+/* Create an empty snapshot; "gpu" and "cpu" get the fixed indexes. */
+TideSnapshot *
+tide_snapshot_create(const TideMem *mem)
+{
+	TideSnapshot *s = mem->alloc(mem->ctx, sizeof(TideSnapshot));
+
+	memset(s, 0, sizeof(*s));
+	s->mem = *mem;
+	tide_res_intern(s, "gpu");
+	tide_res_intern(s, "cpu");
+	return s;
+}
+
+int
+tide_res_lookup(const TideSnapshot *s, const char *name)
+{
+	for (int i = 0; i < s->nres; i++)
+		if (strcmp(s->res_names[i], name) == 0)
+			return i;
+	return -1;
+}
+
+/* Resource names are few (tens): a linear search is the fastest thing. */
+int
+tide_res_intern(TideSnapshot *s, const char *name)
+{
+	int			i = tide_res_lookup(s, name);
+	size_t		len;
+	char	   *copy;
+
+	if (i >= 0)
+		return i;
+	if (s->frozen || s->nres >= TIDE_MAX_RES)
+		return -1;
+	len = strlen(name);
+	copy = tide_alloc(s, len + 1);
+	memcpy(copy, name, len);
+	s->res_names[s->nres] = copy;
+	return s->nres++;
+}
+
+static uint64_t
+hash_bytes(const char *p, size_t len, uint64_t h)
+{
+	for (size_t i = 0; i < len; i++)
+	{
+		h ^= (unsigned char) p[i];
+		h *= 1099511628211ULL;
+	}
+	return h;
+}
+
+static void
+names_grow(TideSnapshot *s, TideNames *t)
+{
+	uint32_t	ncap = t->cap ? t->cap * 2 : 64;
+	int32_t    *slots = tide_alloc(s, sizeof(int32_t) * ncap);
+	char	  **names = tide_alloc(s, sizeof(char *) * (ncap / 2));
+
+	for (uint32_t i = 0; i < t->n; i++)
+	{
+		uint64_t	h = hash_bytes(t->names[i], strlen(t->names[i]), 14695981039346656037ULL);
+		uint32_t	k = (uint32_t) h & (ncap - 1);
+
+		while (slots[k])
+			k = (k + 1) & (ncap - 1);
+		slots[k] = (int32_t) i + 1;
+		names[i] = t->names[i];
+	}
+	tide_free(s, t->slots);
+	tide_free(s, t->names);
+	t->slots = slots;
+	t->names = names;
+	t->cap = ncap;
+}
+
+/* Intern the label pair key=value; ids are dense from 0. */
+int
+tide_label_intern(TideSnapshot *s, const char *key, const char *value)
+{
+	TideNames  *t;
+	size_t		kl = strlen(key),
+				vl = strlen(value);
+	uint64_t	h;
+	uint32_t	k;
+	char	   *copy;
+
+	if (s->labels == NULL)
+		s->labels = tide_alloc(s, sizeof(TideNames));
+	t = s->labels;
+	if (t->n + 1 > t->cap / 2)
+		names_grow(s, t);
+	h = hash_bytes(key, kl, 14695981039346656037ULL);
+	h = hash_bytes("=", 1, h);
+	h = hash_bytes(value, vl, h);
+	k = (uint32_t) h & (t->cap - 1);
+	while (t->slots[k])
+	{
+		const char *n = t->names[t->slots[k] - 1];
+
+		if (strncmp(n, key, kl) == 0 && n[kl] == '=' && strcmp(n + kl + 1, value) == 0)
+			return t->slots[k] - 1;
+		k = (k + 1) & (t->cap - 1);
+	}
+	copy = tide_alloc(s, kl + vl + 2);
+	memcpy(copy, key, kl);
+	copy[kl] = '=';
+	memcpy(copy + kl + 1, value, vl);
+	t->names[t->n] = copy;
+	t->slots[k] = (int32_t) t->n + 1;
+	return (int) t->n++;
+}
+
+const char *
+tide_label_name(const TideSnapshot *s, int id)
+{
+	if (s->labels == NULL || id < 0 || (uint32_t) id >= s->labels->n)
+		return "?";
+	return s->labels->names[id];
+}
+
+static void
+fill_unlimited(int64_t *v, int n)
+{
+	for (int i = 0; i < n; i++)
+		v[i] = TIDE_UNLIMITED;
+}
+
+/*
+ * Size the cluster arrays.  Fixes nres: resource names must all be interned
+ * before.  Vectors come zeroed, queue limits unlimited, GPUs free.
+ */
+void
+tide_snapshot_alloc_cluster(TideSnapshot *s, int nnodes, int nqueues, int nrunning)
+{
+	int			nres;
+	int64_t    *pool;
+
+	s->frozen = true;
+	nres = s->nres;
+	s->nnodes = nnodes;
+	s->nodes = tide_alloc(s, sizeof(TideNode) * (nnodes > 0 ? nnodes : 1));
+	pool = tide_alloc(s, sizeof(int64_t) * nres * 3 * (nnodes > 0 ? nnodes : 1));
+	for (int i = 0; i < nnodes; i++)
+	{
+		TideNode   *n = &s->nodes[i];
+
+		n->capacity = pool + (size_t) nres * (3 * i);
+		n->used = pool + (size_t) nres * (3 * i + 1);
+		n->held = pool + (size_t) nres * (3 * i + 2);
+		n->gpu_type = -1;
+		n->part = -1;
+		n->bucket = -1;
+		n->hold_shadow = TIDE_TIME_UNKNOWN;
+		for (int g = 0; g < TIDE_MAX_GPUS; g++)
+			n->gpu_free[g] = TIDE_MILLI;
+	}
+	s->nqueues = nqueues;
+	s->queues = tide_alloc(s, sizeof(TideQueue) * (nqueues > 0 ? nqueues : 1));
+	for (int i = 0; i < nqueues; i++)
+	{
+		TideQueue  *q = &s->queues[i];
+
+		q->quota = tide_vec_new(s);
+		q->capability = tide_vec_new(s);
+		fill_unlimited(q->quota, nres);
+		fill_unlimited(q->capability, nres);
+		q->usage = tide_vec_new(s);
+		q->idle_usage = tide_vec_new(s);
+		q->held = tide_vec_new(s);
+		q->reclaimable = true;
+		q->service = TIDE_SVC_TRAINING;
+		q->hold_shadow = TIDE_TIME_UNKNOWN;
+	}
+	s->nrunning = nrunning;
+	s->running = tide_alloc(s, sizeof(TideRunning) * (nrunning > 0 ? nrunning : 1));
+	s->index = NULL;
+}
+
+/* Size the pending-job arrays (replacing earlier ones); roles come zeroed. */
+void
+tide_snapshot_alloc_jobs(TideSnapshot *s, int njobs, int nroles)
+{
+	int64_t    *pool;
+
+	s->frozen = true;
+	s->njobs = njobs;
+	s->jobs = tide_alloc(s, sizeof(TideJob) * (njobs > 0 ? njobs : 1));
+	for (int i = 0; i < njobs; i++)
+		s->jobs[i].gpu_type = -1;
+	s->nroles = nroles;
+	s->roles = tide_alloc(s, sizeof(TideRole) * (nroles > 0 ? nroles : 1));
+	pool = tide_alloc(s, sizeof(int64_t) * s->nres * (nroles > 0 ? nroles : 1));
+	for (int i = 0; i < nroles; i++)
+		s->roles[i].request = pool + (size_t) s->nres * i;
+}
+
+int
+tide_bitlen(int64_t v)
+{
+	int			b = 0;
+
+	while (v > 0 && b < 64)
+	{
+		b++;
+		v >>= 1;
+	}
+	return b;
+}
+
+/* The bucket of a node inside its partition: free whole GPUs, or log2 of free cpu. */
+int
+tide_bucket_of(const TideSnapshot *s, const TideNode *n, const TidePart *p)
+{
+	int			b;
+
+	(void) s;
+	if (n->state != TIDE_NODE_READY)
+		return -1;
+	if (p->gpu)
+		return __builtin_popcountll(n->free_whole);
+	b = tide_bitlen(n->capacity[TIDE_RES_CPU] - n->used[TIDE_RES_CPU]);
+	return b >= TIDE_NBUCKETS ? TIDE_NBUCKETS - 1 : b;
+}
+
+static inline void
+bit_set(uint64_t *w, int i)
+{
+	w[i >> 6] |= (uint64_t) 1 << (i & 63);
+}
+
+static inline void
+bit_clear(uint64_t *w, int i)
+{
+	w[i >> 6] &= ~((uint64_t) 1 << (i & 63));
+}
+
+/* Recompute a node's GPU summary and move it to its bucket after a change. */
+void
+tide_node_reindex(TideSnapshot *s, TideNode *n)
+{
+	uint64_t	whole = 0;
+	bool		shared = false;
+
+	for (int g = 0; g < n->ngpus; g++)
+	{
+		if (n->gpu_free[g] >= TIDE_MILLI)
+			whole |= (uint64_t) 1 << g;
+		else if (n->gpu_free[g] > 0)
+			shared = true;
+	}
+	n->free_whole = whole;
+	if (s->index && n->part >= 0)
+	{
+		TidePart   *p = &s->index->parts[n->part];
+		int			rel = n->pos - p->lo;
+		int			b = tide_bucket_of(s, n, p);
+		bool		was_shared = (p->shared[rel >> 6] >> (rel & 63)) & 1;
+
+		if (b != n->bucket)
+		{
+			if (n->bucket >= 0)
+			{
+				bit_clear(p->bits + (size_t) n->bucket * p->nwords, rel);
+				p->count[n->bucket]--;
+			}
+			if (b >= 0)
+			{
+				bit_set(p->bits + (size_t) b * p->nwords, rel);
+				p->count[b]++;
+			}
+			n->bucket = b;
+		}
+		if (n->state != TIDE_NODE_READY)
+			shared = false;
+		if (shared != was_shared)
+		{
+			if (shared)
+			{
+				bit_set(p->shared, rel);
+				p->nshared++;
+			}
+			else
+			{
+				bit_clear(p->shared, rel);
+				p->nshared--;
+			}
+		}
+	}
+}
+
+/* Add (sign +1) or remove (-1) an allocation's resources on a node. */
+void
+tide_node_apply(TideSnapshot *s, TideNode *n, const int64_t *res,
+				uint64_t gpus, int gpu_milli, int sign)
+{
+	for (int r = 0; r < s->nres; r++)
+		n->used[r] += sign * res[r];
+	for (int g = 0; g < n->ngpus; g++)
+	{
+		if (!((gpus >> g) & 1))
+			continue;
+		if (gpu_milli > 0)
+			n->gpu_free[g] -= sign * gpu_milli;
+		else
+			n->gpu_free[g] = sign > 0 ? 0 : TIDE_MILLI;
+		if (n->gpu_free[g] < 0)
+			n->gpu_free[g] = 0;
+		if (n->gpu_free[g] > TIDE_MILLI)
+			n->gpu_free[g] = TIDE_MILLI;
+	}
+	tide_node_reindex(s, n);
+}
+
+/*
+ * Charge a queue: the resources plus, on a node with a card type T, the
+ * GPUs again as T (R-A1 card keys) unless the request names T itself.
+ */
+void
+tide_queue_apply(TideSnapshot *s, TideQueue *q, const TideNode *n, bool idle,
+				 const int64_t *res, int sign)
+{
+	int64_t    *u = idle ? q->idle_usage : q->usage;
+
+	for (int r = 0; r < s->nres; r++)
+		u[r] += sign * res[r];
+	if (n && n->gpu_type >= 0 && res[TIDE_RES_GPU] > 0 && res[n->gpu_type] == 0)
+		u[n->gpu_type] += sign * res[TIDE_RES_GPU];
+}
+
+/* Charge (+1) or release (-1) a live allocation on its node and queue. */
+void
+tide_charge(TideSnapshot *s, int node, int queue, bool idle,
+			const int64_t *res, uint64_t gpus, int gpu_milli, int sign)
+{
+	TideNode   *n = (node >= 0 && node < s->nnodes) ? &s->nodes[node] : NULL;
+
+	if (n)
+		tide_node_apply(s, n, res, gpus, gpu_milli, sign);
+	if (queue >= 0 && queue < s->nqueues)
+		tide_queue_apply(s, &s->queues[queue], n, idle, res, sign);
+}
+
+/* qsort context: no qsort_r everywhere, so a file-level pointer (not reentrant across threads). */
+static const TideSnapshot *sort_snap;
+
+static int
+cmp_node_order(const void *a, const void *b)
+{
+	const TideNode *x = &sort_snap->nodes[*(const int32_t *) a];
+	const TideNode *y = &sort_snap->nodes[*(const int32_t *) b];
+	bool		xg = x->ngpus > 0,
+				yg = y->ngpus > 0;
+
+	if (x->group != y->group)
+		return x->group < y->group ? -1 : 1;
+	if (xg != yg)
+		return xg ? 1 : -1;		/* CPU nodes first */
+	if (x->gpu_type != y->gpu_type)
+	{
+		const char *xn = x->gpu_type >= 0 ? sort_snap->res_names[x->gpu_type] : "";
+		const char *yn = y->gpu_type >= 0 ? sort_snap->res_names[y->gpu_type] : "";
+
+		return strcmp(xn, yn);
+	}
+	if (xg && x->allow_cpu_jobs != y->allow_cpu_jobs)
+		return x->allow_cpu_jobs ? 1 : -1;
+	return strcmp(x->name, y->name);
+}
+
+static int
+cmp_queue_name(const void *a, const void *b)
+{
+	return strcmp(sort_snap->queues[*(const int32_t *) a].name,
+				  sort_snap->queues[*(const int32_t *) b].name);
+}
+
+/* Normalise a node's topology into per-domain GPU masks (by domain id order). */
+static bool
+node_domains(TideNode *n, char *err, size_t errlen)
+{
+	int16_t		ids[TIDE_MAX_DOMAINS];
+	int			nd = 0;
+
+	memset(n->domain_mask, 0, sizeof(n->domain_mask));
+	for (int g = 0; g < n->ngpus; g++)
+	{
+		int			d = 0;
+
+		while (d < nd && ids[d] != n->gpu_domain[g])
+			d++;
+		if (d == nd)
+		{
+			if (nd == TIDE_MAX_DOMAINS)
+			{
+				snprintf(err, errlen, "node %s has more than %d GPU topology domains",
+						 n->name, TIDE_MAX_DOMAINS);
+				return false;
+			}
+			/* keep ids sorted so domain order does not depend on GPU order */
+			while (d > 0 && ids[d - 1] > n->gpu_domain[g])
+			{
+				ids[d] = ids[d - 1];
+				n->domain_mask[d] = n->domain_mask[d - 1];
+				d--;
+			}
+			ids[d] = n->gpu_domain[g];
+			n->domain_mask[d] = 0;
+			nd++;
+		}
+		n->domain_mask[d] |= (uint64_t) 1 << g;
+	}
+	n->ndomains = nd;
+	return true;
+}
+
+/*
+ * Validate and build the index: node order by (group, gpu, card type, name),
+ * partitions, buckets, group capacities, queue groups and name ranks.
+ */
+bool
+tide_snapshot_finish(TideSnapshot *s, char *err, size_t errlen)
+{
+	TideIndex  *ix = tide_alloc(s, sizeof(TideIndex));
+	int			nn = s->nnodes;
+	int			nres = s->nres;
+
+	if (err && errlen)
+		err[0] = '\0';
+	for (int i = 0; i < nn; i++)
+	{
+		TideNode   *n = &s->nodes[i];
+
+		if (n->ngpus < 0 || n->ngpus > TIDE_MAX_GPUS)
+		{
+			snprintf(err, errlen, "node %s has %d GPUs, at most %d are supported",
+					 n->name, n->ngpus, TIDE_MAX_GPUS);
+			return false;
+		}
+		if (!node_domains(n, err, errlen))
+			return false;
+	}
+	ix->order = tide_alloc(s, sizeof(int32_t) * (nn + 1));
+	for (int i = 0; i < nn; i++)
+		ix->order[i] = i;
+	sort_snap = s;
+	qsort(ix->order, nn, sizeof(int32_t), cmp_node_order);
+
+	/* count partitions and groups */
+	ix->parts = tide_alloc(s, sizeof(TidePart) * (nn + 1));
+	ix->groups = tide_alloc(s, sizeof(TideGroup) * (nn + 1));
+	for (int k = 0; k < nn; k++)
+	{
+		TideNode   *n = &s->nodes[ix->order[k]];
+		TideNode   *prev = k > 0 ? &s->nodes[ix->order[k - 1]] : NULL;
+		bool		newgroup = !prev || prev->group != n->group;
+		bool		newpart = newgroup || (prev->ngpus > 0) != (n->ngpus > 0) ||
+			prev->gpu_type != n->gpu_type ||
+			(n->ngpus > 0 && prev->allow_cpu_jobs != n->allow_cpu_jobs);
+
+		if (newgroup)
+		{
+			TideGroup  *g = &ix->groups[ix->ngroups++];
+
+			g->id = n->group;
+			g->lo = k;
+			g->plo = ix->nparts;
+			g->capacity = tide_vec_new(s);
+		}
+		if (newpart)
+		{
+			TidePart   *p = &ix->parts[ix->nparts++];
+
+			p->group = ix->ngroups - 1;
+			p->gpu_type = n->gpu_type;
+			p->gpu = n->ngpus > 0;
+			p->allow_cpu = p->gpu && n->allow_cpu_jobs;
+			p->lo = k;
+			p->maxcap = tide_vec_new(s);
+		}
+		ix->groups[ix->ngroups - 1].hi = k + 1;
+		ix->groups[ix->ngroups - 1].phi = ix->nparts;
+		ix->parts[ix->nparts - 1].hi = k + 1;
+		n->pos = k;
+		n->part = ix->nparts - 1;
+		n->bucket = -1;
+	}
+	for (int pi = 0; pi < ix->nparts; pi++)
+	{
+		TidePart   *p = &ix->parts[pi];
+
+		p->nwords = (p->hi - p->lo + 63) / 64;
+		p->bits = tide_alloc(s, sizeof(uint64_t) * TIDE_NBUCKETS * p->nwords);
+		p->shared = tide_alloc(s, sizeof(uint64_t) * p->nwords);
+		for (int k = p->lo; k < p->hi; k++)
+		{
+			TideNode   *n = &s->nodes[ix->order[k]];
+			TideGroup  *g = &ix->groups[p->group];
+
+			for (int r = 0; r < nres; r++)
+				if (n->capacity[r] > p->maxcap[r])
+					p->maxcap[r] = n->capacity[r];
+			if (n->ngpus > p->maxgpus)
+				p->maxgpus = n->ngpus;
+			if (n->state == TIDE_NODE_READY)
+			{
+				for (int r = 0; r < nres; r++)
+					g->capacity[r] += n->capacity[r];
+				if (n->gpu_type >= 0 && n->capacity[n->gpu_type] == 0)
+					g->capacity[n->gpu_type] += n->capacity[TIDE_RES_GPU];
+			}
+		}
+	}
+	s->index = ix;
+	for (int i = 0; i < nn; i++)
+		tide_node_reindex(s, &s->nodes[i]);
+
+	/* queues: group index and name rank (R-O4 ties) */
+	ix->queue_group = tide_alloc(s, sizeof(int32_t) * (s->nqueues + 1));
+	ix->queue_rank = tide_alloc(s, sizeof(int32_t) * (s->nqueues + 1));
+	{
+		int32_t    *qo = tide_alloc(s, sizeof(int32_t) * (s->nqueues + 1));
+
+		for (int i = 0; i < s->nqueues; i++)
+			qo[i] = i;
+		qsort(qo, s->nqueues, sizeof(int32_t), cmp_queue_name);
+		for (int i = 0; i < s->nqueues; i++)
+			ix->queue_rank[qo[i]] = i;
+		tide_free(s, qo);
+	}
+	for (int i = 0; i < s->nqueues; i++)
+	{
+		ix->queue_group[i] = -1;
+		for (int g = 0; g < ix->ngroups; g++)
+			if (ix->groups[g].id == s->queues[i].group)
+				ix->queue_group[i] = g;
+	}
+	return true;
+}
+
+void
+tide_snapshot_destroy(TideSnapshot *s)
+{
+	/* Without a free function the caller's context owns everything. */
+	if (!s->mem.free)
+		return;
+	/* Individual blocks are many; callers with free() use an arena anyway. */
+	s->mem.free(s->mem.ctx, s);
+}

@@ -1,0 +1,588 @@
+/*
+ * philly.c: replay of the Microsoft Philly trace (as processed for Pollux,
+ * timestamp,duration,num_gpus,gpu_time,cluster) in simulated time through
+ * the pg_tide engine.
+ *
+ * The cluster: M nodes of N whole GPUs, one resource group, one queue.  A
+ * job of g GPUs is one replica of g GPUs when g <= N, else a gang (R-L3) of
+ * r replicas of g/r GPUs, r the smallest divisor of g with g/r <= N.  A job
+ * bigger than the cluster is unschedulable (reported on stderr, counted).
+ *
+ * Event-driven: at each instant where jobs arrive or end, the ended jobs
+ * are released (tide_charge -1), the arrivals join the pending queue, and
+ * one tide_decide() runs over the pending jobs (R-O1: earlier arrival
+ * first, backfill R-L1).  Only a prefix of each job size's pending list is
+ * passed: the k-th pending job of g GPUs can only be placed if the k-1
+ * before it were (the engine's shape rule: nothing is released inside a
+ * decide, so a size that failed fails again), so at most free/g of them
+ * matter.  This keeps each decide small without changing any decision.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim.h"
+
+typedef struct PJob
+{
+	int64_t		arrival;		/* microseconds since the first arrival */
+	int64_t		duration;		/* microseconds */
+	int			gpus;
+	int			line;
+	int			replicas;
+	int			per_replica;	/* GPUs per replica */
+	int			state;			/* 0 waiting, 1 running, 2 done, 3 unschedulable */
+	int64_t		start;
+	int			pl_first;		/* into placement pool */
+	int			npl;
+} PJob;
+
+typedef struct PPlace
+{
+	int32_t		node;
+	uint64_t	gpus;
+} PPlace;
+
+/* FIFO of waiting jobs of one size. */
+typedef struct PQueue
+{
+	int			gpus;
+	int		   *job;
+	int			head,
+				tail,
+				cap;
+	int			taken;			/* passed to the current decide */
+} PQueue;
+
+typedef struct HeapItem
+{
+	int64_t		end;
+	int			job;
+} HeapItem;
+
+typedef struct Heap
+{
+	HeapItem   *a;
+	int			n,
+				cap;
+} Heap;
+
+static bool
+heap_less(const HeapItem *x, const HeapItem *y)
+{
+	return x->end < y->end || (x->end == y->end && x->job < y->job);
+}
+
+static void
+heap_push(Heap *h, int64_t end, int job)
+{
+	int			i;
+
+	if (h->n == h->cap)
+	{
+		h->cap = h->cap ? h->cap * 2 : 1024;
+		h->a = sim_realloc(h->a, sizeof(HeapItem) * h->cap);
+	}
+	i = h->n++;
+	h->a[i].end = end;
+	h->a[i].job = job;
+	while (i > 0)
+	{
+		int			p = (i - 1) / 2;
+		HeapItem	t;
+
+		if (!heap_less(&h->a[i], &h->a[p]))
+			break;
+		t = h->a[i];
+		h->a[i] = h->a[p];
+		h->a[p] = t;
+		i = p;
+	}
+}
+
+static HeapItem
+heap_pop(Heap *h)
+{
+	HeapItem	top = h->a[0];
+	int			i = 0;
+
+	h->a[0] = h->a[--h->n];
+	for (;;)
+	{
+		int			l = 2 * i + 1,
+					r = l + 1,
+					m = i;
+		HeapItem	t;
+
+		if (l < h->n && heap_less(&h->a[l], &h->a[m]))
+			m = l;
+		if (r < h->n && heap_less(&h->a[r], &h->a[m]))
+			m = r;
+		if (m == i)
+			break;
+		t = h->a[i];
+		h->a[i] = h->a[m];
+		h->a[m] = t;
+		i = m;
+	}
+	return top;
+}
+
+/* Days since 1970-01-01 of a civil date (Howard Hinnant's algorithm). */
+static int64_t
+days_from_civil(int64_t y, int m, int d)
+{
+	int64_t		era,
+				yoe,
+				doy,
+				doe;
+
+	y -= m <= 2;
+	era = (y >= 0 ? y : y - 399) / 400;
+	yoe = y - era * 400;
+	doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+	doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+	return era * 146097 + doe - 719468;
+}
+
+/* "YYYY-MM-DD HH:MM:SS" (or a plain number of seconds) to seconds. */
+static int64_t
+parse_timestamp(CsvFile *f, int col)
+{
+	const char *v = csv_get(f, col);
+	int			y,
+				mo,
+				d,
+				h,
+				mi,
+				sec,
+				n = 0;
+
+	if (sscanf(v, "%4d-%2d-%2d %2d:%2d:%2d%n", &y, &mo, &d, &h, &mi, &sec, &n) == 6 &&
+		v[n] == '\0')
+	{
+		if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || sec > 60 ||
+			h < 0 || mi < 0 || sec < 0)
+			csv_fail(f, col, "\"%s\" is not a valid date and time", v);
+		return days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + sec;
+	}
+	if (strchr(v, '-') == NULL || v[0] == '-')
+		return (int64_t) csv_double(f, col, 0, 1e12);
+	csv_fail(f, col, "\"%s\" is not a timestamp (expected YYYY-MM-DD HH:MM:SS)", v);
+}
+
+static int
+cmp_arrival(const void *a, const void *b)
+{
+	const PJob *x = a;
+	const PJob *y = b;
+
+	if (x->arrival != y->arrival)
+		return x->arrival < y->arrival ? -1 : 1;
+	return x->line - y->line;
+}
+
+static int
+cmp_double(const void *a, const void *b)
+{
+	double		x = *(const double *) a,
+				y = *(const double *) b;
+
+	return x < y ? -1 : x > y;
+}
+
+static int
+cmp_int(const void *a, const void *b)
+{
+	return *(const int *) a - *(const int *) b;
+}
+
+/* Read the jobs, optionally one virtual cluster's; sorted by arrival. */
+static PJob *
+read_jobs(const char *path, const char *cluster, int64_t limit, int *njobs)
+{
+	CsvFile		f;
+	int			cts,
+				cdur,
+				cgpu,
+				ccl;
+	int			cap = 1024,
+				n = 0;
+	PJob	   *jobs = sim_alloc(sizeof(PJob) * cap);
+	int64_t		t0 = INT64_MAX;
+
+	csv_open(&f, path);
+	cts = csv_column(&f, "timestamp", true);
+	cdur = csv_column(&f, "duration", true);
+	cgpu = csv_column(&f, "num_gpus", true);
+	ccl = csv_column(&f, "cluster", cluster != NULL);
+	while (csv_next(&f))
+	{
+		PJob	   *j;
+
+		if (cluster && strcmp(csv_get(&f, ccl), cluster) != 0)
+			continue;
+		if (n == cap)
+		{
+			cap *= 2;
+			jobs = sim_realloc(jobs, sizeof(PJob) * cap);
+		}
+		j = &jobs[n++];
+		memset(j, 0, sizeof(*j));
+		j->line = f.lineno;
+		j->arrival = parse_timestamp(&f, cts);
+		j->duration = llround(csv_double(&f, cdur, 0, 1e9) * 1e6);
+		j->gpus = (int) csv_int(&f, cgpu, 1, 1000000);
+		if (j->arrival < t0)
+			t0 = j->arrival;
+	}
+	csv_close(&f);
+	for (int i = 0; i < n; i++)
+		jobs[i].arrival = (jobs[i].arrival - t0) * 1000000;
+	qsort(jobs, n, sizeof(PJob), cmp_arrival);
+	if (limit > 0 && n > limit)
+		n = (int) limit;
+	*njobs = n;
+	return jobs;
+}
+
+int
+philly_main(int argc, char **argv)
+{
+	const char *jobs_path = NULL;
+	const char *cluster = NULL;
+	int			per_node = 0,
+				nnodes = 0;
+	int64_t		limit = 0;
+	int			policy = TIDE_PLACE_PACK;
+	bool		verbose = false;
+	PJob	   *jobs;
+	int			njobs;
+	TideSnapshot *s;
+	TideMem		mem = sim_mem();
+	char		err[256];
+	PQueue	   *queues = NULL;
+	int			nqueues = 0;
+	int		   *qof;			/* queue of each job */
+	PPlace	   *pool = NULL;
+	int			npool = 0,
+				poolcap = 0;
+	Heap		heap = {0};
+	int			cand_cap = 1;
+	int		   *cand;
+	int64_t		total_gpus,
+				free_gpus;
+	int			ai = 0;
+	int64_t		unschedulable = 0,
+				done = 0,
+				decides = 0;
+	int64_t		now = 0,
+				last_end = 0;
+	int64_t	   *relvec;
+	double		t_start = sim_now();
+
+	for (int i = 1; i < argc; i++)
+	{
+		const char *v;
+
+		if (sim_opt(argc, argv, &i, "--jobs", &v))
+			jobs_path = v;
+		else if (sim_opt(argc, argv, &i, "--gpus-per-node", &v))
+			per_node = (int) sim_parse_int("--gpus-per-node", v, 1, TIDE_MAX_GPUS);
+		else if (sim_opt(argc, argv, &i, "--nodes", &v))
+			nnodes = (int) sim_parse_int("--nodes", v, 1, 1000000);
+		else if (sim_opt(argc, argv, &i, "--policy", &v))
+			policy = sim_parse_policy(v, false);
+		else if (sim_opt(argc, argv, &i, "--cluster", &v))
+			cluster = v;
+		else if (sim_opt(argc, argv, &i, "--limit", &v))
+			limit = sim_parse_int("--limit", v, 1, INT32_MAX);
+		else if (strcmp(argv[i], "--verbose") == 0)
+			verbose = true;
+		else
+			sim_die(SIM_EXIT_USAGE, "philly: unknown option \"%s\" (see --help)", argv[i]);
+	}
+	if (!jobs_path)
+		sim_die(SIM_EXIT_USAGE, "philly: --jobs FILE is required");
+	if (!per_node)
+		sim_die(SIM_EXIT_USAGE, "philly: --gpus-per-node N is required");
+	if (!nnodes)
+		sim_die(SIM_EXIT_USAGE, "philly: --nodes M is required");
+
+	jobs = read_jobs(jobs_path, cluster, limit, &njobs);
+	if (njobs == 0)
+		sim_die(SIM_EXIT_DATA, "%s: no jobs%s%s", jobs_path,
+				cluster ? " in cluster " : "", cluster ? cluster : "");
+	total_gpus = (int64_t) per_node * nnodes;
+	free_gpus = total_gpus;
+
+	/* the cluster */
+	s = tide_snapshot_create(&mem);
+	tide_snapshot_alloc_cluster(s, nnodes, 1, 0);
+	for (int i = 0; i < nnodes; i++)
+	{
+		TideNode   *n = &s->nodes[i];
+		char		name[32];
+
+		snprintf(name, sizeof(name), "node-%07d", i);
+		n->name = sim_strdup(name);
+		n->state = TIDE_NODE_READY;
+		n->ngpus = per_node;
+		n->capacity[TIDE_RES_GPU] = (int64_t) per_node * TIDE_MILLI;
+	}
+	s->queues[0].name = "philly";
+	s->queues[0].placement = policy;
+	s->queues[0].has_quota = true;
+	if (!tide_snapshot_finish(s, err, sizeof(err)))
+		sim_die(SIM_EXIT_DATA, "%s", err);
+	relvec = tide_vec_new(s);
+
+	/* job shapes, per-size queues */
+	qof = sim_alloc(sizeof(int) * njobs);
+	for (int j = 0; j < njobs; j++)
+	{
+		PJob	   *jb = &jobs[j];
+		int			q;
+
+		if (jb->gpus > total_gpus)
+		{
+			jb->state = 3;
+			unschedulable++;
+			fprintf(stderr, "%s: %s:%d: job of %d GPUs is unschedulable: the cluster has "
+					"%lld GPUs\n", sim_progname, jobs_path, jb->line, jb->gpus,
+					(long long) total_gpus);
+			qof[j] = -1;
+			continue;
+		}
+		jb->replicas = 1;
+		while (jb->gpus / jb->replicas > per_node || jb->gpus % jb->replicas != 0)
+			jb->replicas++;
+		jb->per_replica = jb->gpus / jb->replicas;
+		for (q = 0; q < nqueues; q++)
+			if (queues[q].gpus == jb->gpus)
+				break;
+		if (q == nqueues)
+		{
+			queues = sim_realloc(queues, sizeof(PQueue) * (nqueues + 1));
+			memset(&queues[q], 0, sizeof(PQueue));
+			queues[q].gpus = jb->gpus;
+			nqueues++;
+			cand_cap += (int) (total_gpus / jb->gpus) + 1;
+		}
+		qof[j] = q;
+	}
+	cand = sim_alloc(sizeof(int) * cand_cap);
+	/* pending job arrays sized once; s->njobs is set per decide */
+	tide_snapshot_alloc_jobs(s, cand_cap, cand_cap);
+
+	while (ai < njobs || heap.n > 0)
+	{
+		int64_t		t = INT64_MAX;
+		int			ncand = 0;
+		TideResult *r;
+
+		while (ai < njobs && jobs[ai].state == 3)
+			ai++;
+		if (ai < njobs)
+			t = jobs[ai].arrival;
+		if (heap.n > 0 && heap.a[0].end < t)
+			t = heap.a[0].end;
+		if (t == INT64_MAX)
+			break;
+		now = t;
+		while (heap.n > 0 && heap.a[0].end == t)
+		{
+			HeapItem	it = heap_pop(&heap);
+			PJob	   *jb = &jobs[it.job];
+
+			relvec[TIDE_RES_GPU] = (int64_t) jb->per_replica * TIDE_MILLI;
+			for (int k = 0; k < jb->npl; k++)
+				tide_charge(s, pool[jb->pl_first + k].node, 0, false, relvec,
+							pool[jb->pl_first + k].gpus, 0, -1);
+			free_gpus += jb->gpus;
+			jb->state = 2;
+			done++;
+			if (t > last_end)
+				last_end = t;
+		}
+		while (ai < njobs && jobs[ai].arrival == t)
+		{
+			if (jobs[ai].state != 3)
+			{
+				PQueue	   *q = &queues[qof[ai]];
+
+				if (q->tail == q->cap)
+				{
+					/* compact, then grow */
+					memmove(q->job, q->job + q->head, sizeof(int) * (q->tail - q->head));
+					q->tail -= q->head;
+					q->head = 0;
+					if (q->tail == q->cap)
+					{
+						q->cap = q->cap ? q->cap * 2 : 64;
+						q->job = sim_realloc(q->job, sizeof(int) * q->cap);
+					}
+				}
+				q->job[q->tail++] = ai;
+			}
+			ai++;
+		}
+
+		/* the pending jobs that could matter: free/g of each size */
+		for (int q = 0; q < nqueues; q++)
+		{
+			PQueue	   *pq = &queues[q];
+			int64_t		room = free_gpus / pq->gpus;
+			int			len = pq->tail - pq->head;
+
+			pq->taken = (int) (room < len ? room : len);
+			for (int k = 0; k < pq->taken; k++)
+				cand[ncand++] = pq->job[pq->head + k];
+		}
+		if (ncand == 0)
+			continue;
+		qsort(cand, ncand, sizeof(int), cmp_int);
+		s->njobs = ncand;
+		s->nroles = ncand;
+		for (int k = 0; k < ncand; k++)
+		{
+			TideJob    *job = &s->jobs[k];
+			TideRole   *role = &s->roles[k];
+			PJob	   *jb = &jobs[cand[k]];
+
+			memset(job, 0, sizeof(*job));
+			job->id = cand[k] + 1;
+			job->queue = 0;
+			job->created_at = jb->arrival;
+			job->gpu_type = -1;
+			job->service = TIDE_SVC_TRAINING;
+			job->roles = role;
+			job->nroles = 1;
+			role->name = "worker";
+			role->replicas = jb->replicas;
+			role->request[TIDE_RES_GPU] = (int64_t) jb->per_replica * TIDE_MILLI;
+		}
+		r = tide_decide(s);
+		decides++;
+		for (int k = 0; k < ncand; k++)
+		{
+			const TideOutcome *o = &r->outcomes[k];
+			PJob	   *jb = &jobs[cand[k]];
+
+			if (o->status == TIDE_PLACED)
+			{
+				if (npool + o->nplacements > poolcap)
+				{
+					poolcap = (poolcap + o->nplacements) * 2;
+					pool = sim_realloc(pool, sizeof(PPlace) * poolcap);
+				}
+				jb->pl_first = npool;
+				jb->npl = o->nplacements;
+				for (int p = 0; p < o->nplacements; p++)
+				{
+					pool[npool].node = r->placements[o->first_placement + p].node;
+					pool[npool].gpus = r->placements[o->first_placement + p].gpus;
+					npool++;
+				}
+				jb->state = 1;
+				jb->start = t;
+				free_gpus -= jb->gpus;
+				heap_push(&heap, t + jb->duration, cand[k]);
+			}
+			else if (o->status == TIDE_UNSCHEDULABLE)
+			{
+				char		why[512];
+
+				tide_reason_text(s, r, k, why, sizeof(why));
+				jb->state = 3;
+				unschedulable++;
+				fprintf(stderr, "%s: %s:%d: job of %d GPUs is unschedulable: %s\n",
+						sim_progname, jobs_path, jb->line, jb->gpus, why);
+			}
+		}
+		/* drop placed and unschedulable jobs from the queues, keeping order */
+		for (int q = 0; q < nqueues; q++)
+		{
+			PQueue	   *pq = &queues[q];
+			int			w = pq->head + pq->taken;
+
+			for (int k = pq->head + pq->taken - 1; k >= pq->head; k--)
+				if (jobs[pq->job[k]].state == 0)
+					pq->job[--w] = pq->job[k];
+			pq->head = w;
+		}
+	}
+
+	/* jobs left waiting on an empty cluster: the engine could not place them */
+	for (int q = 0; q < nqueues; q++)
+		for (int k = queues[q].head; k < queues[q].tail; k++)
+		{
+			PJob	   *jb = &jobs[queues[q].job[k]];
+
+			jb->state = 3;
+			unschedulable++;
+			fprintf(stderr, "%s: %s:%d: job of %d GPUs never fit an empty cluster\n",
+					sim_progname, jobs_path, jb->line, jb->gpus);
+		}
+
+	/* everything ended: the engine must have given every GPU back (R-C4) */
+	for (int i = 0; i < nnodes; i++)
+	{
+		const TideNode *n = &s->nodes[i];
+
+		for (int g = 0; g < n->ngpus; g++)
+			if (n->gpu_free[g] != TIDE_MILLI || n->used[TIDE_RES_GPU] != 0)
+				sim_die(SIM_EXIT_DATA, "internal error: node %s still holds GPUs at the end",
+						n->name);
+	}
+	{
+		double	   *waits = sim_alloc(sizeof(double) * (done + 1));
+		double		sum_wait = 0,
+					sum_jct = 0,
+					gpu_time = 0;
+		int64_t		nw = 0;
+		double		p99 = 0,
+					span;
+
+		for (int j = 0; j < njobs; j++)
+		{
+			const PJob *jb = &jobs[j];
+
+			if (jb->state != 2)
+				continue;
+			waits[nw] = (jb->start - jb->arrival) / 1e6;
+			sum_wait += waits[nw];
+			sum_jct += (jb->start + jb->duration - jb->arrival) / 1e6;
+			gpu_time += (double) jb->gpus * (jb->duration / 1e6);
+			nw++;
+		}
+		if (nw > 0)
+		{
+			int64_t		rank = (int64_t) ceil(0.99 * nw);
+
+			qsort(waits, nw, sizeof(double), cmp_double);
+			p99 = waits[(rank > 0 ? rank : 1) - 1];
+		}
+		span = last_end / 1e6;
+		printf("policy: %s\n", policy == TIDE_PLACE_SPREAD ? "spread" : "pack");
+		printf("nodes: %d\n", nnodes);
+		printf("gpus_per_node: %d\n", per_node);
+		printf("jobs: %d\n", njobs);
+		printf("completed: %lld\n", (long long) done);
+		printf("unschedulable: %lld\n", (long long) unschedulable);
+		printf("mean_wait_s: %.1f\n", nw ? sum_wait / nw : 0.0);
+		printf("p99_wait_s: %.1f\n", p99);
+		printf("mean_completion_s: %.1f\n", nw ? sum_jct / nw : 0.0);
+		printf("makespan_s: %.1f\n", span);
+		printf("gpu_utilisation_pct: %.2f\n",
+			   span > 0 ? 100.0 * gpu_time / ((double) total_gpus * span) : 0.0);
+		free(waits);
+	}
+	if (verbose)
+		fprintf(stderr, "%s: philly: %d jobs, %lld decide calls, simulated %.1f days, %.3f s\n",
+				sim_progname, njobs, (long long) decides, now / 86400e6, sim_now() - t_start);
+	if (fflush(stdout) != 0 || ferror(stdout))
+		sim_die(SIM_EXIT_DATA, "cannot write the output");
+	return 0;
+}

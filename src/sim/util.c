@@ -1,0 +1,166 @@
+/*
+ * util.c: errors, memory and option parsing shared by tide-sim's commands.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "sim.h"
+
+const char *sim_progname = "tide-sim";
+
+/* Print "tide-sim: message" to stderr and exit with code. */
+void
+sim_die(int code, const char *fmt,...)
+{
+	va_list		ap;
+
+	fprintf(stderr, "%s: ", sim_progname);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(code);
+}
+
+/* Zeroed memory; running out of memory ends the program with a message. */
+void *
+sim_alloc(size_t size)
+{
+	void	   *p = calloc(1, size ? size : 1);
+
+	if (!p)
+		sim_die(SIM_EXIT_DATA, "out of memory (asked %zu bytes)", size);
+	return p;
+}
+
+void *
+sim_realloc(void *p, size_t size)
+{
+	void	   *q = realloc(p, size ? size : 1);
+
+	if (!q)
+		sim_die(SIM_EXIT_DATA, "out of memory (asked %zu bytes)", size);
+	return q;
+}
+
+char *
+sim_strdup(const char *s)
+{
+	size_t		n = strlen(s) + 1;
+	char	   *p = sim_alloc(n);
+
+	memcpy(p, s, n);
+	return p;
+}
+
+/* The engine's allocator: malloc and free (the engine frees scratch per call). */
+static void *
+mem_alloc(void *ctx, size_t size)
+{
+	(void) ctx;
+	return sim_alloc(size);
+}
+
+static void
+mem_free(void *ctx, void *p)
+{
+	(void) ctx;
+	free(p);
+}
+
+TideMem
+sim_mem(void)
+{
+	TideMem		m = {mem_alloc, mem_free, NULL};
+
+	return m;
+}
+
+double
+sim_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* An integer option value in [lo, hi], or a usage error naming the option. */
+int64_t
+sim_parse_int(const char *opt, const char *v, int64_t lo, int64_t hi)
+{
+	char	   *end;
+	long long	x;
+
+	errno = 0;
+	x = strtoll(v, &end, 10);
+	if (*v == '\0' || *end != '\0' || errno != 0)
+		sim_die(SIM_EXIT_USAGE, "option %s: \"%s\" is not an integer", opt, v);
+	if (x < lo || x > hi)
+		sim_die(SIM_EXIT_USAGE, "option %s: %lld is out of range (%lld to %lld)",
+				opt, x, (long long) lo, (long long) hi);
+	return x;
+}
+
+/* A number option value in [lo, hi], or a usage error naming the option. */
+double
+sim_parse_double(const char *opt, const char *v, double lo, double hi)
+{
+	char	   *end;
+	double		x;
+
+	errno = 0;
+	x = strtod(v, &end);
+	if (*v == '\0' || *end != '\0' || errno != 0 || !isfinite(x))
+		sim_die(SIM_EXIT_USAGE, "option %s: \"%s\" is not a number", opt, v);
+	if (x < lo || x > hi)
+		sim_die(SIM_EXIT_USAGE, "option %s: %g is out of range (%g to %g)", opt, x, lo, hi);
+	return x;
+}
+
+/*
+ * Placement policy names: the engine's R-L5 orders, and (openb only) the
+ * simulator's reference FGD scorer.
+ */
+int
+sim_parse_policy(const char *v, bool allow_sim_policies)
+{
+	if (strcmp(v, "pack") == 0)
+		return TIDE_PLACE_PACK;
+	if (strcmp(v, "spread") == 0)
+		return TIDE_PLACE_SPREAD;
+	if (allow_sim_policies && strcmp(v, "fgd") == 0)
+		return SIM_POLICY_FGD;
+	sim_die(SIM_EXIT_USAGE, "option --policy: unknown policy \"%s\" (known: pack, spread%s)",
+			v, allow_sim_policies ? ", fgd" : "");
+}
+
+/*
+ * Does argv[*i] name option `name` (as "--name VALUE" or "--name=VALUE")?
+ * Sets *val and advances *i past a separate value.
+ */
+bool
+sim_opt(int argc, char **argv, int *i, const char *name, const char **val)
+{
+	const char *a = argv[*i];
+	size_t		n = strlen(name);
+
+	if (strncmp(a, name, n) != 0)
+		return false;
+	if (a[n] == '=')
+	{
+		*val = a + n + 1;
+		return true;
+	}
+	if (a[n] != '\0')
+		return false;
+	if (*i + 1 >= argc)
+		sim_die(SIM_EXIT_USAGE, "option %s needs a value", name);
+	*val = argv[++*i];
+	return true;
+}

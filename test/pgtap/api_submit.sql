@@ -1,0 +1,104 @@
+-- tide.submit, multi-role jobs by INSERT, and the checks at insert.
+BEGIN;
+CREATE EXTENSION pg_tide;
+\ir _fixture.psql
+SELECT plan(44);
+
+-- Good submissions.
+SELECT tide.submit('q1', 'cpu=4, gpu=2', replicas => 3, priority => 7, name => 'train', idle => true,
+                   reserve => true, preemptable => false, min_available => 2, gpu_type => 'H100',
+                   node_selector => '{"zone": "a"}', time_limit => '1 hour', max_retries => 2,
+                   on_evict => 'fail', command => 'python train.py', role => 'worker') AS j \gset
+SELECT results_eq(format($$SELECT name, queue, owner = current_user, priority, idle, reserve, preemptable, min_available, gpu_type,
+                                  node_selector, time_limit, max_retries, on_evict, command, state, service_type,
+                                  attempt, retry_of, avoid_nodes, unschedulable, cancel_requested, state_reason
+                             FROM tide.jobs WHERE id = %s$$, :j),
+                  $$VALUES ('train', 'q1', true, 7, true, true, false, 2, 'H100', '{"zone": "a"}'::jsonb,
+                            '1 hour'::interval, 2, 'fail', 'python train.py', 'pending', 'training', 1, NULL::bigint,
+                            '{}'::text[], false, false, 'submitted')$$,
+                  'submit stores every argument');
+SELECT results_eq(format($$SELECT role, replicas, tide.get(request, 'gpu') FROM tide.job_tasks WHERE job_id = %s$$, :j),
+                  $$VALUES ('worker', 3, 2::numeric)$$, 'submit makes one task role');
+SELECT tide.submit('q1', 'gpu=1') AS d \gset
+SELECT results_eq(format($$SELECT priority, idle, reserve, preemptable, min_available, node_selector, max_retries, on_evict, service_type, owner = current_user
+                             FROM tide.jobs WHERE id = %s$$, :d),
+                  $$VALUES (0, false, false, true, NULL::int, '{}'::jsonb, 0, 'requeue', 'training', true)$$,
+                  'submit defaults');
+SELECT is((SELECT role || ':' || replicas FROM tide.job_tasks WHERE job_id = :d), 'main:1', 'default role main, one replica');
+SELECT tide.submit('qi', 'gpu=1') AS i1, tide.submit('qi', 'gpu=1', service_type => 'training') AS i2 \gset
+SELECT is((SELECT service_type FROM tide.jobs WHERE id = :i1), 'inference', 'service_type defaults to the queue''s');
+SELECT is((SELECT service_type FROM tide.jobs WHERE id = :i2), 'training', 'an explicit service_type wins');
+SELECT lives_ok($$SELECT tide.submit('q1', 'gpu=0.5')$$, 'gpu=0.5 is a share of one GPU');
+SELECT lives_ok($$SELECT tide.submit('q1', 'gpu=250m')$$, 'gpu=250m is a share of one GPU');
+SELECT lives_ok($$SELECT tide.submit('q1', 'gpu=8')$$, 'whole GPUs');
+SELECT lives_ok($$SELECT tide.submit('q1', 'cpu=1')$$, 'no GPU');
+SELECT cmp_ok(tide.submit('q1', 'gpu=1'), '>', :d::bigint, 'ids grow');
+SELECT is((SELECT count(*)::int FROM tide.job_events WHERE job_id = :j AND old_state IS NULL AND new_state = 'pending'), 1,
+          'a submission is logged');
+
+-- Bad arguments: clear errors.
+SELECT throws_ok($$SELECT tide.submit('nope', 'gpu=1')$$, '23503', 'queue "nope" does not exist', 'unknown queue');
+SELECT throws_ok($$SELECT tide.submit(NULL, 'gpu=1')$$, '22004', 'queue must not be NULL', 'NULL queue');
+SELECT throws_ok($$SELECT tide.submit('q1', NULL)$$, '22004', 'request must not be NULL', 'NULL request');
+SELECT throws_ok($$SELECT tide.submit('q1', 'gpu=1', replicas => 0)$$, '22023', 'replicas must be at least 1, not 0', 'zero replicas');
+SELECT throws_ok($$SELECT tide.submit('q1', 'gpu=1', replicas => -2)$$, '22023', 'replicas must be at least 1, not -2', 'negative replicas');
+SELECT throws_ok($$SELECT tide.submit('q1', 'gpu=1', replicas => NULL)$$, '22023', 'replicas must be at least 1, not NULL', 'NULL replicas');
+SELECT throws_ok($$SELECT tide.submit('q1', 'gpu=1', replicas => 2, min_available => 3)$$, '22023', 'min_available 3 is above the 2 replicas', 'min_available above replicas');
+SELECT throws_ok($$SELECT tide.submit('q1', 'gpu=1', min_available => 0)$$, '23514', 'min_available must be at least 1, not 0', 'zero min_available');
+SELECT throws_ok($$SELECT tide.submit('q1', 'gpu=1.5')$$, '23514', NULL, 'gpu=1.5 is refused');
+SELECT throws_ok($$SELECT tide.submit('q1', 'gpu=2500m')$$, '23514', NULL, 'gpu=2500m is refused');
+SELECT throws_ok($$SELECT tide.submit('q1', 'gpu=1', service_type => 'batch')$$, '23514', 'invalid service_type "batch" for a job', 'bad service_type');
+SELECT throws_ok($$SELECT tide.submit('q1', 'gpu=1', on_evict => 'ignore')$$, '23514', 'invalid on_evict "ignore" for a job', 'bad on_evict');
+SELECT throws_ok($$SELECT tide.submit('q1', 'gpu=1', max_retries => -1)$$, '23514', 'max_retries must not be negative, not -1', 'negative max_retries');
+SELECT throws_ok($$SELECT tide.submit('q1', 'gpu=1', time_limit => '0')$$, '23514', 'time_limit must be positive, not 00:00:00', 'zero time_limit');
+SELECT throws_ok($$SELECT tide.submit('q1', 'gpu=1', node_selector => '[1]')$$, '23514', NULL, 'node_selector must be an object');
+SELECT throws_ok($$SELECT tide.submit('q1', 'gpu=1', gpu_type => '')$$, '23514', NULL, 'empty gpu_type');
+SELECT throws_ok($$SELECT tide.submit('q1', 'gpu=1', role => '')$$, '23514', NULL, 'empty role');
+
+-- Multi-role jobs: tide.jobs + tide.job_tasks in one transaction.  The
+-- deferred checks are forced with SET CONSTRAINTS ALL IMMEDIATE inside a DO
+-- block, which throws_ok and lives_ok run in a subtransaction.
+INSERT INTO tide.jobs (queue, name, min_available) VALUES ('q1', 'ps-worker', 3) RETURNING id AS m \gset
+INSERT INTO tide.job_tasks (job_id, role, replicas, request) VALUES (:m, 'ps', 1, 'cpu=4'), (:m, 'worker', 4, 'gpu=1');
+SELECT lives_ok($$SET CONSTRAINTS ALL IMMEDIATE$$, 'a job inserted with its tasks passes the deferred checks');
+SET CONSTRAINTS ALL DEFERRED;
+SELECT is((SELECT sum(replicas)::int FROM tide.job_tasks WHERE job_id = :m), 5, 'two roles, five replicas');
+
+SELECT throws_ok($$INSERT INTO tide.job_tasks (job_id, role, replicas, request) VALUES (-7, 'main', 1, 'gpu=1')$$,
+                 '23503', NULL, 'a task needs its job (foreign key)');
+SELECT throws_ok($o$DO $d$ BEGIN
+                       INSERT INTO tide.jobs (id, queue) VALUES (-1, 'q1');
+                       SET CONSTRAINTS ALL IMMEDIATE;
+                   END $d$$o$, '23514', 'job -1 has no tasks', 'a job without tasks is refused');
+SELECT throws_ok($o$DO $d$ BEGIN
+                       INSERT INTO tide.jobs (id, queue, min_available) VALUES (-2, 'q1', 6);
+                       INSERT INTO tide.job_tasks (job_id, role, replicas, request) VALUES (-2, 'ps', 1, 'cpu=4'), (-2, 'worker', 4, 'gpu=1');
+                       SET CONSTRAINTS ALL IMMEDIATE;
+                   END $d$$o$, '23514', 'min_available 6 of job -2 is above its 5 replicas',
+                 'min_available above the replicas of all roles');
+INSERT INTO tide.jobs (queue) VALUES ('q1') RETURNING id AS e \gset
+SELECT throws_ok(format($$INSERT INTO tide.job_tasks (job_id, role, replicas, request) VALUES (%s, 'w', 0, 'gpu=1')$$, :e),
+                 '23514', format('task "w" of job %s has 0 replicas', :e), 'a role with zero replicas');
+SELECT throws_ok(format($$INSERT INTO tide.job_tasks (job_id, role, replicas, request) VALUES (%s, 'w', 2, 'gpu=1.5')$$, :e),
+                 '23514', format('GPU request 1.5 of task "w" of job %s is not a whole number', :e), 'a role asking 1.5 GPUs');
+SELECT lives_ok(format($$INSERT INTO tide.job_tasks (job_id, role, replicas, request) VALUES (%s, 'w', 2, 'gpu=0.5')$$, :e),
+                'a role asking half a GPU per replica');
+
+SELECT throws_ok($$INSERT INTO tide.jobs (queue) VALUES ('nope')$$, '23503', 'queue "nope" does not exist', 'unknown queue by INSERT');
+SELECT throws_ok($$INSERT INTO tide.jobs (queue, service_type) VALUES ('q1', 'web')$$, '23514', 'invalid service_type "web" for a job', 'bad service_type by INSERT');
+SELECT throws_ok($$INSERT INTO tide.jobs (queue, on_evict) VALUES ('q1', 'x')$$, '23514', 'invalid on_evict "x" for a job', 'bad on_evict by INSERT');
+
+-- Tasks are frozen once the job left pending.
+SELECT pg_temp.place(:d, ARRAY['n1']);
+SELECT throws_ok(format($$UPDATE tide.job_tasks SET replicas = 2 WHERE job_id = %s$$, :d), '55000',
+                 format('tasks of job %s cannot change: the job is allocated', :d), 'tasks of a placed job are frozen');
+SELECT throws_ok(format($$INSERT INTO tide.job_tasks (job_id, role, replicas, request) VALUES (%s, 'extra', 1, 'cpu=1')$$, :d), '55000',
+                 NULL, 'no new task for a placed job');
+SELECT lives_ok(format($$UPDATE tide.job_tasks SET replicas = 4 WHERE job_id = %s$$, :j), 'tasks of a pending job may change');
+SELECT throws_ok(format($o$DO $d$ BEGIN
+                              UPDATE tide.job_tasks SET replicas = 1 WHERE job_id = %s;
+                              SET CONSTRAINTS ALL IMMEDIATE;
+                          END $d$$o$, :j), '23514', format('min_available 2 of job %s is above its 1 replicas', :j),
+                 'but not below its min_available');
+SELECT * FROM finish();
+ROLLBACK;
