@@ -303,6 +303,6 @@ submit) choose_demo_dir; is_running || die "not running: bash tools/quickstart.s
     submit_workload "$(date +%s)"; watch_table; summary; advice ;;
 stop) cmd_stop ;;
 purge) cmd_stop; rm -rf "$DEMO"; say "removed $DEMO" ;;
--h | --help | help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//' ;;
+-h | --help | help) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//' ;;
 *) die "unknown command \"$1\" (start, watch, submit, stop, purge)" ;;
 esac
