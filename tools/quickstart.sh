@@ -79,8 +79,9 @@ start_launchers() {
     mkdir -p "$DEMO/launchers" "$DEMO/output"
     chown postgres: "$DEMO/launchers" "$DEMO/output"
     for node in $NODES; do
-        # exec keeps the pid: the file names the launcher itself
-        runuser -u postgres -- sh -c 'echo $$ > "$1"; exec "$2" --node "$3" --dsn "$4" \
+        # exec keeps the pid: the file names the launcher itself; setsid
+        # keeps Ctrl-C in this terminal (and its closing) away from it
+        setsid runuser -u postgres -- sh -c 'echo $$ > "$1"; exec "$2" --node "$3" --dsn "$4" \
                 --state-dir "$5" --output-dir "$6" --grace-period 5 2>>"$7"' sh \
             "$DEMO/launchers/$node.pid" "$PG_BIN/tide-launcher" "$node" \
             "host=$DEMO port=$PORT dbname=$DB user=postgres" \
@@ -274,7 +275,8 @@ cmd_start() {
         # run cycles until then from here (cycles never overlap)
         local secs
         secs=$(sql -c "SELECT 62 - floor(extract(second FROM clock_timestamp()))::int")
-        sql -c "CALL tide.cycle_loop('1 second', '$secs seconds')" >/dev/null 2>&1 &
+        setsid psql -qAtX -h "$DEMO" -p "$PORT" -U postgres -d "$DB" \
+            -c "CALL tide.cycle_loop('1 second', '$secs seconds')" >/dev/null 2>&1 &
     fi
     say "submitting a mixed workload"
     submit_workload 1 || die "could not submit the workload"
