@@ -73,6 +73,24 @@ is "$(wait_for "SELECT state || ' ' || (SELECT exit_code FROM tide.allocations W
     "--no-shepherd: the exit code is reported"
 is "$(cat "$WORK/direct.out" 2>/dev/null)" "0,1" "--no-shepherd: CUDA_VISIBLE_DEVICES is set"
 
+# a launcher that is not a superuser: a member of tide_launcher
+lrole=e2e_launcher_$$
+orole=e2e_outsider_$$
+q "CREATE ROLE $lrole LOGIN IN ROLE tide_launcher; CREATE ROLE $orole LOGIN" >/dev/null
+at_exit "psql -qX -d postgres -c 'DROP ROLE IF EXISTS $lrole, $orole'"
+out=$(timeout 20 "$LAUNCHER" --node n1 --dsn "dbname=$DB user=$orole" --state-dir "$WORK/state-z" 2>&1); st=$?
+is "$st" 1 "a role that may not act for the node: exit 1"
+like "$out" "may not act for node" "and the server's reason is shown"
+q "SELECT tide.register_node('r1', 'cpu=8, memory=16Gi, gpu=1', labels => '{\"spawn\": \"role\"}')" >/dev/null
+"$LAUNCHER" --node r1 --dsn "dbname=$DB user=$lrole" --state-dir "$WORK/state-r1" --poll-interval 1 \
+    2>>"$WORK/launcher-r1.log" &
+LAUNCHER_PIDS+=($!)
+j7=$(q "SELECT tide.submit('e2e', 'gpu=1', node_selector => '{\"spawn\": \"role\"}',
+                           command => \$c\$printf '%s' \"\$CUDA_VISIBLE_DEVICES\" > $WORK/role.out\$c\$)")
+place "$j7" r1 '0'
+is "$(wait_for "SELECT state FROM tide.jobs WHERE id = $j7" succeeded)" succeeded "a tide_launcher member runs its node's work"
+is "$(cat "$WORK/role.out" 2>/dev/null)" "0" "and sees its GPU mask"
+
 # the launcher is alive and heartbeating
 is "$(q "SELECT heartbeat_at > now() - interval '10 seconds' FROM tide.nodes WHERE name = 'n1'")" t "heartbeats arrive"
 st=0
