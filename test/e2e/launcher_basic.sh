@@ -80,7 +80,7 @@ q "CREATE ROLE $lrole LOGIN IN ROLE tide_launcher; CREATE ROLE $orole LOGIN" >/d
 at_exit "psql -qX -d postgres -c 'DROP ROLE IF EXISTS $lrole, $orole'"
 out=$(timeout 20 "$LAUNCHER" --node n1 --dsn "dbname=$DB user=$orole" --state-dir "$WORK/state-z" 2>&1); st=$?
 is "$st" 1 "a role that may not act for the node: exit 1"
-like "$out" "may not act for node" "and the server's reason is shown"
+like "$out" "permission denied for schema tide|may not act for node" "and the server's reason is shown"
 q "SELECT tide.register_node('r1', 'cpu=8, memory=16Gi, gpu=1', labels => '{\"spawn\": \"role\"}')" >/dev/null
 "$LAUNCHER" --node r1 --dsn "dbname=$DB user=$lrole" --state-dir "$WORK/state-r1" --poll-interval 1 \
     2>>"$WORK/launcher-r1.log" &
