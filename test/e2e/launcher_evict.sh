@@ -43,4 +43,17 @@ jc=$(submit 'gpu=4' "echo \"\$CUDA_VISIBLE_DEVICES\" > $WORK/c.out")
 place "$jc" n1 '0-3'
 is "$(wait_for "SELECT state FROM tide.jobs WHERE id = $jc" succeeded)" succeeded "the freed GPUs run the next job"
 is "$(cat "$WORK/c.out" 2>/dev/null)" "0,1,2,3" "on all four GPUs"
+# a gang: the first non-zero exit fails the job and the other replica is stopped
+jg=$(q "SELECT tide.submit('e2e', 'gpu=1', replicas => 2,
+                           command => \$c\$if [ \"\$TIDE_REPLICA\" = 0 ]; then
+                               while [ ! -e $WORK/g.go ]; do sleep 0.1; done; exit 3
+                           fi
+                           trap 'echo TERM > $WORK/g.term; exit 143' TERM; sleep 300 & wait\$c\$)")
+place "$jg" n1 '0|1'
+is "$(wait_for "SELECT state FROM tide.jobs WHERE id = $jg" running)" running "a gang of two runs"
+touch "$WORK/g.go"
+is "$(wait_for "SELECT state FROM tide.jobs WHERE id = $jg" failed)" failed "replica 0 exits 3: the job fails"
+is "$(wait_for "SELECT string_agg(coalesce(exit_code::text, '-') || ':' || state, ',' ORDER BY replica) FROM tide.allocations WHERE job_id = $jg" "3:released,-:released")" \
+    "3:released,-:released" "the other replica is stopped and released"
+is "$(cat "$WORK/g.term" 2>/dev/null)" TERM "with SIGTERM"
 finish

@@ -182,7 +182,8 @@ submit() {
 # Place pending jobs: the real cycle when it exists, else a stand-in that
 # follows the cycle's protocol (advisory lock, a tide.cycles row, the job
 # allocated, one allocation per replica; the insert trigger NOTIFYs the
-# node) and puts job JOB on NODE with GPU mask GPUS.  TIDE_E2E_DIRECT=1
+# node) and puts job JOB on NODE with GPU mask GPUS (replica r gets the
+# r-th of masks separated by '|', e.g. '0-1|2-3').  TIDE_E2E_DIRECT=1
 # forces the stand-in.
 place() {
     local job=$1 node=$2 gpus=$3
@@ -197,7 +198,8 @@ place() {
                PERFORM set_config('tide.cycle_id', c::text, true);
                UPDATE tide.jobs SET state = 'allocated', pending_reason = NULL WHERE id = $job;
                INSERT INTO tide.allocations (job_id, role, replica, node, resources, gpus, cycle_id)
-               SELECT t.job_id, t.role, r, '$node', t.request, '$gpus', c
+               SELECT t.job_id, t.role, r, '$node', t.request,
+                      coalesce(split_part('$gpus', '|', r + 1), ''), c
                  FROM tide.job_tasks t, generate_series(0, t.replicas - 1) r WHERE t.job_id = $job;
                UPDATE tide.cycles SET finished_at = clock_timestamp(), jobs_placed = 1 WHERE id = c;
            END \$\$" >/dev/null
