@@ -347,11 +347,52 @@ db_sync(void)
 		"  FROM tide.claim($1) AS a LEFT JOIN tide.jobs AS j ON j.id = a.job_id "
 		"UNION ALL "
 		"SELECT 'stop', e.id, e.job_id, e.replica, NULL, NULL, NULL, NULL"
-		"  FROM tide.claim_evictions($1) AS e";
-	const char *params[1] = {opt.node};
+		"  FROM tide.claim_evictions($1) AS e "
+		"UNION ALL "
+		"SELECT 'gone', g.id, g.job_id, g.replica, NULL, NULL, NULL, NULL"
+		"  FROM tide.allocations AS g"
+		" WHERE g.id = ANY ($2::bigint[]) AND g.state = 'released'";
+	static char *running;
+	static size_t cap;
+	size_t		len = 0;
+	const char *params[2];
 	QueryOutcome q;
-	double		t0 = now_mono();
-	PGresult   *res = run("claim", sql, 1, params, &q);
+	double		t0;
+	PGresult   *res;
+
+	/*
+	 * Work we run that the database has released without us (a node
+	 * marked down while its launcher was away, an allocation given up) must
+	 * stop: its GPUs may already be someone else's (R-C4).
+	 */
+	if (cap == 0)
+	{
+		cap = 1024;
+		running = tl_realloc(NULL, cap);
+	}
+	running[len++] = '{';
+	for (int i = 0; i < nallocs; i++)
+	{
+		char		num[32];
+		int			m;
+
+		if (allocs[i].ended || allocs[i].evicting || allocs[i].pid <= 0)
+			continue;
+		m = snprintf(num, sizeof(num), len > 1 ? ",%lld" : "%lld", (long long) allocs[i].id);
+		if (len + m + 2 > cap)
+		{
+			cap = (len + m + 2) * 2;
+			running = tl_realloc(running, cap);
+		}
+		memcpy(running + len, num, m);
+		len += m;
+	}
+	running[len++] = '}';
+	running[len] = '\0';
+	params[0] = opt.node;
+	params[1] = running;
+	t0 = now_mono();
+	res = run("claim", sql, 2, params, &q);
 	int			n;
 	int			started = 0;
 
@@ -379,6 +420,9 @@ db_sync(void)
 
 		if (!run_it)
 		{
+			if (strcmp(PQgetvalue(res, i, 0), "gone") == 0 && a != NULL && !a->evicting)
+				tl_log("gone", "alloc=%lld job=%lld replica=%d was released by the database while it ran here (node marked down?); stopping it",
+					   (long long) id, (long long) job, replica);
 			if (a == NULL)
 				a = alloc_add(id, job, replica);
 			stop_allocation(a);

@@ -56,6 +56,29 @@ q "SELECT tide.cancel($jl)" >/dev/null
 is "$(wait_for "SELECT string_agg(state, ',') FROM tide.allocations WHERE job_id = $jl" released)" released \
     "an adopted job is stopped on eviction"
 
+# the database gives up on a node while its launcher is away (node marked
+# down, allocations released): the launcher that comes back stops that work,
+# whose GPUs may already be someone else's
+if [ "$(q "SELECT to_regprocedure('tide._nodes_lost(text[], text)') IS NOT NULL")" = t ]; then
+    jm=$(submit 'gpu=1' "$(cmd m "echo \$\$ > $WORK/m.pid; sleep 300")")
+    place "$jm" n1 5
+    is "$(wait_for "SELECT state FROM tide.jobs WHERE id = $jm" running)" running "a job runs"
+    for _ in $(seq 50); do [ -s "$WORK/m.pid" ] && break; sleep 0.1; done
+    for p in "${LAUNCHER_PIDS[@]}"; do kill -KILL "$p"; wait "$p" 2>/dev/null; done
+    LAUNCHER_PIDS=()
+    q "SELECT tide._nodes_lost(ARRAY['n1'], 'e2e: node lost')" >/dev/null
+    is "$(q "SELECT state FROM tide.allocations WHERE job_id = $jm")" released "the database released it (node lost)"
+    alive "$(cat "$WORK/m.pid")"
+    is "$?" 0 "while its process still runs"
+    start_launcher n1 --grace-period 1
+    for _ in $(seq 100); do alive "$(cat "$WORK/m.pid")" || break; sleep 0.1; done
+    alive "$(cat "$WORK/m.pid")"
+    is "$?" 1 "the launcher that comes back stops it"
+    like "$(cat "$WORK/launcher-n1.log")" "event=gone alloc=[0-9]+ job=$jm" "and says why"
+else
+    for i in 1 2 3 4 5; do skip "tide._nodes_lost() not in this schema"; done
+fi
+
 for x in a b c d l; do
     is "$(wc -l < "$WORK/runs.$x" 2>/dev/null | tr -d ' ')" 1 "job $x ran exactly once"
 done
