@@ -29,6 +29,19 @@ NODES="gpu-a1 gpu-a2 gpu-b1 gpu-b2"
 
 # ---- helpers ----
 
+# Close what the caller left open (e.g. a lock file when this script is run
+# under flock): PostgreSQL and the launchers started here live on, and would
+# hold it for as long as they run.  Bash reads this script through a high
+# descriptor (255), which stays.
+close_inherited_fds() {
+    local fd
+    for fd in $(ls /proc/$$/fd 2>/dev/null); do
+        if [ "$fd" -gt 2 ] && [ "$fd" -lt 200 ]; then
+            eval "exec $fd>&-" 2>/dev/null
+        fi
+    done
+}
+
 sql() {
     psql -qAtX -v ON_ERROR_STOP=1 -h "$DEMO" -p "$PORT" -U postgres -d "$DB" "$@"
 }
@@ -237,6 +250,7 @@ EOF
 
 cmd_start() {
     [ "$(id -u)" = 0 ] || die "run as root (it installs packages and starts PostgreSQL as the postgres user)"
+    close_inherited_fds
     install_packages
     choose_demo_dir
     stop_launchers
@@ -255,7 +269,7 @@ cmd_start() {
     # from installing between our install and our CREATE EXTENSION
     say "building and installing pg_tide, creating pg_cron and a fresh pg_tide in database $DB"
     (
-        flock 9
+        flock -w 600 9 || die "waited 10 minutes for /tmp/pg_tide_install.lock (held by another build on this machine; do not run this script under flock yourself: it takes the lock)"
         build_and_install "$SRC"
         [ -x "$PG_BIN/tide-launcher" ] || die "tide-launcher was not installed into $PG_BIN"
         sql -c "CREATE EXTENSION IF NOT EXISTS pg_cron" >/dev/null || die "CREATE EXTENSION pg_cron failed"

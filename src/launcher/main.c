@@ -420,6 +420,11 @@ main(int argc, char **argv)
 	bool		ever_connected = false;
 	bool		need_sync = true;
 
+	/*
+	 * Keep nothing the caller left open (a lock file, a pipe): a launcher
+	 * runs for months and must not hold them, nor pass them to its work.
+	 */
+	close_range(3, ~0U, 0);
 	parse_options(argc, argv);
 	setup_signals();
 	/*
