@@ -4,7 +4,9 @@
 # reconnects with backoff, reports them, LISTENs again and picks up new
 # work.
 . "$(dirname "$0")/lib.bash"
-. "$TIDE_SRC/tools/lib.sh"
+keep_bin=$PG_BIN
+. "$TIDE_SRC/tools/lib.sh"     # cluster_stop, cluster_start, cluster_restart
+PG_BIN=$keep_bin               # the server the runner started, not lib.sh's default
 
 fresh_db
 setup_cluster n1 4
