@@ -199,7 +199,7 @@ place() {
                UPDATE tide.jobs SET state = 'allocated', pending_reason = NULL WHERE id = $job;
                INSERT INTO tide.allocations (job_id, role, replica, node, resources, gpus, cycle_id)
                SELECT t.job_id, t.role, r, '$node', t.request,
-                      coalesce(split_part('$gpus', '|', r + 1), ''), c
+                      split_part('$gpus', '|', r + 1)::tide.gpumask, c
                  FROM tide.job_tasks t, generate_series(0, t.replicas - 1) r WHERE t.job_id = $job;
                UPDATE tide.cycles SET finished_at = clock_timestamp(), jobs_placed = 1 WHERE id = c;
            END \$\$" >/dev/null
