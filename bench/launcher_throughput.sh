@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# How many starts per second can launchers sustain?  No-op commands
+# (`true`), K launchers (one per node), N allocations made ready at once.
+# Placement is written directly, following the cycle's protocol (one
+# transaction; the allocations' insert trigger NOTIFYs each node once), so
+# that the number measures launchers, not the cycle.
+#
+#   bash bench/launcher_throughput.sh [N=20000] [K=2]
+#   BENCH_LAUNCHER_OPTS=--no-shepherd bash bench/launcher_throughput.sh
+#
+# Prints seconds from the commit to the last `started` report and to the
+# last `exited` report, and the rates.  Results: docs/benchmarks.md.
+. "$(dirname "$0")/launcher_lib.bash"
+N=${1:-20000}
+K=${2:-2}
+
+bench_cluster
+bq "INSERT INTO tide.queues (name) VALUES ('bench')" >/dev/null
+nodes=()
+for i in $(seq "$K"); do
+    nodes+=("bench-$i")
+    bq "SELECT tide.register_node('bench-$i', 'cpu=1000000, memory=1Pi')" >/dev/null
+    bench_launcher "bench-$i"
+done
+wait_connected "${nodes[@]}"
+bq "SELECT count(tide.submit('bench', 'cpu=1', command => 'true')) FROM generate_series(1, $N)" >/dev/null \
+    || die "submit failed"
+
+say "placing $N no-op jobs on $K nodes"
+t0=$(psql -qAtX -v ON_ERROR_STOP=1 -d "$BENCH_DB" <<SQL
+BEGIN;
+SELECT pg_advisory_xact_lock(tide._cycle_lock_key()) \g /dev/null
+INSERT INTO tide.cycles DEFAULT VALUES RETURNING id AS cycle \gset
+SELECT set_config('tide.cycle_id', :'cycle', true) \g /dev/null
+UPDATE tide.jobs SET state = 'allocated', pending_reason = NULL WHERE state = 'pending';
+INSERT INTO tide.allocations (job_id, role, replica, node, resources, gpus, cycle_id)
+SELECT j.id, t.role, 0, format('bench-%s', 1 + (row_number() OVER (ORDER BY j.id)) % $K), t.request, '', :cycle
+  FROM tide.jobs j JOIN tide.job_tasks t ON t.job_id = j.id;
+UPDATE tide.cycles SET finished_at = clock_timestamp(), jobs_placed = $N WHERE id = :cycle;
+SELECT clock_timestamp();
+COMMIT;
+SQL
+) || die "placement failed"
+
+end=$(($(date +%s) + 600))
+while [ "$(bq "SELECT count(*) FROM tide.allocations WHERE state = 'released'")" != "$N" ]; do
+    [ "$(date +%s)" -ge "$end" ] && die "not finished after 600 s"
+    sleep 0.5
+done
+bq "SELECT format('N=%s K=%s: all started after %s s (%s starts/s); all exited after %s s (%s/s)',
+                  $N, $K,
+                  round(extract(epoch FROM max(started_at) - '$t0')::numeric, 2),
+                  round($N / extract(epoch FROM max(started_at) - '$t0')::numeric),
+                  round(extract(epoch FROM max(released_at) - '$t0')::numeric, 2),
+                  round($N / extract(epoch FROM max(released_at) - '$t0')::numeric))
+      FROM tide.allocations"
+echo "machine: $(machine)"

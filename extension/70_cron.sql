@@ -1,0 +1,196 @@
+-- The cycle cadence: pg_cron runs tide.run_cycle() every few seconds.
+--
+-- pg_cron is optional (pg_tide does not require it: pg_cron lives in one
+-- database only), so nothing here refers to the cron schema until it is
+-- called, and every call checks first that pg_cron is there.
+-- pg_cron >= 1.5 has native second schedules ('5 seconds'); older ones
+-- (Debian 12 ships 1.4.2) have minute schedules only, so a job that runs
+-- every minute CALLs tide.cycle_loop(), which runs a cycle, commits, sleeps
+-- until the next tick and returns before the minute ends.  pg_cron never
+-- runs two instances of one job, and tide.run_cycle() takes an advisory
+-- lock, so cycles never overlap.  See docs/cadence.md.
+
+-- The pg_cron job name that pg_tide owns.
+CREATE FUNCTION tide.cron_job_name() RETURNS text
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$ SELECT 'pg_tide_cycles'::text $$;
+COMMENT ON FUNCTION tide.cron_job_name() IS
+'name of the pg_cron job that tide.schedule_cycles() creates (pg_tide_cycles)';
+
+-- Is pg_cron usable from this database?  Raises a clear error otherwise;
+-- returns its version as (major, minor) when it is.
+CREATE FUNCTION tide.cron_check(OUT major int, OUT minor int)
+LANGUAGE plpgsql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    cron_db text := pg_catalog.current_setting('cron.database_name', true);
+    v text;
+    m text[];
+BEGIN
+    IF cron_db IS NULL OR cron_db = '' THEN
+        RAISE EXCEPTION 'pg_cron is not loaded in this server'
+            USING ERRCODE = 'object_not_in_prerequisite_state',
+                  DETAIL = 'tide.schedule_cycles() asks pg_cron to run tide.run_cycle() on a schedule.',
+                  HINT = pg_catalog.format('Add pg_cron to shared_preload_libraries, set cron.database_name = %L, restart PostgreSQL, then run CREATE EXTENSION pg_cron in database %I.',
+                                           pg_catalog.current_database(), pg_catalog.current_database());
+    END IF;
+    IF cron_db <> pg_catalog.current_database() THEN
+        RAISE EXCEPTION 'pg_cron runs jobs in database "%", not in "%"', cron_db, pg_catalog.current_database()
+            USING ERRCODE = 'object_not_in_prerequisite_state',
+                  DETAIL = 'pg_cron serves the one database named by cron.database_name, and its jobs run there.',
+                  HINT = pg_catalog.format('Call tide.schedule_cycles() in database %I (with pg_tide installed there), or set cron.database_name = %L and restart PostgreSQL.',
+                                           cron_db, pg_catalog.current_database());
+    END IF;
+    SELECT e.extversion INTO v FROM pg_catalog.pg_extension AS e WHERE e.extname = 'pg_cron';
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'extension pg_cron is not installed in database "%"', pg_catalog.current_database()
+            USING ERRCODE = 'object_not_in_prerequisite_state',
+                  HINT = 'Run CREATE EXTENSION pg_cron; in this database (pg_cron is loaded and serves it).';
+    END IF;
+    m := pg_catalog.regexp_match(v, '^(\d+)\.(\d+)');
+    major := coalesce(m[1]::int, 0);
+    minor := coalesce(m[2]::int, 0);
+END
+$$;
+COMMENT ON FUNCTION tide.cron_check() IS
+'checks that pg_cron is loaded and installed in this database (clear error with a hint otherwise) and returns its version';
+
+-- Run cycles every `every` until shortly before the end of the current
+-- minute (or for `run_for` when given).  Started once a minute by pg_cron
+-- < 1.5, which cannot schedule in seconds.  A procedure, because it
+-- commits each cycle; so it cannot pin search_path with SET, and every name
+-- in it is qualified instead.
+CREATE PROCEDURE tide.cycle_loop(every interval DEFAULT '1 second', run_for interval DEFAULT NULL)
+LANGUAGE plpgsql
+AS $$
+DECLARE
+    t0 timestamptz := pg_catalog.clock_timestamp();
+    step float8 := pg_catalog.date_part('epoch', every);
+    stop_at timestamptz;
+    next_at timestamptz;
+    k bigint := 0;
+    watch_job boolean := run_for IS NULL AND pg_catalog.to_regclass('cron.job') IS NOT NULL;
+    still_scheduled boolean;
+BEGIN
+    IF step IS NULL OR step < 1 THEN
+        RAISE EXCEPTION 'cycle interval must be at least 1 second, not %', every
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF run_for IS NULL THEN
+        -- leave before pg_cron's next start, so that runs do not queue up
+        stop_at := pg_catalog.date_trunc('minute', t0) + interval '1 minute' - interval '0.5 seconds';
+    ELSE
+        stop_at := t0 + run_for;
+    END IF;
+    LOOP
+        BEGIN
+            PERFORM tide.run_cycle();
+        EXCEPTION WHEN OTHERS THEN
+            -- one failed cycle must not stop the cadence for the rest of the minute
+            RAISE WARNING 'pg_tide: scheduling cycle failed: % (SQLSTATE %)', SQLERRM, SQLSTATE;
+        END;
+        COMMIT;
+        -- the next tick on the grid t0 + k * every; ticks missed by a slow cycle are skipped
+        k := GREATEST(k + 1,
+                pg_catalog.ceil(pg_catalog.date_part('epoch', pg_catalog.clock_timestamp() - t0) / step)::bigint);
+        next_at := t0 + pg_catalog.make_interval(secs => k * step);
+        EXIT WHEN next_at >= stop_at;
+        IF watch_job THEN
+            -- tide.unschedule_cycles() stops the loop at the next tick
+            EXECUTE 'SELECT EXISTS (SELECT 1 FROM cron.job WHERE jobname = $1 AND active)'
+                INTO still_scheduled USING tide.cron_job_name();
+            EXIT WHEN NOT still_scheduled;
+        END IF;
+        PERFORM pg_catalog.pg_sleep(GREATEST(0,
+                    pg_catalog.date_part('epoch', next_at - pg_catalog.clock_timestamp())));
+        -- Inside a procedure a transaction starts right after COMMIT, so the
+        -- sleep ran in the next cycle's transaction: end it, so that now()
+        -- in the cycle (cycles.started_at, allocations.created_at, events)
+        -- is the cycle's own start, not the previous cycle's end.
+        COMMIT;
+    END LOOP;
+END
+$$;
+COMMENT ON PROCEDURE tide.cycle_loop(interval, interval) IS
+'runs tide.run_cycle() every `every`, committing each, until shortly before the minute ends (or for run_for); pg_cron < 1.5 CALLs it every minute';
+
+CREATE FUNCTION tide.schedule_cycles(every interval DEFAULT '1 second') RETURNS bigint
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    v record;
+    secs numeric;
+    sched text;
+    cmd text;
+    job_id bigint;
+BEGIN
+    v := tide.cron_check();
+    secs := pg_catalog.date_part('epoch', every)::numeric;
+    IF secs IS NULL OR secs <= 0 THEN
+        RAISE EXCEPTION 'cycle interval must be positive, not %', coalesce(every::text, 'NULL')
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'Pass an interval such as ''1 second'' (the default) or ''5 seconds''.';
+    END IF;
+    IF secs < 1 THEN
+        RAISE EXCEPTION 'cycle interval % is shorter than one second', every
+            USING ERRCODE = 'invalid_parameter_value',
+                  DETAIL = 'pg_cron cannot run a job more often than once a second.',
+                  HINT = 'Use 1 second: launchers are woken by NOTIFY as soon as a cycle commits, so a faster cadence rarely shortens waits; or call tide.run_cycle() yourself.';
+    END IF;
+    IF secs <> pg_catalog.trunc(secs) THEN
+        RAISE EXCEPTION 'cycle interval % is not a whole number of seconds', every
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'Use 1 to 59 seconds, 1 to 59 minutes, or 1 hour.';
+    END IF;
+
+    IF secs < 60 THEN
+        IF (v.major, v.minor) >= (1, 5) THEN
+            sched := pg_catalog.format('%s seconds', secs);
+            cmd := 'SELECT tide.run_cycle()';
+        ELSE
+            sched := '* * * * *';
+            cmd := pg_catalog.format('CALL tide.cycle_loop(%L)', pg_catalog.make_interval(secs => secs));
+        END IF;
+    ELSIF secs % 60 = 0 AND secs / 60 < 60 THEN
+        sched := CASE WHEN secs = 60 THEN '* * * * *' ELSE pg_catalog.format('*/%s * * * *', (secs / 60)::int) END;
+        cmd := 'SELECT tide.run_cycle()';
+    ELSIF secs = 3600 THEN
+        sched := '0 * * * *';
+        cmd := 'SELECT tide.run_cycle()';
+    ELSE
+        RAISE EXCEPTION 'cycle interval % is not supported', every
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'Use 1 to 59 seconds, 1 to 59 whole minutes, or 1 hour.';
+    END IF;
+
+    -- a named job: scheduling again replaces it (pg_cron upserts by name)
+    EXECUTE 'SELECT cron.schedule($1, $2, $3)' INTO job_id USING tide.cron_job_name(), sched, cmd;
+    RETURN job_id;
+END
+$$;
+COMMENT ON FUNCTION tide.schedule_cycles(interval) IS
+'has pg_cron run tide.run_cycle() at this cadence (native second schedules on pg_cron >= 1.5, a looping procedure on older ones); calling it again replaces the schedule; returns the pg_cron job id';
+
+CREATE FUNCTION tide.unschedule_cycles() RETURNS boolean
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    j bigint;
+    existed boolean := false;
+BEGIN
+    IF NOT EXISTS (SELECT 1 FROM pg_catalog.pg_extension WHERE extname = 'pg_cron') THEN
+        RETURN false;           -- nothing can be scheduled without pg_cron here
+    END IF;
+    FOR j IN EXECUTE 'SELECT jobid FROM cron.job WHERE jobname = $1' USING tide.cron_job_name() LOOP
+        EXECUTE 'SELECT cron.unschedule($1)' USING j;
+        existed := true;
+    END LOOP;
+    RETURN existed;
+END
+$$;
+COMMENT ON FUNCTION tide.unschedule_cycles() IS
+'removes the pg_cron job of tide.schedule_cycles(); returns whether there was one (a running cycle loop stops at its next tick)';
