@@ -60,7 +60,10 @@ max_connections = 200
 log_min_messages = warning
 CONF
     fi
+    # Close inherited descriptors (3-9): a server started under flock would
+    # otherwise hold the caller's lock for as long as it runs.
     runuser -u postgres -- "$PG_BIN/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 start >/dev/null \
+        3>&- 4>&- 5>&- 6>&- 7>&- 8>&- 9>&- \
         || { tail -20 "$dir/server.log" >&2; die "server did not start"; }
     export PGHOST=$dir PGPORT=$port PGUSER=postgres
 }
@@ -74,5 +77,6 @@ cluster_stop() {
 cluster_restart() {
     local dir=$1
     runuser -u postgres -- "$PG_BIN/pg_ctl" -D "$dir/data" -l "$dir/server.log" -m fast -w -t 60 restart >/dev/null \
+        3>&- 4>&- 5>&- 6>&- 7>&- 8>&- 9>&- \
         || die "server did not restart"
 }
