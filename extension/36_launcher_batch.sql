@@ -86,46 +86,60 @@ $$;
 COMMENT ON FUNCTION tide._launcher_targets(bigint[], text) IS
     'for the set-based launcher calls: checks that every id exists and that the role may act for its node (naming the first bad one), locks their jobs and then the allocations, and returns the allocations';
 
--- The NOTICE of a batch in which some reports changed nothing.
-CREATE FUNCTION tide._batch_notice(unchanged bigint, total bigint, what text, ids bigint[]) RETURNS void
+-- The NOTICE of a batch in which some reports changed nothing: ids that
+-- were already in the reported state, and second mentions of an id.
+CREATE FUNCTION tide._batch_notice(allocation_ids bigint[], changed bigint, already bigint[], what text)
+    RETURNS void
     LANGUAGE plpgsql
     SET search_path = pg_catalog, pg_temp
     AS $$
+DECLARE
+    repeated bigint[];
 BEGIN
-    IF unchanged > 0 THEN
-        RAISE NOTICE '% of % allocations %; nothing changed for them', unchanged, total, what
-            USING DETAIL = pg_catalog.format('Allocations: %s%s.',
-                               pg_catalog.array_to_string(ids[1:20], ', '),
-                               CASE WHEN pg_catalog.cardinality(ids) > 20 THEN ', ...' ELSE '' END);
+    IF changed >= pg_catalog.cardinality(allocation_ids) THEN
+        RETURN;
     END IF;
+    SELECT pg_catalog.array_agg(r.id ORDER BY r.ord) INTO repeated
+      FROM (SELECT x.id, x.ord,
+                   pg_catalog.row_number() OVER (PARTITION BY x.id ORDER BY x.ord) AS mention
+              FROM unnest(allocation_ids) WITH ORDINALITY AS x(id, ord)) r
+     WHERE r.mention > 1 OR r.id = ANY (already);
+    RAISE NOTICE '% of % allocations %; nothing changed for them',
+            pg_catalog.cardinality(allocation_ids) - changed, pg_catalog.cardinality(allocation_ids), what
+        USING DETAIL = pg_catalog.format('Allocations: %s%s.',
+                           pg_catalog.array_to_string(repeated[1:20], ', '),
+                           CASE WHEN pg_catalog.cardinality(repeated) > 20 THEN ', ...' ELSE '' END);
 END
 $$;
-COMMENT ON FUNCTION tide._batch_notice(bigint, bigint, text, bigint[]) IS
-    'raises the NOTICE of a set-based launcher call whose repeated reports changed nothing (how many, and the first 20 ids)';
+COMMENT ON FUNCTION tide._batch_notice(bigint[], bigint, bigint[], text) IS
+    'raises the NOTICE of a set-based launcher call in which some reports changed nothing (how many, and the first 20 such ids in array order)';
 
 CREATE FUNCTION tide.started(allocation_ids bigint[]) RETURNS void
     LANGUAGE plpgsql
     SET search_path = pg_catalog, pg_temp
     AS $$
 DECLARE
-    locked tide.allocations[];
+    n bigint;
+    refused bigint[];
+    running bigint[];
     bad record;
     changed bigint;
-    repeated bigint[];
 BEGIN
-    SELECT pg_catalog.array_agg(t) INTO locked
+    SELECT pg_catalog.count(*),
+           pg_catalog.array_agg(t.id) FILTER (WHERE t.state NOT IN ('assigned', 'running')),
+           pg_catalog.array_agg(t.id) FILTER (WHERE t.state = 'running')
+      INTO n, refused, running
       FROM tide._launcher_targets(started.allocation_ids, CURRENT_USER) AS t;
-    IF locked IS NULL THEN
+    IF n = 0 THEN
         RETURN;                 -- an empty array reports nothing
     END IF;
-
-    SELECT x.id, t.state INTO bad
-      FROM unnest(started.allocation_ids) WITH ORDINALITY AS x(id, ord)
-      JOIN unnest(locked) AS t ON t.id = x.id
-     WHERE t.state NOT IN ('assigned', 'running')
-     ORDER BY x.ord
-     LIMIT 1;
-    IF FOUND THEN
+    IF refused IS NOT NULL THEN
+        SELECT x.id, a.state INTO bad
+          FROM unnest(started.allocation_ids) WITH ORDINALITY AS x(id, ord)
+          JOIN tide.allocations a ON a.id = x.id
+         WHERE x.id = ANY (refused)
+         ORDER BY x.ord
+         LIMIT 1;
         RAISE EXCEPTION 'allocation % is %, so it cannot start', bad.id, bad.state
             USING ERRCODE = 'object_not_in_prerequisite_state',
                   HINT = CASE bad.state WHEN 'releasing'
@@ -136,20 +150,7 @@ BEGIN
     UPDATE tide.allocations x SET state = 'running', started_at = pg_catalog.now()
      WHERE x.id = ANY (started.allocation_ids) AND x.state = 'assigned';
     GET DIAGNOSTICS changed = ROW_COUNT;
-
-    IF changed < pg_catalog.cardinality(started.allocation_ids) THEN
-        -- Repeats: ids that were running already, and second mentions.
-        SELECT pg_catalog.array_agg(x.id ORDER BY x.ord) INTO repeated
-          FROM unnest(started.allocation_ids) WITH ORDINALITY AS x(id, ord)
-          JOIN unnest(locked) AS t ON t.id = x.id
-         WHERE t.state = 'running'
-            OR x.ord > (SELECT pg_catalog.min(y.ord)
-                          FROM unnest(started.allocation_ids) WITH ORDINALITY AS y(id, ord)
-                         WHERE y.id = x.id);
-        PERFORM tide._batch_notice(pg_catalog.cardinality(started.allocation_ids) - changed,
-                                   pg_catalog.cardinality(started.allocation_ids),
-                                   'were already started', repeated);
-    END IF;
+    PERFORM tide._batch_notice(started.allocation_ids, changed, running, 'were already started');
 END
 $$;
 COMMENT ON FUNCTION tide.started(bigint[]) IS
@@ -160,10 +161,10 @@ CREATE FUNCTION tide.exited(allocation_ids bigint[], exit_codes integer[]) RETUR
     SET search_path = pg_catalog, pg_temp
     AS $$
 DECLARE
-    locked tide.allocations[];
+    n bigint;
+    released bigint[];
     bad record;
     changed bigint;
-    repeated bigint[];
 BEGIN
     IF exited.exit_codes IS NULL THEN
         RAISE EXCEPTION 'exit_codes must not be NULL'
@@ -194,9 +195,10 @@ BEGIN
                   HINT = 'Report the process''s exit status; a process killed by signal N exits 128+N.';
     END IF;
 
-    SELECT pg_catalog.array_agg(t) INTO locked
+    SELECT pg_catalog.count(*), pg_catalog.array_agg(t.id) FILTER (WHERE t.state = 'released')
+      INTO n, released
       FROM tide._launcher_targets(exited.allocation_ids, CURRENT_USER) AS t;
-    IF locked IS NULL THEN
+    IF n = 0 THEN
         RETURN;
     END IF;
 
@@ -210,19 +212,7 @@ BEGIN
              ORDER BY u.id, u.ord) d
      WHERE x.id = d.id AND x.state <> 'released';
     GET DIAGNOSTICS changed = ROW_COUNT;
-
-    IF changed < pg_catalog.cardinality(exited.allocation_ids) THEN
-        SELECT pg_catalog.array_agg(x.id ORDER BY x.ord) INTO repeated
-          FROM unnest(exited.allocation_ids) WITH ORDINALITY AS x(id, ord)
-          JOIN unnest(locked) AS t ON t.id = x.id
-         WHERE t.state = 'released'
-            OR x.ord > (SELECT pg_catalog.min(y.ord)
-                          FROM unnest(exited.allocation_ids) WITH ORDINALITY AS y(id, ord)
-                         WHERE y.id = x.id);
-        PERFORM tide._batch_notice(pg_catalog.cardinality(exited.allocation_ids) - changed,
-                                   pg_catalog.cardinality(exited.allocation_ids),
-                                   'were already released', repeated);
-    END IF;
+    PERFORM tide._batch_notice(exited.allocation_ids, changed, released, 'were already released');
 END
 $$;
 COMMENT ON FUNCTION tide.exited(bigint[], integer[]) IS
@@ -233,24 +223,27 @@ CREATE FUNCTION tide.evicted(allocation_ids bigint[]) RETURNS void
     SET search_path = pg_catalog, pg_temp
     AS $$
 DECLARE
-    locked tide.allocations[];
+    n bigint;
+    refused bigint[];
+    released bigint[];
     bad record;
     changed bigint;
-    repeated bigint[];
 BEGIN
-    SELECT pg_catalog.array_agg(t) INTO locked
+    SELECT pg_catalog.count(*),
+           pg_catalog.array_agg(t.id) FILTER (WHERE t.state NOT IN ('releasing', 'released')),
+           pg_catalog.array_agg(t.id) FILTER (WHERE t.state = 'released')
+      INTO n, refused, released
       FROM tide._launcher_targets(evicted.allocation_ids, CURRENT_USER) AS t;
-    IF locked IS NULL THEN
+    IF n = 0 THEN
         RETURN;
     END IF;
-
-    SELECT x.id, t.state INTO bad
-      FROM unnest(evicted.allocation_ids) WITH ORDINALITY AS x(id, ord)
-      JOIN unnest(locked) AS t ON t.id = x.id
-     WHERE t.state NOT IN ('releasing', 'released')
-     ORDER BY x.ord
-     LIMIT 1;
-    IF FOUND THEN
+    IF refused IS NOT NULL THEN
+        SELECT x.id, a.state INTO bad
+          FROM unnest(evicted.allocation_ids) WITH ORDINALITY AS x(id, ord)
+          JOIN tide.allocations a ON a.id = x.id
+         WHERE x.id = ANY (refused)
+         ORDER BY x.ord
+         LIMIT 1;
         RAISE EXCEPTION 'allocation % is %, not being evicted', bad.id, bad.state
             USING ERRCODE = 'object_not_in_prerequisite_state',
                   HINT = 'Report a process that ended on its own with tide.exited(allocation_id, exit_code).';
@@ -261,19 +254,7 @@ BEGIN
            release_reason = coalesce(x.release_reason, 'evicted')
      WHERE x.id = ANY (evicted.allocation_ids) AND x.state = 'releasing';
     GET DIAGNOSTICS changed = ROW_COUNT;
-
-    IF changed < pg_catalog.cardinality(evicted.allocation_ids) THEN
-        SELECT pg_catalog.array_agg(x.id ORDER BY x.ord) INTO repeated
-          FROM unnest(evicted.allocation_ids) WITH ORDINALITY AS x(id, ord)
-          JOIN unnest(locked) AS t ON t.id = x.id
-         WHERE t.state = 'released'
-            OR x.ord > (SELECT pg_catalog.min(y.ord)
-                          FROM unnest(evicted.allocation_ids) WITH ORDINALITY AS y(id, ord)
-                         WHERE y.id = x.id);
-        PERFORM tide._batch_notice(pg_catalog.cardinality(evicted.allocation_ids) - changed,
-                                   pg_catalog.cardinality(evicted.allocation_ids),
-                                   'were already released', repeated);
-    END IF;
+    PERFORM tide._batch_notice(evicted.allocation_ids, changed, released, 'were already released');
 END
 $$;
 COMMENT ON FUNCTION tide.evicted(bigint[]) IS
@@ -282,14 +263,14 @@ COMMENT ON FUNCTION tide.evicted(bigint[]) IS
 -- Privileges, as for the single-row calls (40_roles.sql).
 REVOKE ALL ON FUNCTION
     tide._launcher_targets(bigint[], text),
-    tide._batch_notice(bigint, bigint, text, bigint[]),
+    tide._batch_notice(bigint[], bigint, bigint[], text),
     tide.started(bigint[]),
     tide.exited(bigint[], integer[]),
     tide.evicted(bigint[])
     FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION
     tide._launcher_targets(bigint[], text),
-    tide._batch_notice(bigint, bigint, text, bigint[]),
+    tide._batch_notice(bigint[], bigint, bigint[], text),
     tide.started(bigint[]),
     tide.exited(bigint[], integer[]),
     tide.evicted(bigint[])
