@@ -8,6 +8,10 @@ SRC=$(cd "$(dirname "$0")/.." && pwd)
 BENCH_DB=${BENCH_DB:-tide_bench}
 BTMP=$(mktemp -d /tmp/pg_tide_bench.XXXXXX)
 chmod 755 "$BTMP"
+# The launchers' state files go where the launcher puts them by default, on
+# tmpfs: on a disk file system (ext4) creating and deleting two small files
+# per allocation costs more than starting its process.
+BSTATE=$(mktemp -d "${BENCH_STATE_ROOT:-/dev/shm}/pg_tide_bench.XXXXXX")
 LAUNCHERS=()
 OWN_CLUSTER=""
 
@@ -15,13 +19,13 @@ bench_cleanup() {
     local p f pid
     for p in "${LAUNCHERS[@]}"; do kill "$p" 2>/dev/null; done
     for p in "${LAUNCHERS[@]}"; do wait "$p" 2>/dev/null; done
-    for f in "$BTMP"/state-*/*.pid; do
+    for f in "$BSTATE"/state-*/*.pid; do
         [ -f "$f" ] || continue
         read -r pid _ <"$f" && [ "${pid:-0}" -gt 1 ] && kill -KILL -- "-$pid" 2>/dev/null
     done
     [ -n "$OWN_CLUSTER" ] && cluster_stop "$BTMP/pg"
-    [ -n "${BENCH_KEEP:-}" ] && { echo "kept $BTMP" >&2; return; }
-    rm -rf "$BTMP"
+    [ -n "${BENCH_KEEP:-}" ] && { echo "kept $BTMP $BSTATE" >&2; return; }
+    rm -rf "$BTMP" "$BSTATE"
 }
 trap bench_cleanup EXIT
 
@@ -45,7 +49,7 @@ bench_launcher() {
     local node=$1
     local bin=$PG_BIN/tide-launcher
     [ -x "$bin" ] || bin=$SRC/tide-launcher
-    "$bin" --node "$node" --dsn "dbname=$BENCH_DB" --state-dir "$BTMP/state-$node" --quiet --verbose ${BENCH_LAUNCHER_OPTS:-} \
+    "$bin" --node "$node" --dsn "dbname=$BENCH_DB" --state-dir "$BSTATE/state-$node" --quiet --verbose ${BENCH_LAUNCHER_OPTS:-} \
         2>>"$BTMP/launcher-$node.log" &
     LAUNCHERS+=($!)
 }

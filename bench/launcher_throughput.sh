@@ -19,12 +19,20 @@ K=${2:-2}
 bench_cluster
 bq "INSERT INTO tide.queues (name) VALUES ('bench')" >/dev/null
 nodes=()
+# Each node holds exactly its share: the cycle packs nodes, so a larger
+# capacity would put every job on the first node.
 for i in $(seq "$K"); do
     nodes+=("bench-$i")
-    bq "SELECT tide.register_node('bench-$i', 'cpu=1000000, memory=1Pi')" >/dev/null
-    bench_launcher "bench-$i"
+    bq "SELECT tide.register_node('bench-$i', 'cpu=$(( (N + K - 1) / K )), memory=1Pi')" >/dev/null
 done
-wait_connected "${nodes[@]}"
+start_launchers() {
+    for node in "${nodes[@]}"; do bench_launcher "$node"; done
+    wait_connected "${nodes[@]}"
+}
+# BENCH_ANALYZE=1: place first, ANALYZE as autovacuum would soon after a
+# burst, then start the launchers and the clock (without it, the first
+# reports are planned with the statistics of empty tables).
+[ -n "${BENCH_ANALYZE:-}" ] || start_launchers
 bq "SELECT count(tide.submit('bench', 'cpu=1', command => 'true')) FROM generate_series(1, $N)" >/dev/null \
     || die "submit failed"
 
@@ -56,6 +64,12 @@ SELECT clock_timestamp();
 COMMIT;
 SQL
 ) || die "placement failed"
+fi
+
+if [ -n "${BENCH_ANALYZE:-}" ]; then
+    bq "ANALYZE tide.allocations; ANALYZE tide.jobs" >/dev/null
+    t0=$(bq "SELECT clock_timestamp()")
+    start_launchers
 fi
 
 end=$(($(date +%s) + 600))
