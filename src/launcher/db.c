@@ -5,8 +5,10 @@
  * tide.heartbeat).
  *
  * Throughput comes from batching: one round trip claims both new work and
- * evictions, and each kind of report goes out as one statement over
- * unnest() of an array, whatever the number of allocations.  If a batch is
+ * evictions, and each kind of report goes out as one statement whatever the
+ * number of allocations: one call of the set-based functions
+ * (tide.started(bigint[]) and the others) when the schema has them, else
+ * the single-row functions over unnest() of an array.  If a batch is
  * refused (one allocation in a state the database rejects), the batch is
  * retried one allocation at a time so that one bad report never holds back
  * the others.  A lost connection leaves every report queued.
