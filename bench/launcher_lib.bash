@@ -39,6 +39,10 @@ bench_cluster() {
     psql -qAtX -d postgres -c "DROP DATABASE IF EXISTS $BENCH_DB" >/dev/null 2>&1
     createdb "$BENCH_DB" || die "createdb $BENCH_DB failed"
     bq "CREATE EXTENSION pg_tide" >/dev/null || die "CREATE EXTENSION pg_tide failed (make install?)"
+    # BENCH_SETUP_SQL=FILE: run after CREATE EXTENSION (to try a changed function)
+    if [ -n "${BENCH_SETUP_SQL:-}" ]; then
+        psql -qX -v ON_ERROR_STOP=1 -d "$BENCH_DB" -f "$BENCH_SETUP_SQL" >/dev/null || die "$BENCH_SETUP_SQL failed"
+    fi
 }
 
 bq() {
