@@ -359,6 +359,8 @@ db_sync(void)
 	QueryOutcome q;
 	double		t0;
 	PGresult   *res;
+	int			n;
+	int			started = 0;
 
 	/*
 	 * Work we run that the database has released without us (a node
@@ -393,9 +395,6 @@ db_sync(void)
 	params[1] = running;
 	t0 = now_mono();
 	res = run("claim", sql, 2, params, &q);
-	int			n;
-	int			started = 0;
-
 	if (opt.verbose)
 		tl_log("batch", "call=claim n=%d ms=%.1f", q == Q_OK ? PQntuples(res) : -1,
 			   (now_mono() - t0) * 1000);
