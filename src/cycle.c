@@ -83,15 +83,23 @@ static const char *const W_ALLOCS =
 "   FROM unnest($1, $2, $3, $4, $5, $6, $7)"
 "        AS u(job_id, role, replica, node, resources, gpus, gpu_milli)";
 
+/*
+ * Job states first: a job cancelled (or otherwise moved on) since the load
+ * is no longer pending, so the UPDATE skips it, and only the placed jobs it
+ * returns get allocation rows.
+ */
 static const char *const W_JOBS =
-"UPDATE tide.jobs j"
-"   SET state = CASE WHEN u.placed THEN 'allocated' ELSE j.state END,"
-"       state_reason = CASE WHEN u.placed THEN u.reason ELSE j.state_reason END,"
-"       pending_reason = CASE WHEN u.placed THEN NULL ELSE u.reason END,"
-"       unschedulable = u.unschedulable"
-"  FROM unnest($1::bigint[], $2::boolean[], $3::text[], $4::boolean[])"
-"       AS u(id, placed, reason, unschedulable)"
-" WHERE j.id = u.id AND j.state = 'pending'";
+"WITH upd AS ("
+" UPDATE tide.jobs j"
+"    SET state = CASE WHEN u.placed THEN 'allocated' ELSE j.state END,"
+"        state_reason = CASE WHEN u.placed THEN u.reason ELSE j.state_reason END,"
+"        pending_reason = CASE WHEN u.placed THEN NULL ELSE u.reason END,"
+"        unschedulable = u.unschedulable"
+"   FROM unnest($1::bigint[], $2::boolean[], $3::text[], $4::boolean[])"
+"        AS u(id, placed, reason, unschedulable)"
+"  WHERE j.id = u.id AND j.state = 'pending' AND NOT j.cancel_requested"
+" RETURNING j.id, u.placed)"
+"SELECT pg_catalog.array_agg(upd.id) FROM upd WHERE upd.placed";
 
 static const char *const W_CYCLE =
 "UPDATE tide.cycles SET finished_at = pg_catalog.clock_timestamp(),"
@@ -100,6 +108,7 @@ static const char *const W_CYCLE =
 "       load_ms = $7, decide_ms = $8, write_ms = $9"
 " WHERE id = $1";
 
+/* Milliseconds since start (the phase timings of tide.cycles). */
 static double
 elapsed_ms(instr_time start)
 {
@@ -131,12 +140,14 @@ typedef struct Cycle
 				gpumask_array_oid;
 } Cycle;
 
+/* The engine's allocator: the cycle's memory context, huge blocks allowed. */
 static void *
 cycle_alloc(void *ctx, size_t size)
 {
 	return MemoryContextAllocExtended((MemoryContext) ctx, size, MCXT_ALLOC_HUGE);
 }
 
+/* Run one load query; its rows stay valid until SPI_finish. */
 static SPITupleTable *
 run_select(const char *sql)
 {
@@ -198,6 +209,7 @@ col(SPITupleTable *t, uint64 row, int colno, bool *isnull)
 	return rc->vals[colno - 1];
 }
 
+/* A text column as a C string (palloc'd), NULL for SQL NULL. */
 static char *
 col_text(SPITupleTable *t, uint64 row, int colno)
 {
@@ -214,11 +226,10 @@ group_id(Cycle *c, const char *name)
 	for (int i = 0; i < c->ngroups; i++)
 		if (strcmp(c->group_names[i], name) == 0)
 			return i;
-	c->group_names = c->ngroups == 0
-		? MemoryContextAlloc(c->mcxt, sizeof(char *) * 16)
-		: (c->ngroups % 16 == 0
-		   ? repalloc(c->group_names, sizeof(char *) * (c->ngroups + 16))
-		   : c->group_names);
+	if (c->ngroups % 16 == 0)
+		c->group_names = c->ngroups == 0
+			? MemoryContextAlloc(c->mcxt, sizeof(char *) * 16)
+			: repalloc(c->group_names, sizeof(char *) * (c->ngroups + 16));
 	c->group_names[c->ngroups] = MemoryContextStrdup(c->mcxt, name);
 	return c->ngroups++;
 }
@@ -245,6 +256,7 @@ intern_resvec_column(Cycle *c, SPITupleTable *t, int colno)
 	}
 }
 
+/* Intern the names of a text column (card types) (pass 1). */
 static void
 intern_text_column(Cycle *c, SPITupleTable *t, int colno)
 {
@@ -260,7 +272,7 @@ intern_text_column(Cycle *c, SPITupleTable *t, int colno)
 	}
 }
 
-/* Fill v (nres, zeroed) from a resvec; fill_unlimited: names absent stay TIDE_UNLIMITED. */
+/* Fill v (nres, zeroed) from a resvec: its quantities in milli. */
 static void
 resvec_to_vec(TideSnapshot *s, Datum d, int64 *v)
 {
@@ -334,6 +346,7 @@ label_ids(Cycle *c, SPITupleTable *t, uint64 row, int kcol, int vcol, int *n)
 	return ids;
 }
 
+/* Index of key in names sorted by strcmp (COLLATE "C" order), or -1. */
 static int
 bsearch_name(char **names, int n, const char *key)
 {
@@ -355,6 +368,7 @@ bsearch_name(char **names, int n, const char *key)
 	return -1;
 }
 
+/* The engine's service type of a tide.jobs/queues service_type text. */
 static int
 service_of(const char *s)
 {
@@ -430,9 +444,17 @@ load_snapshot(Cycle *c)
 		resvec_to_vec(s, col(c->nodes, i, 3, &isnull), n->capacity);
 		n->ngpus = (int) (n->capacity[TIDE_RES_GPU] / TIDE_MILLI);
 		if (n->ngpus > TIDE_MAX_GPUS)
-			ereport(ERROR,
+		{
+			/* one odd node must not stop scheduling: it just gets no work */
+			ereport(WARNING,
 					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-					 errmsg("node \"%s\" has %d GPUs, at most %d are supported", n->name, n->ngpus, TIDE_MAX_GPUS)));
+					 errmsg("node \"%s\" has %d GPUs, at most %d are supported: it gets no work",
+							n->name, n->ngpus, TIDE_MAX_GPUS),
+					 errhint("Register it as several nodes of at most %d GPUs.", TIDE_MAX_GPUS)));
+			n->ngpus = 0;
+			n->capacity[TIDE_RES_GPU] = 0;
+			n->unusable = true;
+		}
 		gt = col_text(c->nodes, i, 4);
 		n->gpu_type = gt ? tide_res_lookup(s, gt) : -1;
 		d = col(c->nodes, i, 5, &isnull);
@@ -449,6 +471,8 @@ load_snapshot(Cycle *c)
 		st = col_text(c->nodes, i, 6);
 		n->state = strcmp(st, "ready") == 0 ? TIDE_NODE_READY :
 			strcmp(st, "draining") == 0 ? TIDE_NODE_DRAINING : TIDE_NODE_DOWN;
+		if (n->unusable)
+			n->state = TIDE_NODE_DOWN;
 		n->allow_cpu_jobs = DatumGetBool(col(c->nodes, i, 7, &isnull));
 		n->labels = label_ids(c, c->nodes, i, 8, 9, &n->nlabels);
 		d = col(c->nodes, i, 10, &isnull);
@@ -595,6 +619,7 @@ load_snapshot(Cycle *c)
 	}
 }
 
+/* OID of a type by name (the extension's types have no fixed OIDs). */
 static Oid
 type_oid(const char *name)
 {
@@ -613,6 +638,7 @@ type_oid(const char *name)
 	return oid;
 }
 
+/* A one-dimensional array of n elements, for an unnest() parameter. */
 static ArrayType *
 make_array(Datum *elems, bool *nulls, int n, Oid elemtype)
 {
@@ -660,68 +686,62 @@ placed_reason(Cycle *c, const TideResult *r, int j)
 	return buf.data;
 }
 
-/* Write the decisions (write phase): allocations, then job states and reasons. */
+/* Mark the jobs the UPDATE confirmed placed (their ids as a bigint[]). */
 static void
-write_decisions(Cycle *c, const TideResult *r, int64 cycle_id)
+mark_confirmed(Cycle *c, SPITupleTable *t, bool *confirmed, int *count)
+{
+	bool		isnull;
+	Datum		d = SPI_getbinval(t->vals[0], t->tupdesc, 1, &isnull);
+	Datum	   *ids;
+	bool	   *nulls;
+	int			n;
+	TideSnapshot *s = c->s;
+
+	if (isnull)
+		return;
+	deconstruct_array(DatumGetArrayTypeP(d), INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE, &ids, &nulls, &n);
+	for (int i = 0; i < n; i++)
+	{
+		int64		id = DatumGetInt64(ids[i]);
+		int			lo = 0,
+					hi = s->njobs - 1;
+
+		/* jobs are sorted by id (the load query orders them) */
+		while (lo <= hi)
+		{
+			int			mid = (lo + hi) / 2;
+
+			if (s->jobs[mid].id == id)
+			{
+				if (!confirmed[mid])
+					(*count)++;
+				confirmed[mid] = true;
+				break;
+			}
+			if (s->jobs[mid].id < id)
+				lo = mid + 1;
+			else
+				hi = mid - 1;
+		}
+	}
+}
+
+/*
+ * Write the decisions (write phase): job states and reasons, then the
+ * allocations of the jobs the UPDATE confirmed placed.  Returns the number
+ * of jobs placed and of allocation rows written.
+ */
+static void
+write_decisions(Cycle *c, const TideResult *r, int64 cycle_id, int *jobs_placed, int *allocs_made)
 {
 	TideSnapshot *s = c->s;
 	int			np = r->nplacements;
 	int			ret;
 	instr_time	t0;
+	bool	   *confirmed = palloc0(sizeof(bool) * (s->njobs + 1));
 
-	if (np > 0)
-	{
-		Datum	   *job_ids = palloc(sizeof(Datum) * np);
-		Datum	   *roles = palloc(sizeof(Datum) * np);
-		Datum	   *replicas = palloc(sizeof(Datum) * np);
-		Datum	   *nodes = palloc(sizeof(Datum) * np);
-		Datum	   *res = palloc(sizeof(Datum) * np);
-		Datum	   *gpus = palloc(sizeof(Datum) * np);
-		Datum	   *milli = palloc(sizeof(Datum) * np);
-		bool	   *milli_null = palloc(sizeof(bool) * np);
-		Datum		args[8];
-		Oid			types[8];
-		Datum	   *node_text = palloc0(sizeof(Datum) * (s->nnodes + 1));
-
-		for (int i = 0; i < np; i++)
-		{
-			const TidePlacement *p = &r->placements[i];
-			const TideJob *job = &s->jobs[p->job];
-			int			ri = (int) (job->roles - s->roles) + p->role;
-
-			job_ids[i] = Int64GetDatum(job->id);
-			roles[i] = CStringGetTextDatum(c->role_name[ri]);
-			replicas[i] = Int32GetDatum(p->replica);
-			if (node_text[p->node] == (Datum) 0)
-				node_text[p->node] = CStringGetTextDatum(s->nodes[p->node].name);
-			nodes[i] = node_text[p->node];
-			res[i] = c->role_request[ri];
-			gpus[i] = GpuMaskGetDatum(p->gpus);
-			milli[i] = Int32GetDatum(p->gpu_milli);
-			milli_null[i] = p->gpu_milli == 0;
-		}
-		args[0] = PointerGetDatum(make_array(job_ids, NULL, np, INT8OID));
-		args[1] = PointerGetDatum(make_array(roles, NULL, np, TEXTOID));
-		args[2] = PointerGetDatum(make_array(replicas, NULL, np, INT4OID));
-		args[3] = PointerGetDatum(make_array(nodes, NULL, np, TEXTOID));
-		args[4] = PointerGetDatum(make_array(res, NULL, np, c->resvec_oid));
-		args[5] = PointerGetDatum(make_array(gpus, NULL, np, c->gpumask_oid));
-		args[6] = PointerGetDatum(make_array(milli, milli_null, np, INT4OID));
-		args[7] = Int64GetDatum(cycle_id);
-		types[0] = INT8ARRAYOID;
-		types[1] = TEXTARRAYOID;
-		types[2] = INT4ARRAYOID;
-		types[3] = TEXTARRAYOID;
-		types[4] = c->resvec_array_oid;
-		types[5] = c->gpumask_array_oid;
-		types[6] = INT4ARRAYOID;
-		types[7] = INT8OID;
-		INSTR_TIME_SET_CURRENT(t0);
-		ret = SPI_execute_with_args(W_ALLOCS, 8, types, args, NULL, false, 0);
-		elog(DEBUG1, "tide.run_cycle: %d allocations inserted in %.1f ms", np, elapsed_ms(t0));
-		if (ret != SPI_OK_INSERT)
-			elog(ERROR, "tide.run_cycle: writing allocations failed: %s", SPI_result_code_string(ret));
-	}
+	*jobs_placed = 0;
+	*allocs_made = 0;
 
 	/* jobs: placed ones, and pending ones whose reason or mark changed */
 	{
@@ -765,12 +785,75 @@ write_decisions(Cycle *c, const TideResult *r, int64 cycle_id)
 			args[2] = PointerGetDatum(make_array(reasons, NULL, n, TEXTOID));
 			args[3] = PointerGetDatum(make_array(unsched, NULL, n, BOOLOID));
 			INSTR_TIME_SET_CURRENT(t0);
-			ret = SPI_execute_with_args(W_JOBS, 4, types, args, NULL, false, 0);
+			ret = SPI_execute_with_args(W_JOBS, 4, types, args, NULL, false, 1);
 			elog(DEBUG1, "tide.run_cycle: %d jobs updated in %.1f ms", n, elapsed_ms(t0));
-			if (ret != SPI_OK_UPDATE)
+			if (ret != SPI_OK_SELECT || SPI_processed != 1)
 				elog(ERROR, "tide.run_cycle: updating jobs failed: %s", SPI_result_code_string(ret));
+			mark_confirmed(c, SPI_tuptable, confirmed, jobs_placed);
 		}
 	}
+
+	/* allocations of the confirmed jobs */
+	{
+		int			k = 0;
+
+		Datum	   *job_ids = palloc(sizeof(Datum) * (np + 1));
+		Datum	   *roles = palloc(sizeof(Datum) * (np + 1));
+		Datum	   *replicas = palloc(sizeof(Datum) * (np + 1));
+		Datum	   *nodes = palloc(sizeof(Datum) * (np + 1));
+		Datum	   *res = palloc(sizeof(Datum) * (np + 1));
+		Datum	   *gpus = palloc(sizeof(Datum) * (np + 1));
+		Datum	   *milli = palloc(sizeof(Datum) * (np + 1));
+		bool	   *milli_null = palloc(sizeof(bool) * (np + 1));
+		Datum		args[8];
+		Oid			types[8];
+		Datum	   *node_text = palloc0(sizeof(Datum) * (s->nnodes + 1));
+
+		for (int i = 0; i < np; i++)
+		{
+			const TidePlacement *p = &r->placements[i];
+			const TideJob *job = &s->jobs[p->job];
+			int			ri = (int) (job->roles - s->roles) + p->role;
+
+			if (!confirmed[p->job])
+				continue;
+			job_ids[k] = Int64GetDatum(job->id);
+			roles[k] = CStringGetTextDatum(c->role_name[ri]);
+			replicas[k] = Int32GetDatum(p->replica);
+			if (node_text[p->node] == (Datum) 0)
+				node_text[p->node] = CStringGetTextDatum(s->nodes[p->node].name);
+			nodes[k] = node_text[p->node];
+			res[k] = c->role_request[ri];
+			gpus[k] = GpuMaskGetDatum(p->gpus);
+			milli[k] = Int32GetDatum(p->gpu_milli);
+			milli_null[k] = p->gpu_milli == 0;
+			k++;
+		}
+		np = k;
+		*allocs_made = k;
+		args[0] = PointerGetDatum(make_array(job_ids, NULL, np, INT8OID));
+		args[1] = PointerGetDatum(make_array(roles, NULL, np, TEXTOID));
+		args[2] = PointerGetDatum(make_array(replicas, NULL, np, INT4OID));
+		args[3] = PointerGetDatum(make_array(nodes, NULL, np, TEXTOID));
+		args[4] = PointerGetDatum(make_array(res, NULL, np, c->resvec_oid));
+		args[5] = PointerGetDatum(make_array(gpus, NULL, np, c->gpumask_oid));
+		args[6] = PointerGetDatum(make_array(milli, milli_null, np, INT4OID));
+		args[7] = Int64GetDatum(cycle_id);
+		types[0] = INT8ARRAYOID;
+		types[1] = TEXTARRAYOID;
+		types[2] = INT4ARRAYOID;
+		types[3] = TEXTARRAYOID;
+		types[4] = c->resvec_array_oid;
+		types[5] = c->gpumask_array_oid;
+		types[6] = INT4ARRAYOID;
+		types[7] = INT8OID;
+		INSTR_TIME_SET_CURRENT(t0);
+		ret = np == 0 ? SPI_OK_INSERT : SPI_execute_with_args(W_ALLOCS, 8, types, args, NULL, false, 0);
+		elog(DEBUG1, "tide.run_cycle: %d allocations inserted in %.1f ms", np, elapsed_ms(t0));
+		if (ret != SPI_OK_INSERT)
+			elog(ERROR, "tide.run_cycle: writing allocations failed: %s", SPI_result_code_string(ret));
+	}
+
 }
 
 /*
@@ -790,6 +873,8 @@ tide_run_cycle(PG_FUNCTION_ARGS)
 				decide_ms,
 				write_ms;
 	TideResult *r;
+	int			jobs_placed,
+				allocs_made;
 	MemoryContext caller = CurrentMemoryContext;
 
 	memset(&c, 0, sizeof(c));
@@ -836,7 +921,7 @@ tide_run_cycle(PG_FUNCTION_ARGS)
 	decide_ms = elapsed_ms(t0);
 
 	INSTR_TIME_SET_CURRENT(t0);
-	write_decisions(&c, r, cycle_id);
+	write_decisions(&c, r, cycle_id, &jobs_placed, &allocs_made);
 	write_ms = elapsed_ms(t0);
 
 	{
@@ -846,9 +931,9 @@ tide_run_cycle(PG_FUNCTION_ARGS)
 
 		args[0] = Int64GetDatum(cycle_id);
 		args[1] = Int32GetDatum((int32) r->counters.jobs_considered);
-		args[2] = Int32GetDatum((int32) r->counters.jobs_placed);
+		args[2] = Int32GetDatum(jobs_placed);
 		args[3] = Int32GetDatum((int32) r->counters.jobs_unschedulable);
-		args[4] = Int32GetDatum((int32) r->counters.placements);
+		args[4] = Int32GetDatum(allocs_made);
 		args[5] = Int32GetDatum((int32) r->counters.holds);
 		args[6] = Float8GetDatum(load_ms);
 		args[7] = Float8GetDatum(decide_ms);

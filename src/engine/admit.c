@@ -53,7 +53,7 @@ tide_admit(TideWork *w, int j, TideOutcome *o)
 		{
 			cap_ok = false;
 			if (held > 0 && !over(q->capability[r], total, need[r]))
-				tide_reason_add(o, R_HELD_QUEUE, r, -1, held, need[r], q->capability[r], q->hold_job);
+				tide_reason_add(o, R_HELD_QUEUE, r, job->queue, total + held, need[r], q->capability[r], q->hold_job);
 			else
 				tide_reason_add(o, R_CAPABILITY, r, -1, total + held, need[r], q->capability[r], job->queue);
 		}
@@ -99,7 +99,8 @@ tide_admit_idle(TideWork *w, int j, TideOutcome *o)
 		{
 			ok = false;
 			if (held > 0 && !over(q->capability[r], q->usage[r] + q->idle_usage[r], need[r]))
-				tide_reason_add(o, R_HELD_QUEUE, r, -1, held, need[r], q->capability[r], q->hold_job);
+				tide_reason_add(o, R_HELD_QUEUE, r, job->queue, q->usage[r] + q->idle_usage[r] + held,
+								need[r], q->capability[r], q->hold_job);
 			else
 				tide_reason_add(o, R_CAPABILITY, r, -1, q->usage[r] + q->idle_usage[r] + held,
 								need[r], q->capability[r], job->queue);

@@ -112,6 +112,7 @@ typedef struct TideNode
 	const int32_t *labels;		/* sorted label ids (tide_label_intern) */
 	int32_t		nlabels;
 	bool		allow_cpu_jobs;	/* GPU node that takes CPU-only jobs (R-L4) */
+	bool		unusable;		/* the caller found it malformed: no work for it */
 	int64_t		heartbeat_at;	/* microseconds; for issue 5 (R-C3) */
 
 	/* cluster state, maintained by tide_charge() and tide_decide() */

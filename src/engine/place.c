@@ -139,11 +139,22 @@ allowed_parts(TideWork *w, int j, const TideRole *role, int mode, int32_t *out)
 	return n;
 }
 
-/* First node of bucket b of partition p (name order) that takes req. */
+/*
+ * A node of bucket b of partition p that takes req.  GPU buckets are exact
+ * (free whole GPUs): the first fit in name order.  CPU buckets span a factor
+ * of two of free CPU: among the first TIDE_LOOKAHEAD fits, the one with the
+ * least free CPU left (pack) or the most (spread), ties by name.
+ */
+#define TIDE_LOOKAHEAD 32
+
 static int
-scan_bits(TideWork *w, int j, const TidePart *p, const uint64_t *bits, const int64_t *req)
+scan_bits(TideWork *w, int j, const TidePart *p, const uint64_t *bits, const int64_t *req,
+		  bool spread)
 {
 	const TideJob *job = &w->s->jobs[j];
+	int			best = -1;
+	int64_t		best_free = 0;
+	int			seen = 0;
 
 	for (int wi = 0; wi < p->nwords; wi++)
 	{
@@ -154,15 +165,26 @@ scan_bits(TideWork *w, int j, const TidePart *p, const uint64_t *bits, const int
 			int			bit = __builtin_ctzll(word);
 			int			ni = w->ix->order[p->lo + wi * 64 + bit];
 			TideNode   *n = &w->s->nodes[ni];
+			int64_t		free_cpu;
 
 			word &= word - 1;
 			if (!tide_node_matches(job, n, ni))
 				continue;
-			if (tide_node_fits(w, job, n, req, false))
+			if (!tide_node_fits(w, job, n, req, false))
+				continue;
+			if (p->gpu)
 				return ni;
+			free_cpu = n->capacity[TIDE_RES_CPU] - n->used[TIDE_RES_CPU];
+			if (best < 0 || (spread ? free_cpu > best_free : free_cpu < best_free))
+			{
+				best = ni;
+				best_free = free_cpu;
+			}
+			if (++seen >= TIDE_LOOKAHEAD)
+				return best;
 		}
 	}
-	return -1;
+	return best;
 }
 
 /* The lowest bucket of partition p that could hold req. */
@@ -204,7 +226,7 @@ search(TideWork *w, int j, const int32_t *parts, int nparts, const int64_t *req,
 
 			if (p->nshared == 0)
 				continue;
-			ni = scan_bits(w, j, p, p->shared, req);
+			ni = scan_bits(w, j, p, p->shared, req, false);
 			if (ni >= 0)
 				return ni;
 		}
@@ -220,7 +242,7 @@ search(TideWork *w, int j, const int32_t *parts, int nparts, const int64_t *req,
 
 			if (p->count[b] == 0 || b < start_bucket(p, req))
 				continue;
-			ni = scan_bits(w, j, p, p->bits + (size_t) b * p->nwords, req);
+			ni = scan_bits(w, j, p, p->bits + (size_t) b * p->nwords, req, descending);
 			if (ni >= 0)
 				return ni;
 		}

@@ -125,7 +125,8 @@ render(const TideSnapshot *s, const TideJob *job, const TideReason *x, char *buf
 				b[32],
 				c[32],
 				req[160];
-	const TideRole *role = x->role >= 0 && x->role < job->nroles ? &job->roles[x->role] : NULL;
+	const TideRole *role = x->code != R_HELD_QUEUE && x->role >= 0 && x->role < job->nroles
+		? &job->roles[x->role] : NULL;
 	const char *rn = res_name(s, x->res);
 
 	fmt_qty(a, sizeof(a), x->a);
@@ -157,8 +158,8 @@ render(const TideSnapshot *s, const TideJob *job, const TideReason *x, char *buf
 					 x->ref, x->a, x->a == 1 ? "" : "s");
 			break;
 		case R_HELD_QUEUE:
-			snprintf(buf, len, "queue %s headroom held for job %" PRId64 ": %s held + %s asked > %s",
-					 rn, x->ref, a, b, c);
+			snprintf(buf, len, "queue %s %s held for job %" PRId64 ": %s used and held + %s asked > %s",
+					 queue_name(s, x->role), rn, x->ref, a, b, c);
 			break;
 		case R_GANG:
 			snprintf(buf, len, "gang %" PRId64 " x %s: best fit places %" PRId64,

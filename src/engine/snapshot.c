@@ -417,9 +417,13 @@ cmp_queue_name(const void *a, const void *b)
 				  sort_snap->queues[*(const int32_t *) b].name);
 }
 
-/* Normalise a node's topology into per-domain GPU masks (by domain id order). */
-static bool
-node_domains(TideNode *n, char *err, size_t errlen)
+/*
+ * Normalise a node's topology into per-domain GPU masks (by domain id
+ * order).  More distinct domains than TIDE_MAX_DOMAINS: the topology is
+ * ignored (one domain) rather than the node refused.
+ */
+static void
+node_domains(TideNode *n)
 {
 	int16_t		ids[TIDE_MAX_DOMAINS];
 	int			nd = 0;
@@ -435,9 +439,10 @@ node_domains(TideNode *n, char *err, size_t errlen)
 		{
 			if (nd == TIDE_MAX_DOMAINS)
 			{
-				snprintf(err, errlen, "node %s has more than %d GPU topology domains",
-						 n->name, TIDE_MAX_DOMAINS);
-				return false;
+				memset(n->domain_mask, 0, sizeof(n->domain_mask));
+				n->domain_mask[0] = n->ngpus >= 64 ? ~(uint64_t) 0 : (((uint64_t) 1 << n->ngpus) - 1);
+				n->ndomains = 1;
+				return;
 			}
 			/* keep ids sorted so domain order does not depend on GPU order */
 			while (d > 0 && ids[d - 1] > n->gpu_domain[g])
@@ -453,7 +458,6 @@ node_domains(TideNode *n, char *err, size_t errlen)
 		n->domain_mask[d] |= (uint64_t) 1 << g;
 	}
 	n->ndomains = nd;
-	return true;
 }
 
 /*
@@ -479,8 +483,7 @@ tide_snapshot_finish(TideSnapshot *s, char *err, size_t errlen)
 					 n->name, n->ngpus, TIDE_MAX_GPUS);
 			return false;
 		}
-		if (!node_domains(n, err, errlen))
-			return false;
+		node_domains(n);
 	}
 	ix->order = tide_alloc(s, sizeof(int32_t) * (nn + 1));
 	for (int i = 0; i < nn; i++)

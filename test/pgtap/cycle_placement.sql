@@ -5,7 +5,7 @@
 BEGIN;
 CREATE EXTENSION pg_tide;
 SET client_min_messages = warning;
-SELECT plan(31);
+SELECT plan(36);
 
 CREATE FUNCTION pg_temp.jstate(j bigint) RETURNS text LANGUAGE sql AS
     $$ SELECT state FROM tide.jobs WHERE id = j $$;
@@ -133,6 +133,34 @@ SELECT tide.submit('lo', 'gpu=8') AS owed \gset
 SELECT tide.run_cycle();
 SELECT is(pg_temp.jstate(:owed), 'allocated', 'R-A1: lo''s job within quota is placed');
 SELECT is(pg_temp.jstate(:borrow), 'pending', 'R-A1: hi (priority 100, no quota) borrows, so it comes after');
+
+-- resource groups never mix (POLICY: nothing crosses resource groups); spread; non-text labels
+SELECT pg_temp.clear();
+DELETE FROM tide.nodes;
+INSERT INTO tide.queues (name, resource_group, placement) VALUES ('gb_spread', 'gb', 'spread');
+INSERT INTO tide.queues (name, resource_group) VALUES ('gc', 'gc');
+SELECT tide.register_node('a1', 'cpu=8', NULL, '{"rack": 1}', NULL, 'ga');
+SELECT tide.register_node('b1', 'cpu=8', NULL, '{"rack": 1}', NULL, 'gb');
+SELECT tide.register_node('b2', 'cpu=8', NULL, '{"rack": 2}', NULL, 'gb');
+SELECT tide.submit('gb_spread', 'cpu=2') AS s1 \gset
+SELECT tide.submit('gb_spread', 'cpu=2') AS s2 \gset
+SELECT tide.submit('gb_spread', 'cpu=1', node_selector => '{"rack": 2}') AS s3 \gset
+SELECT tide.submit('gc', 'cpu=1') AS nogroup \gset
+SELECT tide.run_cycle();
+SELECT is(pg_temp.where_(:s1) || ' ' || pg_temp.where_(:s2), 'b1: b2:',
+          'R-L5 spread: the second job goes to the emptier node; only group gb''s nodes are used');
+SELECT is(pg_temp.where_(:s3), 'b2:', 'a numeric label value matches the same selector value');
+SELECT is(pg_temp.reason(:nogroup), 'no node in queue gc''s resource group', 'R-A2: a queue whose group has no node');
+
+-- a malformed node (more GPUs than a mask holds) gets no work, and does not stop the cycle
+SELECT pg_temp.clear();
+SELECT tide.register_node('h1', 'cpu=64, gpu=8', 'NVIDIA-H200');
+SELECT tide.register_node('huge', 'cpu=64, gpu=80', 'NVIDIA-H200');
+SELECT tide.submit('lo', 'gpu=1') AS small \gset
+SET LOCAL client_min_messages = error;
+SELECT isnt(tide.run_cycle(), NULL, 'a node with 80 GPUs does not stop the cycle (a warning says it gets no work)');
+RESET client_min_messages;
+SELECT is(pg_temp.where_(:small), 'h1:0', 'the job lands on a well-formed node');
 
 SELECT * FROM finish();
 ROLLBACK;

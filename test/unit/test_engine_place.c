@@ -110,6 +110,19 @@ test_node_order(void)
 	fx = run(nodes, 3, Q1, 1, gang3, 1, runs, 1);
 	is_str(fx_nodes(&fx, 1), "n1,n1,n2", "R-L5: 3 x 4 GPUs: one whole node, then the half-full one");
 	fx_free(&fx);
+	{
+		/* CPU nodes: 7 and 5 cpus free (one bucket): pack takes the fuller, spread the emptier */
+		FxNode		cpu[] = {{"c1", "cpu=8"}, {"c2", "cpu=8"}};
+		FxRun		used[] = {{"c1", "q", "cpu=1"}, {"c2", "q", "cpu=3"}};
+		FxJob		j4[] = {{1, "q", 0, 1, "cpu=4"}};
+
+		fx = run(cpu, 2, Q1, 1, j4, 1, used, 2);
+		is_str(fx_nodes(&fx, 1), "c2", "R-L5 pack on CPU nodes: the node with least CPU left after (c2)");
+		fx_free(&fx);
+		fx = run(cpu, 2, spread, 1, j4, 1, used, 2);
+		is_str(fx_nodes(&fx, 1), "c1", "R-L5 spread on CPU nodes: the node with most CPU left (c1)");
+		fx_free(&fx);
+	}
 }
 
 /* R-L6 / seed 001: GPU masks inside one topology domain, largest free domains kept whole. */
@@ -148,6 +161,16 @@ test_gpu_topology(void)
 
 		fx = run(nodes, 1, Q1, 1, j, 1, r, 1);
 		is_int(fx_gpus(&fx, 1, 0), 0x4F, "R-L6: 5 GPUs span two domains: the whole domain 0 plus GPU 6");
+		fx_free(&fx);
+	}
+	{
+		/* more domains than the engine tracks: topology ignored, not an error */
+		FxNode		many[] = {{"n1", "gpu=20", "H100",
+		"0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19"}};
+		FxJob		j[] = {{1, "q", 0, 1, "gpu=2"}};
+
+		fx = run(many, 1, Q1, 1, j, 1, NULL, 0);
+		is_int(fx_gpus(&fx, 1, 0), 0x03, "20 domains (over 16): one domain assumed, GPUs 0,1");
 		fx_free(&fx);
 	}
 	{

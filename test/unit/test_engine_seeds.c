@@ -189,6 +189,34 @@ test_reservation_timeline(void)
 	fx_free(&fx);
 }
 
+/*
+ * The same timeline with the queue's free resources as its capability
+ * (8c16g) on a big node: at 11:10 A holds the queue's headroom (R-L2).
+ */
+static void
+test_reservation_queue_headroom(void)
+{
+	FxNode		nodes[] = {{"big", "cpu=64, memory=128Gi"}};
+	FxQueue		q[] = {{"q", NULL, "cpu=8, memory=16Gi"}};
+	FxRun		runs[] = {{"big", "q", "cpu=6, memory=12Gi"}};	/* B 1c2g and the rest */
+	FxJob		jobs[] = {
+		{A, "q", 6, 10, "cpu=4, memory=8Gi", .reserve = 1},
+		{C, "q", 4, 10, "cpu=2, memory=4Gi"},
+		{D, "q", 2, 10, "cpu=1, memory=2Gi"},
+	};
+	Fx			fx;
+
+	fx_build(&fx, nodes, 1, q, 1, jobs, 3, runs, 1);
+	fx.r = tide_decide(fx.s);
+	is_str(fx_placed(&fx), "", "11:10 queue headroom 2c4g: held for A, neither C nor D is placed");
+	is_str(fx_reason(&fx, C), "queue q cpu held for job 1: 10 used and held + 2 asked > 8; "
+		   "queue q memory held for job 1: 20Gi used and held + 4Gi asked > 16Gi",
+		   "C's reason: the queue's headroom is held for A, with numbers");
+	is_str(fx_reason(&fx, A), "queue q cpu capability: 6 used + 4 asked > 8; queue q memory capability: 12Gi used + 8Gi asked > 16Gi",
+		   "A's own reason: the capability");
+	fx_free(&fx);
+}
+
 /* Retry lane (R-O3): A interrupted, its retry A1 runs ahead of B. */
 static void
 test_retry_lane(void)
@@ -257,6 +285,7 @@ main(void)
 	test_ordering_table();
 	test_small_job_first();
 	test_reservation_timeline();
+	test_reservation_queue_headroom();
 	test_retry_lane();
 	return done_testing();
 }

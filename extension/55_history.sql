@@ -1,0 +1,148 @@
+-- History for analysts: how long jobs waited, how busy the GPUs were.
+-- Everything here is derived from the append-only tide.job_events and from
+-- tide.allocations; nothing new is stored.  Views are security_invoker and
+-- functions SECURITY INVOKER, so row-level security decides what a caller
+-- sees (a submitter: its own jobs; readers and admins: all).
+
+-- One row per job: when it was submitted, first placed, started, finished,
+-- and how long each step took.  A requeued job (R-E5) keeps its first
+-- placement here; tide.job_events has every step.
+CREATE VIEW tide.job_waits WITH (security_invoker = true) AS
+SELECT j.id AS job_id,
+       j.name,
+       j.queue,
+       j.owner,
+       j.priority,
+       j.idle,
+       j.retry_of,
+       j.state,
+       e.submitted_at,
+       e.placed_at,
+       e.running_at,
+       e.finished_at,
+       coalesce(e.placed_at, pg_catalog.now()) - e.submitted_at AS wait,
+       e.finished_at - e.running_at AS run_time,
+       e.placements,
+       e.evictions
+  FROM tide.jobs j
+  JOIN LATERAL (
+        SELECT min(ev.at) AS submitted_at,
+               min(ev.at) FILTER (WHERE ev.new_state = 'allocated') AS placed_at,
+               min(ev.at) FILTER (WHERE ev.new_state = 'running') AS running_at,
+               max(ev.at) FILTER (WHERE ev.new_state IN ('succeeded', 'failed', 'cancelled')) AS finished_at,
+               count(*) FILTER (WHERE ev.new_state = 'allocated') AS placements,
+               count(*) FILTER (WHERE ev.new_state = 'evicting') AS evictions
+          FROM tide.job_events ev
+         WHERE ev.job_id = j.id) e ON true;
+COMMENT ON VIEW tide.job_waits IS
+    'one row per job: submitted, first placed, first running and finished times from tide.job_events, the wait until first placement (still growing while pending), run time, and how often it was placed and evicted';
+
+-- Waits per queue over the jobs first placed in a window.  A job still
+-- pending counts in pending_now with its wait so far, not in the
+-- percentiles (those describe jobs that got resources).
+CREATE FUNCTION tide.wait_stats(since timestamptz DEFAULT pg_catalog.now() - interval '1 day',
+                                until timestamptz DEFAULT pg_catalog.now())
+    RETURNS TABLE (queue text, jobs_placed bigint, mean_wait interval, p50_wait interval,
+                   p99_wait interval, max_wait interval, pending_now bigint, longest_pending interval)
+    LANGUAGE sql STABLE
+    SET search_path = pg_catalog, pg_temp
+    AS $$
+WITH placed AS (
+    SELECT w.queue, extract(epoch FROM w.wait) AS s
+      FROM tide.job_waits w
+     WHERE w.placed_at >= since AND w.placed_at < until
+), waiting AS (
+    SELECT w.queue, count(*) AS n, max(w.wait) AS longest
+      FROM tide.job_waits w
+     WHERE w.state = 'pending'
+     GROUP BY w.queue
+)
+SELECT q.name,
+       coalesce(p.n, 0),
+       p.mean * interval '1 second',
+       p.p50 * interval '1 second',
+       p.p99 * interval '1 second',
+       p.mx * interval '1 second',
+       coalesce(wt.n, 0),
+       wt.longest
+  FROM tide.queues q
+  LEFT JOIN (SELECT placed.queue, count(*) AS n, avg(s) AS mean,
+                    percentile_cont(0.5) WITHIN GROUP (ORDER BY s) AS p50,
+                    percentile_cont(0.99) WITHIN GROUP (ORDER BY s) AS p99,
+                    max(s) AS mx
+               FROM placed GROUP BY placed.queue) p ON p.queue = q.name
+  LEFT JOIN waiting wt ON wt.queue = q.name
+ ORDER BY q.name
+$$;
+COMMENT ON FUNCTION tide.wait_stats(timestamptz, timestamptz) IS
+    'per queue: jobs first placed in [since, until) with mean, median, p99 and longest wait, plus how many wait right now and the longest of those';
+
+-- GPU utilisation in time buckets: the share of the GPUs of non-down nodes
+-- held by live allocations (from creation until release: a held GPU is
+-- unavailable to others whether or not its process has started yet).
+-- A fractional allocation counts its share.  The denominator is today's
+-- GPU capacity: nodes' past capacities are not kept.
+CREATE FUNCTION tide.gpu_utilisation(since timestamptz DEFAULT pg_catalog.now() - interval '1 hour',
+                                     until timestamptz DEFAULT pg_catalog.now(),
+                                     bucket interval DEFAULT interval '1 minute',
+                                     resource_group text DEFAULT NULL)
+    RETURNS TABLE (bucket_start timestamptz, gpus_total numeric, gpus_allocated numeric, utilisation numeric)
+    LANGUAGE plpgsql STABLE
+    SET search_path = pg_catalog, pg_temp
+    AS $$
+BEGIN
+    IF bucket IS NULL OR bucket <= interval '0' THEN
+        RAISE EXCEPTION 'bucket must be a positive interval, not %', coalesce(bucket::text, 'NULL')
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF since IS NULL OR until IS NULL OR until <= since THEN
+        RAISE EXCEPTION 'the window [%, %) is empty', since, until
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'Pass since < until.';
+    END IF;
+    IF (extract(epoch FROM until - since) / extract(epoch FROM bucket)) > 100000 THEN
+        RAISE EXCEPTION 'the window holds more than 100000 buckets of %', bucket
+            USING ERRCODE = 'program_limit_exceeded',
+                  HINT = 'Use a larger bucket or a shorter window.';
+    END IF;
+    RETURN QUERY
+    WITH buckets AS (
+        SELECT b AS lo, least(b + bucket, until) AS hi
+          FROM generate_series(since, until - interval '1 microsecond', bucket) b
+    ), total AS (
+        SELECT coalesce(sum(tide.get(n.capacity, 'gpu')), 0) AS gpus
+          FROM tide.nodes n
+         WHERE n.state <> 'down'
+           AND (gpu_utilisation.resource_group IS NULL OR n.resource_group = gpu_utilisation.resource_group)
+    ), held AS (
+        SELECT a.created_at AS lo, coalesce(a.released_at, 'infinity'::timestamptz) AS hi,
+               CASE WHEN a.gpu_milli IS NOT NULL THEN a.gpu_milli / 1000.0
+                    ELSE tide.gpu_count(a.gpus)::numeric END AS gpus
+          FROM tide.allocations a
+          JOIN tide.nodes n ON n.name = a.node
+         WHERE a.created_at < until
+           AND (a.released_at IS NULL OR a.released_at > since)
+           AND tide.gpu_count(a.gpus) > 0
+           AND (gpu_utilisation.resource_group IS NULL OR n.resource_group = gpu_utilisation.resource_group)
+    )
+    SELECT bk.lo,
+           t.gpus,
+           round(coalesce(sum(h.gpus * extract(epoch FROM least(h.hi, bk.hi) - greatest(h.lo, bk.lo)))
+                          / extract(epoch FROM bk.hi - bk.lo), 0), 3),
+           CASE WHEN t.gpus > 0 THEN
+               round(coalesce(sum(h.gpus * extract(epoch FROM least(h.hi, bk.hi) - greatest(h.lo, bk.lo)))
+                              / extract(epoch FROM bk.hi - bk.lo), 0) / t.gpus, 4)
+           END
+      FROM buckets bk
+     CROSS JOIN total t
+      LEFT JOIN held h ON h.lo < bk.hi AND h.hi > bk.lo
+     GROUP BY bk.lo, bk.hi, t.gpus
+     ORDER BY bk.lo;
+END
+$$;
+COMMENT ON FUNCTION tide.gpu_utilisation(timestamptz, timestamptz, interval, text) IS
+    'GPUs held by live allocations per time bucket (time-weighted mean, fractional shares counted), against the GPUs of nodes not down today, optionally for one resource group';
+
+-- The functions stay executable by PUBLIC: they read through the caller's
+-- own privileges and row-level security.
+GRANT SELECT ON tide.job_waits TO tide_admin, tide_reader, tide_submitter;
