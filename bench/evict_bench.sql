@@ -33,15 +33,18 @@ INSERT INTO tide.job_tasks (job_id, role, replicas, request)
 SELECT i, 'main', 1, format('cpu=4, memory=32Gi, gpu=%s', g)::tide.resvec FROM fill;
 COMMIT;
 SELECT setval('tide.jobs_id_seq', :nodes * 4 + 1) \g /dev/null
+WITH c AS MATERIALIZED (SELECT tide.run_cycle() AS id)
 SELECT 'fill cycle: placed ' || jobs_placed || ' in ' || round((load_ms + decide_ms + write_ms)::numeric, 1) || ' ms'
-  FROM tide.cycles WHERE id = tide.run_cycle();
+  FROM tide.cycles JOIN c USING (id);
 UPDATE tide.allocations SET state = 'running', started_at = now() - interval '1 day' WHERE state = 'assigned';
 -- What did not fit stays pending, and a backlog of more training jobs.
+BEGIN;
 INSERT INTO tide.jobs (queue, priority, created_at)
 SELECT 'train', floor(random() * 10)::int, now() - interval '1 day' FROM generate_series(1, :backlog);
 INSERT INTO tide.job_tasks (job_id, role, replicas, request)
 SELECT j.id, 'main', 1, format('cpu=4, memory=32Gi, gpu=%s', (ARRAY[1, 2, 4, 8])[1 + (j.id % 4)::int])::tide.resvec
   FROM tide.jobs j WHERE NOT EXISTS (SELECT 1 FROM tide.job_tasks t WHERE t.job_id = j.id);
+COMMIT;
 ANALYZE tide.jobs, tide.job_tasks, tide.nodes, tide.queues, tide.allocations;
 SELECT 'cluster: ' || (SELECT count(*) FROM tide.nodes) || ' nodes, '
        || (SELECT sum(tide.get(resources, 'gpu')) FROM tide.allocations WHERE state <> 'released') || ' of '
@@ -51,7 +54,7 @@ SELECT 'cluster: ' || (SELECT count(*) FROM tide.nodes) || ' nodes, '
 SELECT 'steady cycle (no arrivals): considered ' || jobs_considered || ', evicted ' || jobs_evicted
        || ', load ' || round(load_ms::numeric, 1) || ', decide ' || round(decide_ms::numeric, 1)
        || ', write ' || round(write_ms::numeric, 1)
-  FROM tide.cycles WHERE id = tide.run_cycle();
+  FROM tide.cycles JOIN (WITH c AS MATERIALIZED (SELECT tide.run_cycle() AS id) SELECT id FROM c) c USING (id);
 
 CREATE TEMP TABLE steps (step int, kind text, id bigint);
 SELECT set_config('bench.steps', :'steps', false), set_config('bench.arrivals', :'arrivals', false) \g /dev/null

@@ -70,6 +70,7 @@ typedef struct TideEvictWork
 	int32_t    *order;			/* running indexes by job id */
 	Victim	   *victims;
 	int32_t		nvictims;
+	int32_t    *harm;			/* victim indexes, least harm first (R-E4) */
 } TideEvictWork;
 
 const char *
@@ -376,10 +377,8 @@ static const Victim *ev_victims;	/* qsort context */
 static int
 cmp_harm(const void *a, const void *b)
 {
-	const Cand *x = a;
-	const Cand *y = b;
-	const Victim *vx = &ev_victims[x->v];
-	const Victim *vy = &ev_victims[y->v];
+	const Victim *vx = &ev_victims[*(const int32_t *) a];
+	const Victim *vy = &ev_victims[*(const int32_t *) b];
 
 	if (vx->idle != vy->idle)
 		return vx->idle ? -1 : 1;
@@ -460,24 +459,34 @@ enough_in_sum(const TideWork *w, int j, const int64_t *free_sum, const int64_t *
 	return true;
 }
 
-/* Add (sign +1) what victim v frees on nodes j can use to free_sum. */
-static void
-victim_sum(TideWork *w, const Victim *v, const bool *usable, int64_t *free_sum, int sign)
+/*
+ * Add what victim v frees on nodes j can use to free_sum; true when one of
+ * those nodes now has room for a replica of j (only then can a dry run
+ * that failed before succeed).
+ */
+static bool
+victim_sum(TideWork *w, int j, const Victim *v, const bool *usable, int64_t *free_sum)
 {
+	const TideJob *job = &w->s->jobs[j];
+	bool		room = false;
+
 	for (int k = 0; k < v->count; k++)
 	{
 		const TideRunning *a = &w->s->running[w->ev->order[v->first + k]];
 
-		if (usable[a->node])
-			for (int r = 0; r < w->nres; r++)
-				free_sum[r] += sign * a->res[r];
+		if (!usable[a->node])
+			continue;
+		for (int r = 0; r < w->nres; r++)
+			free_sum[r] += a->res[r];
+		for (int ri = 0; ri < job->nroles && !room; ri++)
+			room = tide_node_fits(w, job, &w->s->nodes[a->node], job->roles[ri].request, true);
 	}
+	return room;
 }
 
 /* Try to make room for job j by evicting; true when it evicted. */
 static bool
-evict_for(TideWork *w, int j, Cand *cand, bool *usable, int32_t *chosen,
-		  int64_t *free_sum, int64_t *cap_sum)
+evict_for(TideWork *w, int j, Cand *chosen, bool *usable, int64_t *free_sum, int64_t *cap_sum)
 {
 	TideSnapshot *s = w->s;
 	TideEvictWork *ev = w->ev;
@@ -487,40 +496,18 @@ evict_for(TideWork *w, int j, Cand *cand, bool *usable, int32_t *chosen,
 	bool		e1 = o->klass == TIDE_CLASS_GUARANTEED;
 	bool		e2 = job->service == TIDE_SVC_INFERENCE && o->klass != TIDE_CLASS_NONE;
 	bool		e3 = s->queues[job->queue].preemption_within == TIDE_PREEMPT_LOWER_PRIORITY;
-	int			ncand = 0;
 	int			nch = 0;
 	bool		fits = false;
+	bool		dirty = false;
 	int			start = r->nplacements;
 	bool		any_usable = false;
 
 	if (!(e1 || e2 || e3))
 		return false;
-	/* candidates: a rule allows them and they hold something j could use */
 	for (int ni = 0; ni < s->nnodes; ni++)
 		any_usable |= (usable[ni] = node_usable(w, j, ni));
 	if (!any_usable)
 		return false;
-	for (int vi = 0; vi < ev->nvictims; vi++)
-	{
-		const Victim *v = &ev->victims[vi];
-		int			rule = victim_rule(w, j, e1, e2, e3, v);
-		bool		useful = false;
-
-		if (!rule)
-			continue;
-		for (int k = 0; k < v->count && !useful; k++)
-			useful = usable[s->running[ev->order[v->first + k]].node];
-		if (!useful)
-			continue;
-		cand[ncand].v = vi;
-		cand[ncand].rule = rule;
-		ncand++;
-	}
-	if (ncand == 0)
-		return false;
-	ev_victims = ev->victims;
-	qsort(cand, ncand, sizeof(Cand), cmp_harm);
-
 	memset(free_sum, 0, sizeof(int64_t) * w->nres);
 	memset(cap_sum, 0, sizeof(int64_t) * w->nres);
 	for (int ni = 0; ni < s->nnodes; ni++)
@@ -531,41 +518,57 @@ evict_for(TideWork *w, int j, Cand *cand, bool *usable, int32_t *chosen,
 				cap_sum[k] += s->nodes[ni].capacity[k];
 			}
 
-	/* greedy, least harm first, until a dry run places j */
-	for (int c = 0; c < ncand && !fits; c++)
+	/*
+	 * Greedy, least harm first: release candidates (a rule allows them, they
+	 * hold something j could use) until a dry run places j.  A dry run is
+	 * tried only when the usable free space could hold j's minimum and a
+	 * node just freed has room for one of its replicas.
+	 */
+	for (int h = 0; h < ev->nvictims && !fits; h++)
 	{
-		Victim	   *v = &ev->victims[cand[c].v];
+		int			vi = ev->harm[h];
+		Victim	   *v = &ev->victims[vi];
+		int			rule = victim_rule(w, j, e1, e2, e3, v);
+		bool		useful = false;
 
-		/* a queue stops being reclaimable once it is back within quota */
-		if (cand[c].rule == TIDE_RULE_RECLAIM && !queue_over_quota(w, &s->queues[v->queue]))
+		if (!rule)
+			continue;
+		for (int k = 0; k < v->count && !useful; k++)
+			useful = usable[s->running[ev->order[v->first + k]].node];
+		if (!useful)
 			continue;
 		victim_apply(w, v, -1);
-		victim_sum(w, v, usable, free_sum, +1);
-		chosen[nch++] = c;
-		if (enough_in_sum(w, j, free_sum, cap_sum) &&
-			dry_run(w, j, e1 || e2, &start))
+		dirty |= victim_sum(w, j, v, usable, free_sum);
+		chosen[nch].v = vi;
+		chosen[nch].rule = rule;
+		nch++;
+		if (dirty && enough_in_sum(w, j, free_sum, cap_sum))
 		{
-			fits = true;
-			rollback_to(w, start);
+			dirty = false;
+			if (dry_run(w, j, e1 || e2, &start))
+			{
+				fits = true;
+				rollback_to(w, start);
+			}
 		}
 	}
 	if (!fits)
 	{
 		for (int k = nch - 1; k >= 0; k--)
-			victim_apply(w, &ev->victims[cand[chosen[k]].v], +1);
+			victim_apply(w, &ev->victims[chosen[k].v], +1);
 		return false;
 	}
 
 	/* reprieve, most harmful first, every victim j can do without */
 	for (int k = nch - 2; k >= 0; k--)
 	{
-		Victim	   *v = &ev->victims[cand[chosen[k]].v];
+		Victim	   *v = &ev->victims[chosen[k].v];
 
 		victim_apply(w, v, +1);
 		if (dry_run(w, j, e1 || e2, &start))
 		{
 			rollback_to(w, start);
-			memmove(&chosen[k], &chosen[k + 1], sizeof(int32_t) * (nch - k - 1));
+			memmove(&chosen[k], &chosen[k + 1], sizeof(Cand) * (nch - k - 1));
 			nch--;
 		}
 		else
@@ -576,7 +579,7 @@ evict_for(TideWork *w, int j, Cand *cand, bool *usable, int32_t *chosen,
 	if (!dry_run(w, j, e1 || e2, &start))
 	{
 		for (int k = nch - 1; k >= 0; k--)
-			victim_apply(w, &ev->victims[cand[chosen[k]].v], +1);
+			victim_apply(w, &ev->victims[chosen[k].v], +1);
 		return false;			/* cannot happen: the same state fitted */
 	}
 	for (int i = start; i < r->nplacements; i++)
@@ -595,13 +598,13 @@ evict_for(TideWork *w, int j, Cand *cand, bool *usable, int32_t *chosen,
 
 	for (int k = 0; k < nch; k++)
 	{
-		Victim	   *v = &ev->victims[cand[chosen[k]].v];
+		Victim	   *v = &ev->victims[chosen[k].v];
 		TideEviction *e = &r->evictions[r->nevictions++];
 
 		v->gone = true;
 		e->job_id = v->job_id;
 		e->queue = v->queue;
-		e->rule = cand[chosen[k]].rule;
+		e->rule = chosen[k].rule;
 		e->preemptor = j;
 	}
 	o->evict_state = TIDE_EV_EVICTED;
@@ -623,9 +626,8 @@ tide_evict_pass(TideWork *w)
 	TideEvictWork *ev = w->ev;
 	TideResult *r = w->r;
 	int64_t		total = 0;
-	Cand	   *cand;
+	Cand	   *chosen;
 	bool	   *usable;
-	int32_t    *chosen;
 	int64_t    *free_sum;
 	int64_t    *cap_sum;
 
@@ -657,8 +659,12 @@ tide_evict_pass(TideWork *w)
 	build_victims(w);
 	if (ev->nvictims == 0)
 		return;
-	cand = tide_work_alloc(w, sizeof(Cand) * (ev->nvictims + 1));
-	chosen = tide_work_alloc(w, sizeof(int32_t) * (ev->nvictims + 1));
+	chosen = tide_work_alloc(w, sizeof(Cand) * (ev->nvictims + 1));
+	ev->harm = tide_work_alloc(w, sizeof(int32_t) * (ev->nvictims + 1));
+	for (int i = 0; i < ev->nvictims; i++)
+		ev->harm[i] = i;
+	ev_victims = ev->victims;
+	qsort(ev->harm, ev->nvictims, sizeof(int32_t), cmp_harm);
 	usable = tide_work_alloc(w, sizeof(bool) * (s->nnodes + 1));
 	free_sum = tide_work_alloc(w, sizeof(int64_t) * (w->nres + 1));
 	cap_sum = tide_work_alloc(w, sizeof(int64_t) * (w->nres + 1));
@@ -671,6 +677,6 @@ tide_evict_pass(TideWork *w)
 		if (o->status != TIDE_PENDING || s->jobs[j].idle || w->info[j].bad ||
 			o->evict_state == TIDE_EV_WAITING)
 			continue;
-		evict_for(w, j, cand, usable, chosen, free_sum, cap_sum);
+		evict_for(w, j, chosen, usable, free_sum, cap_sum);
 	}
 }

@@ -129,7 +129,7 @@ SELECT is((SELECT count(*)::int FROM tide.evictions a JOIN tide.evictions b
           'R-E4: no ping-pong (no two jobs evicted for each other)');
 SELECT cmp_ok((SELECT coalesce(max(n), 0)::int FROM (SELECT count(*) AS n FROM tide.evictions
                                                      WHERE preemptor_job_id IS NOT NULL GROUP BY job_id) x),
-              '<=', 5, 'no job evicted more than 5 times in 200 cycles');
+              '<=', 10, 'no job evicted more than 10 times in 200 cycles (the lowest-priority job of a preempting queue is bumped most)');
 SELECT is((SELECT sum(jobs_evicted)::int FROM tide.cycles),
           (SELECT count(*)::int FROM tide.evictions WHERE preemptor_job_id IS NOT NULL),
           'tide.cycles.jobs_evicted counts every eviction');

@@ -383,7 +383,8 @@ test_dry_run(void)
 
 	fx.r = tide_decide(fx.s);
 	is_str(ev_victims(&fx), "", "R-E4: 8 GPUs free in sum after evicting, never 8 on one node: nothing evicted");
-	ok(fx.r->counters.dry_runs > 0, "a dry run was made");
+	is_int(fx.r->counters.jobs_evicted, 0, "counters: nobody evicted");
+	is_int(fx.r->outcomes[0].evict_state, TIDE_EV_NONE, "the job just waits");
 	fx_free(&fx);
 
 	/* topology: a 4-GPU request wants one domain; evicting across domains is not needed */
