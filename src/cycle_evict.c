@@ -44,7 +44,7 @@ static const char *const Q_CLAIMS =
 "                  AND e.acked_at IS NULL)"
 "  FROM tide.eviction_holds h JOIN tide.jobs j ON j.id = h.job_id"
 " WHERE j.state = 'pending' AND NOT j.unschedulable AND NOT j.cancel_requested"
-" ORDER BY h.id";
+" ORDER BY h.job_id, h.role COLLATE \"C\", h.replica";
 
 /* The goal: with retries left the job fails and its retry takes the retry lane (R-E5). */
 static const char *const W_EVICT =
@@ -61,10 +61,10 @@ static const char *const W_HOLDS_DELETE =
 "    OR NOT EXISTS (SELECT 1 FROM tide.jobs j WHERE j.id = h.job_id AND j.state = 'pending')";
 
 static const char *const W_HOLDS_INSERT =
-"INSERT INTO tide.eviction_holds (job_id, node, resources, gpus, gpu_milli, cycle_id)"
-" SELECT u.job_id, u.node, u.resources, u.gpus, u.gpu_milli, $6"
-"   FROM unnest($1::bigint[], $2::text[], $3, $4, $5::integer[])"
-"        AS u(job_id, node, resources, gpus, gpu_milli)";
+"INSERT INTO tide.eviction_holds (job_id, role, replica, node, resources, gpus, gpu_milli, cycle_id)"
+" SELECT u.job_id, u.role, u.replica, u.node, u.resources, u.gpus, u.gpu_milli, $8"
+"   FROM unnest($1::bigint[], $2::text[], $3::integer[], $4::text[], $5, $6, $7::integer[])"
+"        AS u(job_id, role, replica, node, resources, gpus, gpu_milli)";
 
 static const char *const W_EVICTED_COUNT =
 "UPDATE tide.cycles SET jobs_evicted = $2 WHERE id = $1";
@@ -242,45 +242,53 @@ tide_cycle_write_evictions(TideSnapshot *s, const TideResult *r, int64 cycle_id,
 	{
 		int			n = r->nnew_claims;
 		Datum	   *jobs = palloc(sizeof(Datum) * n);
+		Datum	   *roles = palloc(sizeof(Datum) * n);
+		Datum	   *replicas = palloc(sizeof(Datum) * n);
 		Datum	   *nodes = palloc(sizeof(Datum) * n);
 		Datum	   *res = palloc(sizeof(Datum) * n);
 		Datum	   *gpus = palloc(sizeof(Datum) * n);
 		Datum	   *milli = palloc(sizeof(Datum) * n);
 		bool	   *milli_null = palloc(sizeof(bool) * n);
-		Datum		args[6];
-		Oid			argtypes[6];
+		Datum		args[8];
+		Oid			argtypes[8];
 
 		for (int i = 0; i < n; i++)
 		{
 			const TideClaim *cl = &r->new_claims[i];
-			Datum		req = (Datum) 0;
+			int			k = -1;
 
 			/* the claim's vector is its role's request: find the role */
-			for (int k = 0; k < s->nroles && req == (Datum) 0; k++)
-				if (s->roles[k].request == cl->res)
-					req = role_request[k];
-			if (req == (Datum) 0)
+			for (int x = 0; x < s->nroles && k < 0; x++)
+				if (s->roles[x].request == cl->res)
+					k = x;
+			if (k < 0)
 				elog(ERROR, "tide.run_cycle: eviction hold of job %lld has no role", (long long) cl->job_id);
 			jobs[i] = Int64GetDatum(cl->job_id);
+			roles[i] = CStringGetTextDatum(s->roles[k].name);
+			replicas[i] = Int32GetDatum(cl->replica);
 			nodes[i] = CStringGetTextDatum(s->nodes[cl->node].name);
-			res[i] = req;
+			res[i] = role_request[k];
 			gpus[i] = GpuMaskGetDatum(cl->gpus);
 			milli[i] = Int32GetDatum(cl->gpu_milli);
 			milli_null[i] = cl->gpu_milli == 0;
 		}
 		args[0] = PointerGetDatum(array_of(jobs, NULL, n, INT8OID));
-		args[1] = PointerGetDatum(array_of(nodes, NULL, n, TEXTOID));
-		args[2] = PointerGetDatum(array_of(res, NULL, n, types->resvec));
-		args[3] = PointerGetDatum(array_of(gpus, NULL, n, types->gpumask));
-		args[4] = PointerGetDatum(array_of(milli, milli_null, n, INT4OID));
-		args[5] = Int64GetDatum(cycle_id);
+		args[1] = PointerGetDatum(array_of(roles, NULL, n, TEXTOID));
+		args[2] = PointerGetDatum(array_of(replicas, NULL, n, INT4OID));
+		args[3] = PointerGetDatum(array_of(nodes, NULL, n, TEXTOID));
+		args[4] = PointerGetDatum(array_of(res, NULL, n, types->resvec));
+		args[5] = PointerGetDatum(array_of(gpus, NULL, n, types->gpumask));
+		args[6] = PointerGetDatum(array_of(milli, milli_null, n, INT4OID));
+		args[7] = Int64GetDatum(cycle_id);
 		argtypes[0] = INT8ARRAYOID;
 		argtypes[1] = TEXTARRAYOID;
-		argtypes[2] = types->resvec_array;
-		argtypes[3] = types->gpumask_array;
-		argtypes[4] = INT4ARRAYOID;
-		argtypes[5] = INT8OID;
-		ret = SPI_execute_with_args(W_HOLDS_INSERT, 6, argtypes, args, NULL, false, 0);
+		argtypes[2] = INT4ARRAYOID;
+		argtypes[3] = TEXTARRAYOID;
+		argtypes[4] = types->resvec_array;
+		argtypes[5] = types->gpumask_array;
+		argtypes[6] = INT4ARRAYOID;
+		argtypes[7] = INT8OID;
+		ret = SPI_execute_with_args(W_HOLDS_INSERT, 8, argtypes, args, NULL, false, 0);
 		if (ret != SPI_OK_INSERT)
 			elog(ERROR, "tide.run_cycle: writing eviction holds failed: %s", SPI_result_code_string(ret));
 	}

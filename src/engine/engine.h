@@ -228,6 +228,8 @@ typedef struct TideRunning
 typedef struct TideClaim
 {
 	int64_t		job_id;			/* the preemptor */
+	int32_t		role;			/* new claims: role index and replica of the placement */
+	int32_t		replica;
 	int32_t		node;
 	const int64_t *res;			/* [nres] */
 	uint64_t	gpus;

@@ -588,6 +588,8 @@ evict_for(TideWork *w, int j, Cand *chosen, bool *usable, int64_t *free_sum, int
 		TideClaim  *cl = &r->new_claims[r->nnew_claims++];
 
 		cl->job_id = job->id;
+		cl->role = pl->role;
+		cl->replica = pl->replica;
 		cl->node = pl->node;
 		cl->res = pl->res;
 		cl->gpus = pl->gpus;
