@@ -33,9 +33,9 @@ INSERT INTO tide.job_tasks (job_id, role, replicas, request)
 SELECT i, 'main', 1, format('cpu=4, memory=32Gi, gpu=%s', g)::tide.resvec FROM fill;
 COMMIT;
 SELECT setval('tide.jobs_id_seq', :nodes * 4 + 1) \g /dev/null
-WITH c AS MATERIALIZED (SELECT tide.run_cycle() AS id)
+SELECT tide.run_cycle() AS cid \gset
 SELECT 'fill cycle: placed ' || jobs_placed || ' in ' || round((load_ms + decide_ms + write_ms)::numeric, 1) || ' ms'
-  FROM tide.cycles JOIN c USING (id);
+  FROM tide.cycles WHERE id = :cid;
 UPDATE tide.allocations SET state = 'running', started_at = now() - interval '1 day' WHERE state = 'assigned';
 -- What did not fit stays pending, and a backlog of more training jobs.
 BEGIN;
@@ -51,10 +51,11 @@ SELECT 'cluster: ' || (SELECT count(*) FROM tide.nodes) || ' nodes, '
        || (SELECT sum(tide.get(capacity, 'gpu')) FROM tide.nodes) || ' GPUs used, '
        || (SELECT count(*) FROM tide.jobs WHERE state = 'pending') || ' pending';
 
+SELECT tide.run_cycle() AS cid \gset
 SELECT 'steady cycle (no arrivals): considered ' || jobs_considered || ', evicted ' || jobs_evicted
        || ', load ' || round(load_ms::numeric, 1) || ', decide ' || round(decide_ms::numeric, 1)
        || ', write ' || round(write_ms::numeric, 1)
-  FROM tide.cycles JOIN (WITH c AS MATERIALIZED (SELECT tide.run_cycle() AS id) SELECT id FROM c) c USING (id);
+  FROM tide.cycles WHERE id = :cid;
 
 CREATE TEMP TABLE steps (step int, kind text, id bigint);
 SELECT set_config('bench.steps', :'steps', false), set_config('bench.arrivals', :'arrivals', false) \g /dev/null

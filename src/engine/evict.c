@@ -71,6 +71,9 @@ typedef struct TideEvictWork
 	Victim	   *victims;
 	int32_t		nvictims;
 	int32_t    *harm;			/* victim indexes, least harm first (R-E4) */
+	/* preemptor shapes that found no eviction: they find none later either */
+	uint64_t   *failed;			/* open addressing, 0 = empty */
+	uint64_t	failed_mask;
 } TideEvictWork;
 
 const char *
@@ -484,6 +487,52 @@ victim_sum(TideWork *w, int j, const Victim *v, const bool *usable, int64_t *fre
 	return room;
 }
 
+static uint64_t
+ev_mix(uint64_t h, uint64_t v)
+{
+	h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+	return h * 0xff51afd7ed558ccdULL;
+}
+
+/*
+ * The key of what decides whether job j can evict: its shape (the shape
+ * cache's hash) and what the rules look at.  Nothing a failed preemptor
+ * could use comes back later in the pass (victims only go, held resources
+ * only grow), so a key that failed fails again.  0: not cacheable.
+ */
+static uint64_t
+fail_key(const TideWork *w, int j, bool e3)
+{
+	const TideJob *job = &w->s->jobs[j];
+	uint64_t	h;
+
+	if (!w->info[j].cacheable)
+		return 0;
+	h = ev_mix(w->info[j].hash, (uint64_t) job->queue + 1);
+	h = ev_mix(h, (uint64_t) w->r->outcomes[j].klass);
+	h = ev_mix(h, (uint64_t) job->service);
+	h = ev_mix(h, job->preemptable);
+	h = ev_mix(h, e3 ? (uint64_t) (int64_t) job->priority : 0);
+	return h ? h : 1;
+}
+
+/* Look up (insert false) or record (insert true) a failed key. */
+static bool
+fail_seen(TideEvictWork *ev, uint64_t key, bool insert)
+{
+	uint64_t	k = key & ev->failed_mask;
+
+	while (ev->failed[k])
+	{
+		if (ev->failed[k] == key)
+			return true;
+		k = (k + 1) & ev->failed_mask;
+	}
+	if (insert)
+		ev->failed[k] = key;
+	return false;
+}
+
 /* Try to make room for job j by evicting; true when it evicted. */
 static bool
 evict_for(TideWork *w, int j, Cand *chosen, bool *usable, int64_t *free_sum, int64_t *cap_sum)
@@ -501,13 +550,21 @@ evict_for(TideWork *w, int j, Cand *chosen, bool *usable, int64_t *free_sum, int
 	bool		dirty = false;
 	int			start = r->nplacements;
 	bool		any_usable = false;
+	uint64_t	key;
 
 	if (!(e1 || e2 || e3))
+		return false;
+	key = fail_key(w, j, e3);
+	if (key && fail_seen(ev, key, false))
 		return false;
 	for (int ni = 0; ni < s->nnodes; ni++)
 		any_usable |= (usable[ni] = node_usable(w, j, ni));
 	if (!any_usable)
+	{
+		if (key)
+			fail_seen(ev, key, true);
 		return false;
+	}
 	memset(free_sum, 0, sizeof(int64_t) * w->nres);
 	memset(cap_sum, 0, sizeof(int64_t) * w->nres);
 	for (int ni = 0; ni < s->nnodes; ni++)
@@ -556,6 +613,8 @@ evict_for(TideWork *w, int j, Cand *chosen, bool *usable, int64_t *free_sum, int
 	{
 		for (int k = nch - 1; k >= 0; k--)
 			victim_apply(w, &ev->victims[chosen[k].v], +1);
+		if (key)
+			fail_seen(ev, key, true);
 		return false;
 	}
 
@@ -667,6 +726,14 @@ tide_evict_pass(TideWork *w)
 		ev->harm[i] = i;
 	ev_victims = ev->victims;
 	qsort(ev->harm, ev->nvictims, sizeof(int32_t), cmp_harm);
+	{
+		uint64_t	cap = 64;
+
+		while (cap < (uint64_t) s->njobs * 2)
+			cap <<= 1;
+		ev->failed = tide_work_alloc(w, sizeof(uint64_t) * cap);
+		ev->failed_mask = cap - 1;
+	}
 	usable = tide_work_alloc(w, sizeof(bool) * (s->nnodes + 1));
 	free_sum = tide_work_alloc(w, sizeof(int64_t) * (w->nres + 1));
 	cap_sum = tide_work_alloc(w, sizeof(int64_t) * (w->nres + 1));
