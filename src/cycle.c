@@ -876,7 +876,8 @@ tide_run_cycle(PG_FUNCTION_ARGS)
 				write_ms;
 	TideResult *r;
 	int			jobs_placed,
-				allocs_made;
+				allocs_made,
+				lost;
 	MemoryContext caller = CurrentMemoryContext;
 
 	memset(&c, 0, sizeof(c));
@@ -915,7 +916,7 @@ tide_run_cycle(PG_FUNCTION_ARGS)
 	c.mcxt = AllocSetContextCreate(caller, "tide cycle", ALLOCSET_DEFAULT_SIZES);
 
 	INSTR_TIME_SET_CURRENT(t0);
-	tide_cycle_nodes_lost();	/* R-C3, before the load sees the nodes */
+	lost = tide_cycle_nodes_lost();	/* R-C3, before the load sees the nodes */
 	load_snapshot(&c);
 	tide_cycle_load_claims(c.s);	/* evictions on, held resources (R-E6) */
 	load_ms = elapsed_ms(t0);
@@ -929,7 +930,7 @@ tide_run_cycle(PG_FUNCTION_ARGS)
 	{
 		CycleEvictTypes et = {c.resvec_oid, c.gpumask_oid, c.resvec_array_oid, c.gpumask_array_oid};
 
-		tide_cycle_write_evictions(c.s, r, cycle_id, c.role_request, &et);
+		tide_cycle_write_evictions(c.s, r, cycle_id, c.role_request, &et, lost);
 	}
 	write_ms = elapsed_ms(t0);
 

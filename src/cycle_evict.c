@@ -69,8 +69,8 @@ static const char *const W_HOLDS_INSERT =
 static const char *const W_EVICTED_COUNT =
 "UPDATE tide.cycles SET jobs_evicted = $2 WHERE id = $1";
 
-/* R-C3: mark down the nodes whose launcher went silent. */
-void
+/* R-C3: mark down the nodes whose launcher went silent; returns the jobs hit. */
+int
 tide_cycle_nodes_lost(void)
 {
 	Datum		arg;
@@ -78,14 +78,21 @@ tide_cycle_nodes_lost(void)
 	Interval   *iv;
 	int			ret;
 
+	bool		isnull;
+	Datum		d;
+
 	if (tide_node_timeout <= 0)
-		return;
+		return 0;
 	iv = palloc0(sizeof(Interval));
 	iv->time = (int64) tide_node_timeout * USECS_PER_SEC;
 	arg = IntervalPGetDatum(iv);
 	ret = SPI_execute_with_args(W_LOST, 1, &argtype, &arg, NULL, false, 0);
 	if (ret != SPI_OK_SELECT)
 		elog(ERROR, "tide.run_cycle: marking lost nodes failed: %s", SPI_result_code_string(ret));
+	if (SPI_processed != 1)
+		return 0;
+	d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+	return isnull ? 0 : DatumGetInt32(d);
 }
 
 /* Index of a node by name: snapshot nodes are sorted by name (C collation). */
@@ -184,12 +191,13 @@ victim_reason(const TideSnapshot *s, const TideEviction *e)
 }
 
 /*
- * Write the eviction decisions; returns the number of jobs evicted.
- * role_request: the resvec datum of each snapshot role (cycle.c's load).
+ * Write the eviction decisions; returns the number of jobs evicted, the
+ * lost ones (tide_cycle_nodes_lost) included.  role_request: the resvec
+ * datum of each snapshot role (cycle.c's load).
  */
 int
 tide_cycle_write_evictions(TideSnapshot *s, const TideResult *r, int64 cycle_id,
-						   const Datum *role_request, const CycleEvictTypes *types)
+						   const Datum *role_request, const CycleEvictTypes *types, int lost)
 {
 	int			evicted = 0;
 	int			ret;
@@ -298,10 +306,10 @@ tide_cycle_write_evictions(TideSnapshot *s, const TideResult *r, int64 cycle_id,
 		Oid			argtypes[2] = {INT8OID, INT4OID};
 
 		args[0] = Int64GetDatum(cycle_id);
-		args[1] = Int32GetDatum(evicted);
+		args[1] = Int32GetDatum(evicted + lost);
 		ret = SPI_execute_with_args(W_EVICTED_COUNT, 2, argtypes, args, NULL, false, 0);
 		if (ret != SPI_OK_UPDATE)
 			elog(ERROR, "tide.run_cycle: counting evictions failed: %s", SPI_result_code_string(ret));
 	}
-	return evicted;
+	return evicted + lost;
 }

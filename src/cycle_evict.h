@@ -17,9 +17,10 @@ typedef struct CycleEvictTypes
 
 extern int	tide_node_timeout;	/* GUC tide.node_timeout, seconds (pg_tide.c) */
 
-extern void tide_cycle_nodes_lost(void);
+extern int	tide_cycle_nodes_lost(void);
 extern void tide_cycle_load_claims(TideSnapshot *s);
 extern int	tide_cycle_write_evictions(TideSnapshot *s, const TideResult *r, int64 cycle_id,
-									   const Datum *role_request, const CycleEvictTypes *types);
+									   const Datum *role_request, const CycleEvictTypes *types,
+									   int lost);
 
 #endif							/* TIDE_CYCLE_EVICT_H */

@@ -7,7 +7,7 @@
 BEGIN;
 CREATE EXTENSION pg_tide;
 SET client_min_messages = warning;
-SELECT plan(29);
+SELECT plan(30);
 
 CREATE FUNCTION pg_temp.reset() RETURNS void LANGUAGE plpgsql AS $$
 BEGIN
@@ -117,6 +117,7 @@ SELECT is(pg_temp.lose_node(0), 'c1 down, c2 ready; job allocated; retry none; l
 SELECT is((SELECT release_reason FROM tide.allocations WHERE node = 'c1'), 'no heartbeat for more than 00:00:30',
           'R-C3: the allocation was released as lost, with the reason');
 SELECT is((SELECT avoid_nodes FROM tide.jobs), ARRAY['c1'], 'R-L4: the lost node is avoided next time');
+SELECT is((SELECT jobs_evicted FROM tide.cycles ORDER BY id DESC LIMIT 1), 1, 'R-C3: the cycle counts the lost job in jobs_evicted');
 SELECT is(pg_temp.lose_node(1), 'c1 down, c2 ready; job failed; retry allocated on c2; live on none',
           'R-C3 with retries left: the job fails, its retry is placed on c2');
 
