@@ -33,10 +33,11 @@
  *
  * Memory: every array is taken from the caller's allocator up front
  * (palloc in a memory context in the server, malloc in the simulator);
- * nothing is allocated in the per-job loop.  If mem.free is set, scratch
- * memory of a decide call and the previous result are given back on the
- * next call and by tide_snapshot_destroy(); with mem.free NULL (palloc in
- * a short-lived context) everything goes when the context goes.
+ * nothing is allocated in the per-job loop.  If mem.free is set, the
+ * scratch memory and the result of a decide call are given back at the
+ * start of the next call (so a long simulation does not grow); the arrays
+ * of the snapshot itself are the caller's to release (an arena, or palloc
+ * in a memory context that is deleted: everything goes with it).
  *
  * Determinism: the same snapshot gives the same decisions; every tie is
  * broken by node name, queue name or job id, never at random.
