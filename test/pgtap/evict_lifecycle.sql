@@ -7,7 +7,7 @@
 BEGIN;
 CREATE EXTENSION pg_tide;
 SET client_min_messages = warning;
-SELECT plan(30);
+SELECT plan(32);
 
 CREATE FUNCTION pg_temp.reset() RETURNS void LANGUAGE plpgsql AS $$
 BEGIN
@@ -120,6 +120,25 @@ SELECT is((SELECT avoid_nodes FROM tide.jobs), ARRAY['c1'], 'R-L4: the lost node
 SELECT is((SELECT jobs_evicted FROM tide.cycles ORDER BY id DESC LIMIT 1), 1, 'R-C3: the cycle counts the lost job in jobs_evicted');
 SELECT is(pg_temp.lose_node(1), 'c1 down, c2 ready; job failed; retry allocated on c2; live on none',
           'R-C3 with retries left: the job fails, its retry is placed on c2');
+
+-- seed 000's retry scenario: A (auto-retry) runs, B waits, the queue has
+-- room for one; A is interrupted (its node is lost): its retry A1 gets the
+-- room, B keeps waiting though it was submitted before A1 existed (R-O3).
+SELECT pg_temp.reset();
+INSERT INTO tide.queues (name, capability) VALUES ('q', 'cpu=2, memory=4Gi');
+SELECT tide.register_node('c1', 'cpu=8, memory=16Gi');
+SELECT tide.register_node('c2', 'cpu=8, memory=16Gi');
+INSERT INTO j VALUES ('A', tide.submit('q', 'cpu=2, memory=4Gi', max_retries => 1)) ON CONFLICT (name) DO UPDATE SET id = EXCLUDED.id;
+SELECT pg_temp.cycle();
+SELECT pg_temp.start_all();
+INSERT INTO j VALUES ('B', tide.submit('q', 'cpu=2, memory=4Gi')) ON CONFLICT (name) DO UPDATE SET id = EXCLUDED.id;
+SELECT pg_temp.cycle();
+UPDATE tide.nodes SET heartbeat_at = now() - interval '1 hour' WHERE name = 'c1';
+SELECT pg_temp.cycle();
+SELECT is((SELECT state || ' on ' || (SELECT node FROM tide.allocations a WHERE a.job_id = r.id)
+             FROM tide.jobs r WHERE r.retry_of = pg_temp.id('A')), 'allocated on c2',
+          'seed 000: A interrupted, its retry A1 takes the free room');
+SELECT is((SELECT state FROM tide.jobs WHERE id = pg_temp.id('B')), 'pending', 'seed 000: B, submitted before A1 was made, keeps waiting');
 
 -- a node that never sent a heartbeat is not timed out; the setting 0 turns the check off
 SELECT pg_temp.reset();
