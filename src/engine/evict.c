@@ -676,6 +676,107 @@ evict_for(TideWork *w, int j, Cand *chosen, bool *usable, int64_t *free_sum, int
 	return true;
 }
 
+/* Would req fit on the node of claim c if the claim were free? */
+static bool
+fits_with_claim(const TideWork *w, int c, const int64_t *req)
+{
+	const TideSnapshot *s = w->s;
+	const TideEvictWork *ev = w->ev;
+	const TideNode *n = &s->nodes[s->claims[c].node];
+	const int64_t *eff = ev->claim_res + (size_t) c * w->nres;
+	int64_t		gpu = req[TIDE_RES_GPU];
+
+	for (int r = 0; r < w->nres; r++)
+		if (req[r] > 0 && req[r] > n->capacity[r] - n->used[r] + eff[r])
+			return false;
+	if (gpu >= TIDE_MILLI)
+		return __builtin_popcountll(n->free_whole | (ev->claim_milli[c] ? 0 : ev->claim_gpus[c])) >= gpu / TIDE_MILLI;
+	if (gpu > 0)
+		for (int g = 0; g < n->ngpus; g++)
+		{
+			int64_t		back = 0;
+
+			if ((ev->claim_gpus[c] >> g) & 1)
+				back = ev->claim_milli[c] ? ev->claim_milli[c] : TIDE_MILLI;
+			if (n->gpu_free[g] + back >= gpu)
+				return true;
+		}
+	return gpu <= 0;
+}
+
+/*
+ * R-C2: a pending job that would fit on resources held for a preemptor
+ * says so ("held for job 42 (1 node)"), as for a reservation.
+ */
+static void
+note_held_by_claims(TideWork *w)
+{
+	TideSnapshot *s = w->s;
+	TideEvictWork *ev = w->ev;
+	bool		any = false;
+	uint64_t	cap = 64;
+	uint64_t   *keys;
+	int64_t    *vals;			/* nodes << 48 | owner: one answer per job shape */
+
+	for (int c = 0; c < s->nclaims && !any; c++)
+		any = ev->claim_on[c];
+	if (!any)
+		return;
+	while (cap < (uint64_t) s->njobs * 2)
+		cap <<= 1;
+	keys = tide_work_alloc(w, sizeof(uint64_t) * cap);
+	vals = tide_work_alloc(w, sizeof(int64_t) * cap);
+	for (int j = 0; j < s->njobs; j++)
+	{
+		TideOutcome *o = &w->r->outcomes[j];
+		const TideJob *job = &s->jobs[j];
+		int			nodes = 0;
+		int64_t		owner = 0;
+		uint64_t	key = 0,
+					k = 0;
+
+		if (o->status != TIDE_PENDING || ev->job_claims[j] || w->info[j].bad ||
+			o->klass == TIDE_CLASS_NONE || o->nreasons >= TIDE_MAX_REASONS)
+			continue;
+		if (w->info[j].cacheable)
+		{
+			key = ev_mix(w->info[j].hash, (uint64_t) job->queue + 1);
+			key = key ? key : 1;
+			k = key & (cap - 1);
+			while (keys[k] && keys[k] != key)
+				k = (k + 1) & (cap - 1);
+			if (keys[k] == key)
+			{
+				if (vals[k] > 0)
+					tide_reason_add(o, R_HELD, -1, -1, vals[k] >> 48, 0, 0, vals[k] & ((1LL << 48) - 1));
+				continue;
+			}
+		}
+		for (int c = 0; c < s->nclaims; c++)
+		{
+			bool		fit = false;
+
+			if (!ev->claim_on[c] || !node_usable(w, j, s->claims[c].node))
+				continue;
+			for (int ri = 0; ri < job->nroles && !fit; ri++)
+				fit = fits_with_claim(w, c, job->roles[ri].request);
+			if (fit)
+			{
+				nodes++;
+				if (!owner)
+					owner = s->claims[c].job_id;
+			}
+		}
+		if (nodes > 0)
+			tide_reason_add(o, R_HELD, -1, -1, nodes, 0, 0, owner);
+		if (key)
+		{
+			keys[k] = key;
+			vals[k] = nodes > 0 && owner < (1LL << 48) ? ((int64_t) nodes << 48) | owner : 0;
+		}
+	}
+}
+
 /*
  * The eviction pass, after the walk: claim owners first (waiting or
  * lapsed), then every job left pending, in walk order, may evict.
@@ -716,6 +817,7 @@ tide_evict_pass(TideWork *w)
 		o->evict_state = TIDE_EV_LAPSED;
 		tide_claims_take(w, j);
 	}
+	note_held_by_claims(w);
 
 	build_victims(w);
 	if (ev->nvictims == 0)

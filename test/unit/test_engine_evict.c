@@ -533,6 +533,8 @@ test_claims(void)
 	fx.s->nclaims = 1;
 	fx.r = tide_decide(fx.s);
 	is_int(fx_status(&fx, 2), TIDE_PENDING, "cycle 2: job 2 (first in the walk) may not take the 4 free GPUs");
+	ok(strstr(fx_reason(&fx, 2), "held for job 1 (1 node)") != NULL, "cycle 2: job 2's reason: held for job 1 (%s)",
+	   fx_reason(&fx, 2));
 	is_int(fx.r->outcomes[fx_job(&fx, 1)].evict_state, TIDE_EV_WAITING, "cycle 2: job 1 waits");
 	is_str(fx_reason(&fx, 1), "waiting for the jobs evicted for it to stop; their resources are held for it",
 		   "cycle 2: its reason says why");
