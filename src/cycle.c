@@ -29,6 +29,7 @@
 #include "utils/memutils.h"
 #include "utils/timestamp.h"
 
+#include "cycle_evict.h"
 #include "engine.h"
 #include "gpumask.h"
 #include "resvec.h"
@@ -73,7 +74,7 @@ static const char *const Q_TASKS =
 static const char *const Q_ALLOCS =
 "SELECT a.id, a.job_id, a.node, a.resources, a.gpus, a.gpu_milli, a.state, j.queue,"
 "       j.idle, j.preemptable, j.priority, j.service_type, a.started_at,"
-"       a.started_at + j.time_limit"
+"       a.started_at + j.time_limit, coalesce(a.started_at, a.created_at)"
 "  FROM tide.allocations a JOIN tide.jobs j ON j.id = a.job_id"
 " WHERE a.state <> 'released'";
 
@@ -103,7 +104,7 @@ static const char *const W_JOBS =
 
 static const char *const W_CYCLE =
 "UPDATE tide.cycles SET finished_at = pg_catalog.clock_timestamp(),"
-"       jobs_considered = $2, jobs_placed = $3, jobs_evicted = 0,"
+"       jobs_considered = $2, jobs_placed = $3,"
 "       jobs_unschedulable = $4, allocations_made = $5, holds = $6,"
 "       load_ms = $7, decide_ms = $8, write_ms = $9"
 " WHERE id = $1";
@@ -615,6 +616,7 @@ load_snapshot(Cycle *c)
 		a->started_at = isnull ? 0 : DatumGetTimestampTz(d);
 		d = col(c->allocs, i, 14, &isnull);
 		a->end_at = isnull ? TIDE_TIME_UNKNOWN : DatumGetTimestampTz(d);
+		a->placed_at = DatumGetTimestampTz(col(c->allocs, i, 15, &isnull));
 		tide_charge(s, a->node, a->queue, a->idle, v, a->gpus, a->gpu_milli, +1);
 	}
 }
@@ -874,7 +876,8 @@ tide_run_cycle(PG_FUNCTION_ARGS)
 				write_ms;
 	TideResult *r;
 	int			jobs_placed,
-				allocs_made;
+				allocs_made,
+				lost;
 	MemoryContext caller = CurrentMemoryContext;
 
 	memset(&c, 0, sizeof(c));
@@ -913,7 +916,9 @@ tide_run_cycle(PG_FUNCTION_ARGS)
 	c.mcxt = AllocSetContextCreate(caller, "tide cycle", ALLOCSET_DEFAULT_SIZES);
 
 	INSTR_TIME_SET_CURRENT(t0);
+	lost = tide_cycle_nodes_lost();	/* R-C3, before the load sees the nodes */
 	load_snapshot(&c);
+	tide_cycle_load_claims(c.s);	/* evictions on, held resources (R-E6) */
 	load_ms = elapsed_ms(t0);
 
 	INSTR_TIME_SET_CURRENT(t0);
@@ -922,6 +927,11 @@ tide_run_cycle(PG_FUNCTION_ARGS)
 
 	INSTR_TIME_SET_CURRENT(t0);
 	write_decisions(&c, r, cycle_id, &jobs_placed, &allocs_made);
+	{
+		CycleEvictTypes et = {c.resvec_oid, c.gpumask_oid, c.resvec_array_oid, c.gpumask_array_oid};
+
+		tide_cycle_write_evictions(c.s, r, cycle_id, c.role_request, &et, lost);
+	}
 	write_ms = elapsed_ms(t0);
 
 	{

@@ -8,6 +8,9 @@
 #include "postgres.h"
 
 #include "fmgr.h"
+#include "utils/guc.h"
+
+#include "cycle_evict.h"
 
 PG_MODULE_MAGIC;
 
@@ -16,4 +19,14 @@ void		_PG_init(void);
 void
 _PG_init(void)
 {
+	/* R-C3: a node whose launcher is silent this long is marked down by the cycle */
+	DefineCustomIntVariable("tide.node_timeout",
+							"Heartbeat age after which tide.run_cycle() marks a node down.",
+							"Its allocations are released as lost and their jobs retried or "
+							"handled per on_evict. 0 turns the check off. A node that never "
+							"sent a heartbeat is never timed out.",
+							&tide_node_timeout,
+							30, 0, 86400 * 365,
+							PGC_SUSET, GUC_UNIT_S,
+							NULL, NULL, NULL);
 }

@@ -121,5 +121,8 @@ for suite in $SUITES; do
     esac
 done
 
+# Clean up first, so the summary is the very last line CI reads.
+trap - EXIT
+cleanup
 echo "$PASSED passed, $FAILED failed"
 [ "$FAILED" -eq 0 ]

@@ -151,7 +151,7 @@ shape_slot(TideWork *w, int j, int mode, bool *found)
  * Returns true when placed.
  */
 static bool
-try_place(TideWork *w, int j, int mode)
+try_place_one(TideWork *w, int j, int mode)
 {
 	TideOutcome *o = &w->r->outcomes[j];
 	TideShape  *slot = NULL;
@@ -197,6 +197,18 @@ try_place(TideWork *w, int j, int mode)
 		  w->card_blocked_mode == MODE_GUARANTEED))
 		tide_reserve(w, j, mode, true);
 	return false;
+}
+
+/* try_place_one, with the resources held for j by evictions (R-E6) freed for it. */
+static bool
+try_place(TideWork *w, int j, int mode)
+{
+	bool		placed;
+
+	tide_claims_take(w, j);
+	placed = try_place_one(w, j, mode);
+	tide_claims_give(w, j, placed);
+	return placed;
 }
 
 static void
@@ -398,6 +410,7 @@ tide_decide(TideSnapshot *s)
 	tide_holds_clear(&w);
 
 	prepare_jobs(&w);
+	tide_claims_begin(&w);
 	for (int j = 0; j < s->njobs; j++)
 	{
 		TideOutcome *o = &r->outcomes[j];
@@ -519,6 +532,10 @@ tide_decide(TideSnapshot *s)
 			walk_record(&w, j);
 		}
 	}
+
+	/* evictions for jobs left pending (evict.c, when the snapshot asks) */
+	tide_holds_clear(&w);
+	tide_evict_pass(&w);
 
 	for (int j = 0; j < s->njobs; j++)
 	{

@@ -214,10 +214,29 @@ typedef struct TideRunning
 	int32_t		priority;
 	int64_t		started_at;		/* microseconds, 0 = not started */
 	int64_t		end_at;			/* started_at + time_limit, or TIDE_TIME_UNKNOWN */
+	int64_t		placed_at;		/* started, else assigned (R-E4 min_runtime, least harm) */
 	const int64_t *res;			/* [nres] */
 	uint64_t	gpus;
 	int32_t		gpu_milli;		/* fractional share, or 0 */
 } TideRunning;
+
+/*
+ * Resources held for a preemptor (R-E6): where its dry run placed it when
+ * an earlier cycle evicted jobs for it (evict.c).  Only job_id may use
+ * them; the engine holds the part that is free now (the victims' part is
+ * still used while they stop).  waiting: some victims have not stopped.
+ */
+typedef struct TideClaim
+{
+	int64_t		job_id;			/* the preemptor */
+	int32_t		role;			/* new claims: role index and replica of the placement */
+	int32_t		replica;
+	int32_t		node;
+	const int64_t *res;			/* [nres] */
+	uint64_t	gpus;
+	int32_t		gpu_milli;
+	bool		waiting;
+} TideClaim;
 
 typedef struct TideSnapshot
 {
@@ -238,6 +257,11 @@ typedef struct TideSnapshot
 	TideRole   *roles;			/* pool for jobs[i].roles */
 	int32_t		nrunning;
 	TideRunning *running;
+
+	/* evictions (evict.c, issue 5): off unless evict is set */
+	bool		evict;
+	int32_t		nclaims;
+	TideClaim  *claims;
 
 	struct TideIndex *index;	/* engine private */
 	struct TideNames *labels;	/* engine private */
@@ -282,6 +306,7 @@ typedef struct TideOutcome
 	int32_t		nplacements;
 	int32_t		nreasons;
 	TideReason	reasons[TIDE_MAX_REASONS];
+	int32_t		evict_state;	/* TideEvictState (evict.c) */
 } TideOutcome;
 
 /* One replica placed on one node. */
@@ -306,6 +331,33 @@ typedef struct TideHold
 	int64_t		shadow;			/* expected start, TIDE_TIME_UNKNOWN if unknown */
 } TideHold;
 
+/* A pending job and evictions (R-E6), TideOutcome.evict_state. */
+typedef enum TideEvictState
+{
+	TIDE_EV_NONE = 0,
+	TIDE_EV_WAITING = 1,		/* its victims are still stopping: held for it */
+	TIDE_EV_LAPSED = 2,			/* held resources were free and it still did not fit */
+	TIDE_EV_EVICTED = 3			/* this cycle evicted jobs for it (new claims) */
+} TideEvictState;
+
+/* Which rule chose a victim (R-E1 to R-E3). */
+typedef enum TideEvictRule
+{
+	TIDE_RULE_IDLE = 1,			/* R-E1: an idle job yields to a guaranteed one */
+	TIDE_RULE_RECLAIM = 2,		/* R-E1: borrowing job of a reclaimable queue */
+	TIDE_RULE_INFERENCE = 3,	/* R-E2: training yields to inference */
+	TIDE_RULE_PREEMPT = 4		/* R-E3: lower priority in the same queue */
+} TideEvictRule;
+
+/* One job evicted (all its allocations: R-E5) for a preemptor. */
+typedef struct TideEviction
+{
+	int64_t		job_id;			/* the victim */
+	int32_t		queue;			/* the victim's queue */
+	int32_t		rule;			/* TideEvictRule */
+	int32_t		preemptor;		/* index into snapshot jobs */
+} TideEviction;
+
 typedef struct TideCounters
 {
 	int64_t		jobs_considered;
@@ -316,6 +368,9 @@ typedef struct TideCounters
 	int64_t		holds;
 	int64_t		shape_cache_hits;
 	int64_t		node_checks;	/* fit tests done: the work measure */
+	int64_t		jobs_evicted;	/* victims (evict.c) */
+	int64_t		preemptors;		/* jobs that evicted */
+	int64_t		dry_runs;		/* eviction dry runs */
 } TideCounters;
 
 typedef struct TideResult
@@ -329,6 +384,11 @@ typedef struct TideResult
 	int32_t	   *walk;			/* [nwalk] job indexes in the order considered */
 	int32_t		nwalk;
 	TideCounters counters;
+	/* evictions (snapshot evict set): victims, and what to hold for whom */
+	int32_t		nevictions;
+	TideEviction *evictions;
+	int32_t		nnew_claims;
+	TideClaim  *new_claims;		/* job_id = preemptor, waiting = true */
 } TideResult;
 
 /* snapshot.c */
@@ -347,6 +407,9 @@ extern void tide_snapshot_destroy(TideSnapshot *s);
 
 /* engine.c */
 extern TideResult *tide_decide(TideSnapshot *s);
+
+/* evict.c: text of a rule, for eviction reasons */
+extern const char *tide_rule_name(int rule);
 
 /* reasons.c: "; "-joined text of every reason of a job; returns strlen */
 extern size_t tide_reason_text(const TideSnapshot *s, const TideResult *r,

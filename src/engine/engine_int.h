@@ -34,7 +34,9 @@ enum
 	R_CPU_ON_GPU,				/* cpu job, only GPU nodes */
 	R_NO_NODES,					/* no node in the resource group */
 	R_TOO_MANY_GPUS,			/* more than 64 GPUs per replica */
-	R_NO_TASKS					/* a job without task roles or replicas */
+	R_NO_TASKS,					/* a job without task roles or replicas */
+	R_EVICT_WAIT,				/* a evicted jobs still stopping, held for it (R-E6) */
+	R_EVICTING					/* evicting a jobs for it this cycle (R-E1..R-E3) */
 };
 
 typedef struct TidePart
@@ -123,6 +125,7 @@ typedef struct TideWork
 	int32_t		card_blocked_mode;
 	int64_t    *hold_res;		/* [hold capacity * nres] pool for TideHold.res */
 	struct TideBlocks *blocks;	/* what to give back when mem.free is set */
+	struct TideEvictWork *ev;	/* evict.c: claims and victims, NULL when off */
 } TideWork;
 
 /* engine.c */
@@ -165,6 +168,12 @@ extern bool tide_part_allowed(TideWork *w, int j, const TideRole *role,
 extern void tide_reserve(TideWork *w, int j, int mode, bool admitted);
 extern void tide_holds_clear(TideWork *w);
 extern bool tide_backfill_ok(const TideSnapshot *s, const TideJob *job, int64_t shadow);
+
+/* evict.c (R-E1 to R-E6): no-ops unless the snapshot's evict is set */
+extern void tide_claims_begin(TideWork *w);
+extern void tide_claims_take(TideWork *w, int j);
+extern void tide_claims_give(TideWork *w, int j, bool placed);
+extern void tide_evict_pass(TideWork *w);
 
 /* reasons.c */
 extern void tide_reason_add(TideOutcome *o, int code, int res, int role,

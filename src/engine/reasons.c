@@ -225,6 +225,13 @@ render(const TideSnapshot *s, const TideJob *job, const TideReason *x, char *buf
 		case R_NO_TASKS:
 			snprintf(buf, len, "the job has no task with replicas");
 			break;
+		case R_EVICT_WAIT:
+			snprintf(buf, len, "waiting for the jobs evicted for it to stop; their resources are held for it");
+			break;
+		case R_EVICTING:
+			snprintf(buf, len, "evicting %" PRId64 " job%s to make room for it",
+					 x->a, x->a == 1 ? "" : "s");
+			break;
 		default:
 			snprintf(buf, len, "reason %d", x->code);
 	}

@@ -397,7 +397,6 @@ db_sync(void)
 	params[1] = running;
 	t0 = now_mono();
 	res = run("claim", sql, 2, params, &q);
-
 	if (opt.verbose)
 		tl_log("batch", "call=claim n=%d ms=%.1f", q == Q_OK ? PQntuples(res) : -1,
 			   (now_mono() - t0) * 1000);

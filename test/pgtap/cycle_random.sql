@@ -122,6 +122,7 @@ BEGIN
             FROM tide.allocations a WHERE a.node = n.name AND a.state <> 'released') u ON true
      WHERE j.state = 'pending' AND j.queue IN ('free1', 'free2') AND NOT j.reserve AND NOT j.unschedulable
        AND j.pending_reason NOT LIKE '%held for job%'   -- R-L2 explains it
+       AND NOT EXISTS (SELECT 1 FROM tide.eviction_holds h WHERE h.node = n.name)   -- R-E6 explains it
        AND j.avoid_nodes = '{}'
        AND (SELECT count(*) FROM tide.job_tasks x WHERE x.job_id = j.id) = 1 AND t.replicas = 1
        AND tide.get(t.request, 'gpu') = trunc(tide.get(t.request, 'gpu'))

@@ -1,0 +1,853 @@
+/*
+ * evict.c: evictions (R-E1 to R-E6): who may take resources from whom,
+ * which victims, and holding what they free for the job they were evicted
+ * for.
+ *
+ * After the walk (engine.c) every job left pending, in walk order, may
+ * evict running jobs:
+ *   R-E1  a guaranteed job: idle jobs anywhere in its group, and preemptable
+ *         jobs of other reclaimable queues that hold more than their quota;
+ *   R-E2  an inference job: preemptable training jobs of other reclaimable
+ *         queues of lower queue priority, quota or not, while its own queue
+ *         stays within capability (admission) and card quotas (the dry run
+ *         checks card keys as for a guaranteed job);
+ *   R-E3  in a queue with preemption_within = lower_priority: preemptable
+ *         (or idle) jobs of the same queue with lower job priority.
+ * Never a victim: a job with an allocation that is already releasing or on
+ * a node that is not ready (a draining node loses nothing), a job that
+ * started less than its queue's min_runtime ago, a job that could evict
+ * the preemptor back (no ping-pong), and idle jobs never evict.
+ *
+ * Victims, least harm first (R-E4): idle, then lower priority, then most
+ * recently placed, then larger id.  Greedy: release victims in that order
+ * until a dry run (the real placement code on the real nodes and GPUs,
+ * gangs and topology included) places the preemptor; then reprieve, most
+ * harmful first, every victim without which it still fits.  If no set
+ * fits, nothing is evicted.  A victim is a whole job (R-E5).
+ *
+ * Holding (R-E6): the dry run's placement becomes claims, written by the
+ * adapter and given back in the next cycles' snapshots.  The engine
+ * charges the part of a claim that is free now to its node as if used, so
+ * no other job takes it; when the walk reaches the claim's owner, its
+ * claims are released for it alone.  The victims' part is still used
+ * (releasing) until the launchers confirm, so nothing else can take it
+ * either.  A claim lasts while some victim is stopping (waiting) and for
+ * one more cycle; if its owner still does not fit then, it lapses and the
+ * owner may evict again.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine_int.h"
+
+typedef struct Victim
+{
+	int64_t		job_id;
+	int32_t		queue;
+	int32_t		group;			/* group index, -1 none */
+	int32_t		priority;
+	int32_t		service;
+	bool		idle;
+	bool		preemptable;
+	bool		blocked;		/* releasing, or on a node that is not ready */
+	bool		gone;			/* evicted this cycle */
+	int64_t		placed_at;		/* latest of its allocations */
+	int32_t		first;			/* range in TideEvictWork.order */
+	int32_t		count;
+} Victim;
+
+typedef struct TideEvictWork
+{
+	/* claims of earlier cycles */
+	int32_t    *claim_job;		/* [nclaims] job index, -1 unknown */
+	int64_t    *claim_res;		/* [nclaims * nres] the part charged */
+	uint64_t   *claim_gpus;
+	int32_t    *claim_milli;
+	bool	   *claim_on;		/* charged to its node now */
+	bool	   *job_claims;		/* [njobs] has claims */
+	bool	   *job_waiting;	/* [njobs] some victim still stopping */
+	/* victims */
+	int32_t    *order;			/* running indexes by job id */
+	Victim	   *victims;
+	int32_t		nvictims;
+	int32_t    *harm;			/* victim indexes, least harm first (R-E4) */
+	/* preemptor shapes that found no eviction: they find none later either */
+	uint64_t   *failed;			/* open addressing, 0 = empty */
+	uint64_t	failed_mask;
+} TideEvictWork;
+
+const char *
+tide_rule_name(int rule)
+{
+	switch (rule)
+	{
+		case TIDE_RULE_IDLE:
+			return "R-E1 idle job";
+		case TIDE_RULE_RECLAIM:
+			return "R-E1 reclaim";
+		case TIDE_RULE_INFERENCE:
+			return "R-E2 inference reclaim";
+		case TIDE_RULE_PREEMPT:
+			return "R-E3 preemption";
+	}
+	return "eviction";
+}
+
+/* Index of the pending job with this id, -1 if none. */
+static int
+job_index(const TideSnapshot *s, int64_t id)
+{
+	for (int j = 0; j < s->njobs; j++)
+		if (s->jobs[j].id == id)
+			return j;
+	return -1;
+}
+
+/* Charge (+1) or release (-1) claim c's effective part on its node only. */
+static void
+claim_apply(TideWork *w, int c, int sign)
+{
+	TideSnapshot *s = w->s;
+	TideEvictWork *ev = w->ev;
+
+	tide_node_apply(s, &s->nodes[s->claims[c].node], ev->claim_res + (size_t) c * w->nres,
+					ev->claim_gpus[c], ev->claim_milli[c], sign);
+	ev->claim_on[c] = sign > 0;
+}
+
+/*
+ * Claims of earlier cycles: charge the part of each that is free now (the
+ * rest is still used by a victim that is stopping), so that no job but
+ * its owner can use it.  Called after prepare_jobs: owners are not
+ * cacheable (their fit depends on their claims).
+ */
+void
+tide_claims_begin(TideWork *w)
+{
+	TideSnapshot *s = w->s;
+	TideEvictWork *ev;
+	int			nc = s->nclaims;
+
+	w->ev = NULL;
+	if (!s->evict)
+		return;
+	ev = tide_work_alloc(w, sizeof(TideEvictWork));
+	w->ev = ev;
+	ev->claim_job = tide_work_alloc(w, sizeof(int32_t) * (nc + 1));
+	ev->claim_res = tide_work_alloc(w, sizeof(int64_t) * w->nres * (nc + 1));
+	ev->claim_gpus = tide_work_alloc(w, sizeof(uint64_t) * (nc + 1));
+	ev->claim_milli = tide_work_alloc(w, sizeof(int32_t) * (nc + 1));
+	ev->claim_on = tide_work_alloc(w, sizeof(bool) * (nc + 1));
+	ev->job_claims = tide_work_alloc(w, sizeof(bool) * (s->njobs + 1));
+	ev->job_waiting = tide_work_alloc(w, sizeof(bool) * (s->njobs + 1));
+
+	for (int c = 0; c < nc; c++)
+	{
+		const TideClaim *cl = &s->claims[c];
+		int			j = job_index(s, cl->job_id);
+		TideNode   *n;
+		int64_t    *eff = ev->claim_res + (size_t) c * w->nres;
+
+		ev->claim_job[c] = j;
+		if (j < 0 || cl->node < 0 || cl->node >= s->nnodes || !cl->res)
+		{
+			ev->claim_job[c] = -1;
+			continue;
+		}
+		ev->job_claims[j] = true;
+		if (cl->waiting)
+			ev->job_waiting[j] = true;
+		w->info[j].cacheable = false;
+		n = &s->nodes[cl->node];
+		for (int r = 0; r < w->nres; r++)
+		{
+			int64_t		avail = n->capacity[r] - n->used[r];
+
+			eff[r] = cl->res[r] < avail ? cl->res[r] : avail;
+			if (eff[r] < 0)
+				eff[r] = 0;
+		}
+		if (cl->gpu_milli > 0)
+		{
+			int			g = cl->gpus ? __builtin_ctzll(cl->gpus) : -1;
+			int			m = 0;
+
+			if (g >= 0 && g < n->ngpus)
+				m = n->gpu_free[g] < cl->gpu_milli ? n->gpu_free[g] : cl->gpu_milli;
+			ev->claim_milli[c] = m;
+			ev->claim_gpus[c] = m > 0 ? (uint64_t) 1 << g : 0;
+			eff[TIDE_RES_GPU] = m;
+		}
+		else
+		{
+			ev->claim_gpus[c] = cl->gpus & n->free_whole;
+			ev->claim_milli[c] = 0;
+			if (cl->gpus)
+				eff[TIDE_RES_GPU] = (int64_t) __builtin_popcountll(ev->claim_gpus[c]) * TIDE_MILLI;
+		}
+		claim_apply(w, c, +1);
+	}
+}
+
+/* The walk reached job j: its claims are its own to use. */
+void
+tide_claims_take(TideWork *w, int j)
+{
+	if (!w->ev || !w->ev->job_claims[j])
+		return;
+	for (int c = 0; c < w->s->nclaims; c++)
+		if (w->ev->claim_job[c] == j && w->ev->claim_on[c])
+			claim_apply(w, c, -1);
+}
+
+/* Job j was tried: if it did not fit, hold its claims again. */
+void
+tide_claims_give(TideWork *w, int j, bool placed)
+{
+	if (!w->ev || !w->ev->job_claims[j] || placed)
+		return;
+	for (int c = 0; c < w->s->nclaims; c++)
+		if (w->ev->claim_job[c] == j && !w->ev->claim_on[c])
+			claim_apply(w, c, +1);
+}
+
+/* qsort context (as elsewhere in the engine: not reentrant across threads). */
+static const TideSnapshot *ev_snap;
+
+static int
+cmp_running_job(const void *a, const void *b)
+{
+	const TideRunning *x = &ev_snap->running[*(const int32_t *) a];
+	const TideRunning *y = &ev_snap->running[*(const int32_t *) b];
+
+	if (x->job_id != y->job_id)
+		return x->job_id < y->job_id ? -1 : 1;
+	if (x->alloc_id != y->alloc_id)
+		return x->alloc_id < y->alloc_id ? -1 : 1;
+	return 0;
+}
+
+/* Group the live allocations into running jobs: the victim candidates. */
+static void
+build_victims(TideWork *w)
+{
+	TideSnapshot *s = w->s;
+	TideEvictWork *ev = w->ev;
+	int			n = 0;
+
+	ev->order = tide_work_alloc(w, sizeof(int32_t) * (s->nrunning + 1));
+	ev->victims = tide_work_alloc(w, sizeof(Victim) * (s->nrunning + 1));
+	for (int i = 0; i < s->nrunning; i++)
+		ev->order[i] = i;
+	ev_snap = s;
+	qsort(ev->order, s->nrunning, sizeof(int32_t), cmp_running_job);
+	for (int i = 0; i < s->nrunning; i++)
+	{
+		const TideRunning *a = &s->running[ev->order[i]];
+		Victim	   *v;
+
+		if (n == 0 || ev->victims[n - 1].job_id != a->job_id)
+		{
+			v = &ev->victims[n++];
+			v->job_id = a->job_id;
+			v->queue = a->queue;
+			v->group = a->queue >= 0 && a->queue < s->nqueues ? w->ix->queue_group[a->queue] : -1;
+			v->priority = a->priority;
+			v->service = a->service;
+			v->idle = a->idle;
+			v->preemptable = a->preemptable;
+			v->first = i;
+			v->blocked = a->queue < 0 || a->queue >= s->nqueues;
+		}
+		v = &ev->victims[n - 1];
+		v->count++;
+		if (a->placed_at > v->placed_at)
+			v->placed_at = a->placed_at;
+		if (a->releasing || a->node < 0 || a->node >= s->nnodes ||
+			s->nodes[a->node].state != TIDE_NODE_READY)
+			v->blocked = true;
+	}
+	ev->nvictims = n;
+}
+
+/* Charge (+1) or release (-1) every allocation of a victim (a whole job). */
+static void
+victim_apply(TideWork *w, const Victim *v, int sign)
+{
+	TideSnapshot *s = w->s;
+
+	for (int k = 0; k < v->count; k++)
+	{
+		const TideRunning *a = &s->running[w->ev->order[v->first + k]];
+
+		tide_charge(s, a->node, a->queue, a->idle, a->res, a->gpus, a->gpu_milli, sign);
+	}
+}
+
+/* Does the queue hold more than its quota (R-E1: it is borrowing)? */
+static bool
+queue_over_quota(const TideWork *w, const TideQueue *q)
+{
+	if (!q->has_quota)
+	{
+		for (int r = 0; r < w->nres; r++)
+			if (q->usage[r] > 0)
+				return true;
+		return false;
+	}
+	for (int r = 0; r < w->nres; r++)
+		if (q->quota[r] != TIDE_UNLIMITED && q->usage[r] > q->quota[r])
+			return true;
+	return false;
+}
+
+/*
+ * Could running job v, once evicted and pending, evict preemptor j back
+ * after j runs (no ping-pong, R-E4)?  The rules seen from the other side.
+ */
+static bool
+could_evict_back(const TideWork *w, const Victim *v, int j)
+{
+	const TideSnapshot *s = w->s;
+	const TideJob *p = &s->jobs[j];
+	const TideQueue *qv = &s->queues[v->queue];
+	const TideQueue *qp = &s->queues[p->queue];
+	const int64_t *need = w->minreq + (size_t) j * w->nres;
+
+	if (v->idle || p->idle || !p->preemptable)
+		return false;			/* idle jobs never evict; j is protected */
+	if (v->queue == p->queue)
+		return qv->preemption_within == TIDE_PREEMPT_LOWER_PRIORITY && p->priority < v->priority;
+	if (!qp->reclaimable)
+		return false;
+	if (v->service == TIDE_SVC_INFERENCE && p->service == TIDE_SVC_TRAINING &&
+		qp->priority < qv->priority)
+		return true;			/* R-E2 */
+	/* R-E1: j's queue would borrow with j, and v would be guaranteed */
+	{
+		bool		p_borrows = !qp->has_quota;
+		bool		v_guaranteed = qv->has_quota;
+
+		for (int r = 0; r < w->nres && !p_borrows; r++)
+			if (qp->quota[r] != TIDE_UNLIMITED && qp->usage[r] + need[r] > qp->quota[r])
+				p_borrows = true;
+		for (int r = 0; r < w->nres && v_guaranteed; r++)
+			if (qv->quota[r] != TIDE_UNLIMITED && qv->usage[r] > qv->quota[r])
+				v_guaranteed = false;
+		return p_borrows && v_guaranteed;
+	}
+}
+
+/* Which rule lets preemptor j evict v (0: none); e1..e3 say which j may use. */
+static int
+victim_rule(const TideWork *w, int j, bool e1, bool e2, bool e3, const Victim *v)
+{
+	const TideSnapshot *s = w->s;
+	const TideJob *p = &s->jobs[j];
+	const TideQueue *qv;
+	const TideQueue *qp = &s->queues[p->queue];
+	int			rule = 0;
+
+	if (v->gone || v->blocked || v->group != w->info[j].group || v->job_id == p->id)
+		return 0;
+	qv = &s->queues[v->queue];
+	if (qv->min_runtime > 0 && v->placed_at > 0 && s->now - v->placed_at < qv->min_runtime)
+		return 0;				/* R-E4: just started */
+	if (e1 && v->idle)
+		rule = TIDE_RULE_IDLE;
+	else if (e3 && v->queue == p->queue && (v->preemptable || v->idle) && v->priority < p->priority)
+		rule = TIDE_RULE_PREEMPT;
+	else if (e2 && v->queue != p->queue && !v->idle && v->service == TIDE_SVC_TRAINING &&
+			 v->preemptable && qv->reclaimable && qv->priority < qp->priority)
+		rule = TIDE_RULE_INFERENCE;
+	else if (e1 && v->queue != p->queue && !v->idle && v->preemptable && qv->reclaimable &&
+			 queue_over_quota(w, qv))
+		rule = TIDE_RULE_RECLAIM;
+	if (rule && could_evict_back(w, v, j))
+		return 0;
+	return rule;
+}
+
+typedef struct Cand
+{
+	int32_t		v;				/* victim index */
+	int32_t		rule;
+} Cand;
+
+static const Victim *ev_victims;	/* qsort context */
+
+/* R-E4 least harm first: idle, lower priority, most recently placed, larger id. */
+static int
+cmp_harm(const void *a, const void *b)
+{
+	const Victim *vx = &ev_victims[*(const int32_t *) a];
+	const Victim *vy = &ev_victims[*(const int32_t *) b];
+
+	if (vx->idle != vy->idle)
+		return vx->idle ? -1 : 1;
+	if (vx->priority != vy->priority)
+		return vx->priority < vy->priority ? -1 : 1;
+	if (vx->placed_at != vy->placed_at)
+		return vx->placed_at > vy->placed_at ? -1 : 1;
+	if (vx->job_id != vy->job_id)
+		return vx->job_id > vy->job_id ? -1 : 1;
+	return 0;
+}
+
+/* Undo tentative placements from index start on (as place.c's rollback). */
+static void
+rollback_to(TideWork *w, int start)
+{
+	TideSnapshot *s = w->s;
+
+	for (int i = w->r->nplacements - 1; i >= start; i--)
+	{
+		TidePlacement *pl = &w->r->placements[i];
+		const TideJob *job = &s->jobs[pl->job];
+		TideNode   *n = &s->nodes[pl->node];
+
+		tide_node_apply(s, n, pl->res, pl->gpus, pl->gpu_milli, -1);
+		tide_queue_apply(s, &s->queues[job->queue], n, job->idle, pl->res, -1);
+	}
+	w->r->nplacements = start;
+}
+
+/*
+ * Dry run (R-E4): would job j be admitted and placed now?  On success the
+ * placements stay charged from index *start on; the caller keeps them or
+ * rolls them back.
+ */
+static bool
+dry_run(TideWork *w, int j, bool card_quota, int *start)
+{
+	TideOutcome scratch;
+	int			klass;
+	int			mode;
+
+	memset(&scratch, 0, sizeof(scratch));
+	w->r->counters.dry_runs++;
+	klass = tide_admit(w, j, &scratch);
+	if (klass == TIDE_CLASS_NONE)
+		return false;
+	mode = card_quota || klass == TIDE_CLASS_GUARANTEED ? MODE_GUARANTEED : MODE_BORROW;
+	*start = w->r->nplacements;
+	return tide_place_job(w, j, mode);
+}
+
+/* Is node ni one that job j could use (ready, labels, card type, role)? */
+static bool
+node_usable(TideWork *w, int j, int ni)
+{
+	TideSnapshot *s = w->s;
+	const TideJob *job = &s->jobs[j];
+	const TideNode *n = &s->nodes[ni];
+
+	if (n->state != TIDE_NODE_READY || n->part < 0 || !tide_node_matches(job, n, ni))
+		return false;
+	for (int ri = 0; ri < job->nroles; ri++)
+		if (tide_part_allowed(w, j, &job->roles[ri], &w->ix->parts[n->part]))
+			return true;
+	return false;
+}
+
+/* Aggregate check before a dry run: could the usable free space hold j's minimum? */
+static bool
+enough_in_sum(const TideWork *w, int j, const int64_t *free_sum, const int64_t *cap_sum)
+{
+	const int64_t *need = w->minreq + (size_t) j * w->nres;
+
+	for (int r = 0; r < w->nres; r++)
+		if (cap_sum[r] > 0 && need[r] > free_sum[r])
+			return false;
+	return true;
+}
+
+/*
+ * Add what victim v frees on nodes j can use to free_sum; true when one of
+ * those nodes now has room for a replica of j (only then can a dry run
+ * that failed before succeed).
+ */
+static bool
+victim_sum(TideWork *w, int j, const Victim *v, const bool *usable, int64_t *free_sum)
+{
+	const TideJob *job = &w->s->jobs[j];
+	bool		room = false;
+
+	for (int k = 0; k < v->count; k++)
+	{
+		const TideRunning *a = &w->s->running[w->ev->order[v->first + k]];
+
+		if (!usable[a->node])
+			continue;
+		for (int r = 0; r < w->nres; r++)
+			free_sum[r] += a->res[r];
+		for (int ri = 0; ri < job->nroles && !room; ri++)
+			room = tide_node_fits(w, job, &w->s->nodes[a->node], job->roles[ri].request, true);
+	}
+	return room;
+}
+
+static uint64_t
+ev_mix(uint64_t h, uint64_t v)
+{
+	h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+	return h * 0xff51afd7ed558ccdULL;
+}
+
+/*
+ * The key of what decides whether job j can evict: its shape (the shape
+ * cache's hash) and what the rules look at.  Nothing a failed preemptor
+ * could use comes back later in the pass (victims only go, held resources
+ * only grow), so a key that failed fails again.  0: not cacheable.
+ */
+static uint64_t
+fail_key(const TideWork *w, int j, bool e3)
+{
+	const TideJob *job = &w->s->jobs[j];
+	uint64_t	h;
+
+	if (!w->info[j].cacheable)
+		return 0;
+	h = ev_mix(w->info[j].hash, (uint64_t) job->queue + 1);
+	h = ev_mix(h, (uint64_t) w->r->outcomes[j].klass);
+	h = ev_mix(h, (uint64_t) job->service);
+	h = ev_mix(h, job->preemptable);
+	h = ev_mix(h, e3 ? (uint64_t) (int64_t) job->priority : 0);
+	return h ? h : 1;
+}
+
+/* Look up (insert false) or record (insert true) a failed key. */
+static bool
+fail_seen(TideEvictWork *ev, uint64_t key, bool insert)
+{
+	uint64_t	k = key & ev->failed_mask;
+
+	while (ev->failed[k])
+	{
+		if (ev->failed[k] == key)
+			return true;
+		k = (k + 1) & ev->failed_mask;
+	}
+	if (insert)
+		ev->failed[k] = key;
+	return false;
+}
+
+/* Try to make room for job j by evicting; true when it evicted. */
+static bool
+evict_for(TideWork *w, int j, Cand *chosen, bool *usable, int64_t *free_sum, int64_t *cap_sum)
+{
+	TideSnapshot *s = w->s;
+	TideEvictWork *ev = w->ev;
+	TideResult *r = w->r;
+	const TideJob *job = &s->jobs[j];
+	TideOutcome *o = &r->outcomes[j];
+	bool		e1 = o->klass == TIDE_CLASS_GUARANTEED;
+	bool		e2 = job->service == TIDE_SVC_INFERENCE && o->klass != TIDE_CLASS_NONE;
+	bool		e3 = s->queues[job->queue].preemption_within == TIDE_PREEMPT_LOWER_PRIORITY;
+	int			nch = 0;
+	bool		fits = false;
+	bool		dirty = false;
+	int			start = r->nplacements;
+	bool		any_usable = false;
+	uint64_t	key;
+
+	if (!(e1 || e2 || e3))
+		return false;
+	key = fail_key(w, j, e3);
+	if (key && fail_seen(ev, key, false))
+		return false;
+	for (int ni = 0; ni < s->nnodes; ni++)
+		any_usable |= (usable[ni] = node_usable(w, j, ni));
+	if (!any_usable)
+	{
+		if (key)
+			fail_seen(ev, key, true);
+		return false;
+	}
+	memset(free_sum, 0, sizeof(int64_t) * w->nres);
+	memset(cap_sum, 0, sizeof(int64_t) * w->nres);
+	for (int ni = 0; ni < s->nnodes; ni++)
+		if (usable[ni])
+			for (int k = 0; k < w->nres; k++)
+			{
+				free_sum[k] += s->nodes[ni].capacity[k] - s->nodes[ni].used[k];
+				cap_sum[k] += s->nodes[ni].capacity[k];
+			}
+
+	/*
+	 * Greedy, least harm first: release candidates (a rule allows them, they
+	 * hold something j could use) until a dry run places j.  A dry run is
+	 * tried only when the usable free space could hold j's minimum and a
+	 * node just freed has room for one of its replicas.
+	 */
+	for (int h = 0; h < ev->nvictims && !fits; h++)
+	{
+		int			vi = ev->harm[h];
+		Victim	   *v = &ev->victims[vi];
+		int			rule = victim_rule(w, j, e1, e2, e3, v);
+		bool		useful = false;
+
+		if (!rule)
+			continue;
+		for (int k = 0; k < v->count && !useful; k++)
+			useful = usable[s->running[ev->order[v->first + k]].node];
+		if (!useful)
+			continue;
+		victim_apply(w, v, -1);
+		dirty |= victim_sum(w, j, v, usable, free_sum);
+		chosen[nch].v = vi;
+		chosen[nch].rule = rule;
+		nch++;
+		if (dirty && enough_in_sum(w, j, free_sum, cap_sum))
+		{
+			dirty = false;
+			if (dry_run(w, j, e1 || e2, &start))
+			{
+				fits = true;
+				rollback_to(w, start);
+			}
+		}
+	}
+	if (!fits)
+	{
+		for (int k = nch - 1; k >= 0; k--)
+			victim_apply(w, &ev->victims[chosen[k].v], +1);
+		if (key)
+			fail_seen(ev, key, true);
+		return false;
+	}
+
+	/* reprieve, most harmful first, every victim j can do without */
+	for (int k = nch - 2; k >= 0; k--)
+	{
+		Victim	   *v = &ev->victims[chosen[k].v];
+
+		victim_apply(w, v, +1);
+		if (dry_run(w, j, e1 || e2, &start))
+		{
+			rollback_to(w, start);
+			memmove(&chosen[k], &chosen[k + 1], sizeof(Cand) * (nch - k - 1));
+			nch--;
+		}
+		else
+			victim_apply(w, v, -1);
+	}
+
+	/* the placement that is held for j (R-E6): charged as if j ran */
+	if (!dry_run(w, j, e1 || e2, &start))
+	{
+		for (int k = nch - 1; k >= 0; k--)
+			victim_apply(w, &ev->victims[chosen[k].v], +1);
+		return false;			/* cannot happen: the same state fitted */
+	}
+	for (int i = start; i < r->nplacements; i++)
+	{
+		const TidePlacement *pl = &r->placements[i];
+		TideClaim  *cl = &r->new_claims[r->nnew_claims++];
+
+		cl->job_id = job->id;
+		cl->role = pl->role;
+		cl->replica = pl->replica;
+		cl->node = pl->node;
+		cl->res = pl->res;
+		cl->gpus = pl->gpus;
+		cl->gpu_milli = pl->gpu_milli;
+		cl->waiting = true;
+	}
+	r->nplacements = start;		/* not placed: held */
+
+	for (int k = 0; k < nch; k++)
+	{
+		Victim	   *v = &ev->victims[chosen[k].v];
+		TideEviction *e = &r->evictions[r->nevictions++];
+
+		v->gone = true;
+		e->job_id = v->job_id;
+		e->queue = v->queue;
+		e->rule = chosen[k].rule;
+		e->preemptor = j;
+	}
+	o->evict_state = TIDE_EV_EVICTED;
+	o->nreasons = 0;
+	tide_reason_add(o, R_EVICTING, -1, -1, nch, 0, 0, 0);
+	r->counters.preemptors++;
+	r->counters.jobs_evicted += nch;
+	return true;
+}
+
+/* Would req fit on the node of claim c if the claim were free? */
+static bool
+fits_with_claim(const TideWork *w, int c, const int64_t *req)
+{
+	const TideSnapshot *s = w->s;
+	const TideEvictWork *ev = w->ev;
+	const TideNode *n = &s->nodes[s->claims[c].node];
+	const int64_t *eff = ev->claim_res + (size_t) c * w->nres;
+	int64_t		gpu = req[TIDE_RES_GPU];
+
+	for (int r = 0; r < w->nres; r++)
+		if (req[r] > 0 && req[r] > n->capacity[r] - n->used[r] + eff[r])
+			return false;
+	if (gpu >= TIDE_MILLI)
+		return __builtin_popcountll(n->free_whole | (ev->claim_milli[c] ? 0 : ev->claim_gpus[c])) >= gpu / TIDE_MILLI;
+	if (gpu > 0)
+		for (int g = 0; g < n->ngpus; g++)
+		{
+			int64_t		back = 0;
+
+			if ((ev->claim_gpus[c] >> g) & 1)
+				back = ev->claim_milli[c] ? ev->claim_milli[c] : TIDE_MILLI;
+			if (n->gpu_free[g] + back >= gpu)
+				return true;
+		}
+	return gpu <= 0;
+}
+
+/*
+ * R-C2: a pending job that would fit on resources held for a preemptor
+ * says so ("held for job 42 (1 node)"), as for a reservation.
+ */
+static void
+note_held_by_claims(TideWork *w)
+{
+	TideSnapshot *s = w->s;
+	TideEvictWork *ev = w->ev;
+	bool		any = false;
+	uint64_t	cap = 64;
+	uint64_t   *keys;
+	int64_t    *vals;			/* nodes << 48 | owner: one answer per job shape */
+
+	for (int c = 0; c < s->nclaims && !any; c++)
+		any = ev->claim_on[c];
+	if (!any)
+		return;
+	while (cap < (uint64_t) s->njobs * 2)
+		cap <<= 1;
+	keys = tide_work_alloc(w, sizeof(uint64_t) * cap);
+	vals = tide_work_alloc(w, sizeof(int64_t) * cap);
+	for (int j = 0; j < s->njobs; j++)
+	{
+		TideOutcome *o = &w->r->outcomes[j];
+		const TideJob *job = &s->jobs[j];
+		int			nodes = 0;
+		int64_t		owner = 0;
+		uint64_t	key = 0,
+					k = 0;
+
+		if (o->status != TIDE_PENDING || ev->job_claims[j] || w->info[j].bad ||
+			o->klass == TIDE_CLASS_NONE || o->nreasons >= TIDE_MAX_REASONS)
+			continue;
+		if (w->info[j].cacheable)
+		{
+			key = ev_mix(w->info[j].hash, (uint64_t) job->queue + 1);
+			key = key ? key : 1;
+			k = key & (cap - 1);
+			while (keys[k] && keys[k] != key)
+				k = (k + 1) & (cap - 1);
+			if (keys[k] == key)
+			{
+				if (vals[k] > 0)
+					tide_reason_add(o, R_HELD, -1, -1, vals[k] >> 48, 0, 0, vals[k] & ((1LL << 48) - 1));
+				continue;
+			}
+		}
+		for (int c = 0; c < s->nclaims; c++)
+		{
+			bool		fit = false;
+
+			if (!ev->claim_on[c] || !node_usable(w, j, s->claims[c].node))
+				continue;
+			for (int ri = 0; ri < job->nroles && !fit; ri++)
+				fit = fits_with_claim(w, c, job->roles[ri].request);
+			if (fit)
+			{
+				nodes++;
+				if (!owner)
+					owner = s->claims[c].job_id;
+			}
+		}
+		if (nodes > 0)
+			tide_reason_add(o, R_HELD, -1, -1, nodes, 0, 0, owner);
+		if (key)
+		{
+			keys[k] = key;
+			vals[k] = nodes > 0 && owner < (1LL << 48) ? ((int64_t) nodes << 48) | owner : 0;
+		}
+	}
+}
+
+/*
+ * The eviction pass, after the walk: claim owners first (waiting or
+ * lapsed), then every job left pending, in walk order, may evict.
+ */
+void
+tide_evict_pass(TideWork *w)
+{
+	TideSnapshot *s = w->s;
+	TideEvictWork *ev = w->ev;
+	TideResult *r = w->r;
+	int64_t		total = 0;
+	Cand	   *chosen;
+	bool	   *usable;
+	int64_t    *free_sum;
+	int64_t    *cap_sum;
+
+	if (!ev)
+		return;
+	for (int j = 0; j < s->njobs; j++)
+		total += w->info[j].total_replicas;
+	r->evictions = tide_work_alloc(w, sizeof(TideEviction) * (s->nrunning + 1));
+	r->new_claims = tide_work_alloc(w, sizeof(TideClaim) * (total + 1));
+
+	/* owners of earlier claims: still waiting, or lapsed (free for all now) */
+	for (int j = 0; j < s->njobs; j++)
+	{
+		TideOutcome *o = &r->outcomes[j];
+
+		if (!ev->job_claims[j] || o->status == TIDE_PLACED)
+			continue;
+		if (ev->job_waiting[j] && o->status == TIDE_PENDING)
+		{
+			o->evict_state = TIDE_EV_WAITING;
+			o->nreasons = 0;
+			tide_reason_add(o, R_EVICT_WAIT, -1, -1, 0, 0, 0, 0);
+			continue;
+		}
+		o->evict_state = TIDE_EV_LAPSED;
+		tide_claims_take(w, j);
+	}
+	note_held_by_claims(w);
+
+	build_victims(w);
+	if (ev->nvictims == 0)
+		return;
+	chosen = tide_work_alloc(w, sizeof(Cand) * (ev->nvictims + 1));
+	ev->harm = tide_work_alloc(w, sizeof(int32_t) * (ev->nvictims + 1));
+	for (int i = 0; i < ev->nvictims; i++)
+		ev->harm[i] = i;
+	ev_victims = ev->victims;
+	qsort(ev->harm, ev->nvictims, sizeof(int32_t), cmp_harm);
+	{
+		uint64_t	cap = 64;
+
+		while (cap < (uint64_t) s->njobs * 2)
+			cap <<= 1;
+		ev->failed = tide_work_alloc(w, sizeof(uint64_t) * cap);
+		ev->failed_mask = cap - 1;
+	}
+	usable = tide_work_alloc(w, sizeof(bool) * (s->nnodes + 1));
+	free_sum = tide_work_alloc(w, sizeof(int64_t) * (w->nres + 1));
+	cap_sum = tide_work_alloc(w, sizeof(int64_t) * (w->nres + 1));
+
+	for (int i = 0; i < r->nwalk; i++)
+	{
+		int			j = r->walk[i];
+		TideOutcome *o = &r->outcomes[j];
+
+		if (o->status != TIDE_PENDING || s->jobs[j].idle || w->info[j].bad ||
+			o->evict_state == TIDE_EV_WAITING)
+			continue;
+		evict_for(w, j, chosen, usable, free_sum, cap_sum);
+	}
+}
