@@ -656,12 +656,17 @@ BEGIN
         PERFORM tide._evict(ids, reasons, goals);
     END IF;
 
-    -- 3. Every replica started: allocated -> running.
+    -- 3. Every replica started: allocated -> running.  One grouped pass
+    -- over the jobs' allocations (two EXISTS probes per job were planned as
+    -- index scans on state, 250 ms per 1,000 starts after a burst).
     UPDATE tide.jobs j
        SET state = 'running', state_reason = 'all replicas started', started_at = pg_catalog.now()
-     WHERE j.id = ANY (job_ids) AND j.state = 'allocated'
-       AND NOT EXISTS (SELECT 1 FROM tide.allocations a WHERE a.job_id = j.id AND a.state = 'assigned')
-       AND EXISTS (SELECT 1 FROM tide.allocations a WHERE a.job_id = j.id AND a.state = 'running');
+      FROM (SELECT a.job_id FROM tide.allocations a
+             WHERE a.job_id = ANY (job_ids)
+             GROUP BY a.job_id
+            HAVING NOT pg_catalog.bool_or(a.state = 'assigned')
+               AND pg_catalog.bool_or(a.state = 'running')) r
+     WHERE j.id = r.job_id AND j.state = 'allocated';
 
     -- 4. Every replica exited 0: succeeded.
     UPDATE tide.jobs j

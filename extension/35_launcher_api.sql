@@ -46,6 +46,28 @@ $$;
 COMMENT ON FUNCTION tide._launches_job(bigint, text) IS
     'has the job an allocation on a node the role may launch for (what lets a launcher read the job''s command)';
 
+-- The SECURITY DEFINER helpers below take the acting role as an argument
+-- (inside them CURRENT_USER is the owner).  A caller could name a role it
+-- is not, so each first checks that the session may act as that role: it
+-- is the session's own role, one it may SET ROLE to, or the session is a
+-- superuser's.
+CREATE FUNCTION tide._assert_acting_as(who text) RETURNS void
+    LANGUAGE plpgsql STABLE
+    SET search_path = pg_catalog, pg_temp
+    AS $$
+BEGIN
+    IF who IS NULL
+       OR NOT EXISTS (SELECT 1 FROM pg_catalog.pg_roles r WHERE r.rolname = who)
+       OR NOT pg_catalog.pg_has_role(SESSION_USER, who, 'MEMBER') THEN
+        RAISE EXCEPTION 'session role "%" may not act as role "%"', SESSION_USER, coalesce(who, 'NULL')
+            USING ERRCODE = 'insufficient_privilege',
+                  HINT = 'Call the launcher functions (tide.started, tide.exited, ...), which pass your own role.';
+    END IF;
+END
+$$;
+COMMENT ON FUNCTION tide._assert_acting_as(text) IS
+    'raises unless the session may act as the named role (its own, one it may SET ROLE to, or any for a superuser); guards the SECURITY DEFINER launcher helpers';
+
 -- Checks that the caller may act for the node; returns its state.
 CREATE FUNCTION tide._check_launcher(node text) RETURNS text
     LANGUAGE plpgsql STABLE
@@ -91,6 +113,7 @@ CREATE FUNCTION tide._launcher_target(allocation_id bigint, who text) RETURNS ti
 DECLARE
     a tide.allocations;
 BEGIN
+    PERFORM tide._assert_acting_as(who);
     SELECT * INTO a FROM tide.allocations x WHERE x.id = allocation_id;
     IF NOT FOUND THEN
         RAISE EXCEPTION 'allocation % does not exist', coalesce(allocation_id::text, 'NULL')

@@ -35,6 +35,7 @@ CREATE FUNCTION tide._launcher_targets(allocation_ids bigint[], who text) RETURN
 DECLARE
     bad record;
 BEGIN
+    PERFORM tide._assert_acting_as(who);
     IF allocation_ids IS NULL THEN
         RAISE EXCEPTION 'allocation_ids must not be NULL'
             USING ERRCODE = 'null_value_not_allowed',

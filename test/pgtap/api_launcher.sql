@@ -3,7 +3,7 @@
 BEGIN;
 CREATE EXTENSION pg_tide;
 \ir _fixture.psql
-SELECT plan(47);
+SELECT plan(51);
 
 -- node_channel: deterministic, a safe identifier for any name.
 SELECT is(tide.node_channel('n1'), 'tide_node_' || md5('n1'), 'channel of n1');
@@ -37,7 +37,7 @@ SELECT lives_ok(format('SELECT tide.started(%s)', :a1), 'started again: a NOTICE
 SELECT is((SELECT count(*)::int FROM tide.job_events WHERE job_id = :j), 2, 'and no event');
 SELECT results_eq($$SELECT id FROM tide.claim('n1')$$, format('VALUES (%s::bigint)', :a2), 'a started allocation is no longer claimed');
 SELECT throws_ok('SELECT tide.started(-1)', '42704', 'allocation -1 does not exist', 'started: unknown allocation');
-SELECT throws_ok('SELECT tide.started(NULL)', '42704', 'allocation NULL does not exist', 'started: NULL allocation');
+SELECT throws_ok('SELECT tide.started(NULL::bigint)', '42704', 'allocation NULL does not exist', 'started: NULL allocation');
 SELECT lives_ok(format('SELECT tide.started(%s)', :a2), 'second replica started');
 SELECT lives_ok(format('SELECT tide.started(%s)', :a3), 'third replica started');
 SELECT is(pg_temp.jstate(:j), 'running', 'all started: the job runs');
@@ -70,6 +70,20 @@ SELECT throws_ok($$SELECT * FROM tide.claim_evictions('nowhere')$$, '42704', 'no
 SELECT is(tide.heartbeat('n2'), 'ready', 'heartbeat returns the node state');
 SELECT is((SELECT heartbeat_at FROM tide.nodes WHERE name = 'n2'), now(), 'heartbeat_at set');
 SELECT throws_ok($$SELECT tide.heartbeat('nowhere')$$, '42704', 'node "nowhere" does not exist', 'heartbeat: unknown node');
+
+-- The SECURITY DEFINER helpers take the acting role as an argument: a
+-- session naming a role it is not is refused.  (SET SESSION AUTHORIZATION
+-- makes the session really tap_l1: SET ROLE would leave a superuser session.)
+SET LOCAL SESSION AUTHORIZATION tap_l1;
+SELECT throws_ok(format('SELECT tide._launcher_target(%s, %L)', :a1, 'tap_admin'), '42501',
+                 'session role "tap_l1" may not act as role "tap_admin"',
+                 'a launcher cannot borrow an admin''s rights through the helper');
+SELECT throws_ok(format('SELECT * FROM tide._launcher_targets(ARRAY[%s]::bigint[], %L)', :a1, 'tap_l3'), '42501',
+                 'session role "tap_l1" may not act as role "tap_l3"', 'nor another launcher''s, in the batch helper');
+SELECT lives_ok(format('SELECT tide._launcher_target(%s, %L)', :a1, 'tap_l1'), 'acting as itself is fine');
+RESET SESSION AUTHORIZATION;
+SELECT throws_ok(format('SELECT tide._launcher_target(%s, %L)', :a1, 'no_such_role'), '42501',
+                 'session role "postgres" may not act as role "no_such_role"', 'an unknown role is refused');
 
 SELECT * FROM finish();
 ROLLBACK;
