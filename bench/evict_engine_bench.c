@@ -12,40 +12,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "engine.h"
-
-static void *
-bench_alloc(void *ctx, size_t size)
-{
-	void	   *p = malloc(size);
-
-	(void) ctx;
-	if (!p)
-		abort();
-	return p;
-}
-
-static double
-now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
-static uint64_t rng = 88172645463325252ULL;
-
-static uint32_t
-rnd(uint32_t n)
-{
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return (uint32_t) (rng % n);
-}
+#include "bench_util.h"
 
 int
 main(int argc, char **argv)

@@ -1,0 +1,48 @@
+/*
+ * bench_util.h: what the engine benchmarks share: an allocator that counts
+ * what it hands out (the engine's memory figure), a monotonic clock in
+ * milliseconds, and a fixed-seed xorshift generator so that every run
+ * decides the same synthetic cluster.
+ */
+#ifndef TIDE_BENCH_UTIL_H
+#define TIDE_BENCH_UTIL_H
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <time.h>
+
+/* TideMem allocator; ctx, when not NULL, is a size_t that counts bytes. */
+static void *
+bench_alloc(void *ctx, size_t size)
+{
+	void	   *p = malloc(size);
+
+	if (!p)
+		abort();
+	if (ctx)
+		*(size_t *) ctx += size;
+	return p;
+}
+
+static double
+now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static uint64_t rng = 88172645463325252ULL;
+
+/* A number in [0, n). */
+static uint32_t
+rnd(uint32_t n)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return (uint32_t) (rng % n);
+}
+
+#endif							/* TIDE_BENCH_UTIL_H */
