@@ -61,7 +61,10 @@ COMMENT ON FUNCTION tide.cron_check() IS
 -- minute (or for `run_for` when given).  Started once a minute by pg_cron
 -- < 1.5, which cannot schedule in seconds.  A procedure, because it
 -- commits each cycle; so it cannot pin search_path with SET, and every name
--- in it is qualified instead.
+-- in it is qualified instead, operators included: an operator whose argument
+-- types match exactly wins over pg_catalog's cast-needing one, so a mixed
+-- expression such as `step < 1` (float8 < int) could run a caller's own
+-- operator as whoever CALLs this (pg_cron: usually a superuser).
 CREATE PROCEDURE tide.cycle_loop(every interval DEFAULT '1 second', run_for interval DEFAULT NULL)
 LANGUAGE plpgsql
 AS $$
@@ -74,15 +77,16 @@ DECLARE
     watch_job boolean := run_for IS NULL AND pg_catalog.to_regclass('cron.job') IS NOT NULL;
     still_scheduled boolean;
 BEGIN
-    IF step IS NULL OR step < 1 THEN
+    IF step IS NULL OR step OPERATOR(pg_catalog.<) 1::float8 THEN
         RAISE EXCEPTION 'cycle interval must be at least 1 second, not %', every
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
     IF run_for IS NULL THEN
         -- leave before pg_cron's next start, so that runs do not queue up
-        stop_at := pg_catalog.date_trunc('minute', t0) + interval '1 minute' - interval '0.5 seconds';
+        stop_at := pg_catalog.date_trunc('minute', t0) OPERATOR(pg_catalog.+) interval '1 minute'
+                   OPERATOR(pg_catalog.-) interval '0.5 seconds';
     ELSE
-        stop_at := t0 + run_for;
+        stop_at := t0 OPERATOR(pg_catalog.+) run_for;
     END IF;
     LOOP
         BEGIN
@@ -93,10 +97,11 @@ BEGIN
         END;
         COMMIT;
         -- the next tick on the grid t0 + k * every; ticks missed by a slow cycle are skipped
-        k := GREATEST(k + 1,
-                pg_catalog.ceil(pg_catalog.date_part('epoch', pg_catalog.clock_timestamp() - t0) / step)::bigint);
-        next_at := t0 + pg_catalog.make_interval(secs => k * step);
-        EXIT WHEN next_at >= stop_at;
+        k := GREATEST(k OPERATOR(pg_catalog.+) 1::bigint,
+                pg_catalog.ceil(pg_catalog.date_part('epoch', pg_catalog.clock_timestamp() OPERATOR(pg_catalog.-) t0)
+                                OPERATOR(pg_catalog./) step)::bigint);
+        next_at := t0 OPERATOR(pg_catalog.+) pg_catalog.make_interval(secs => k::float8 OPERATOR(pg_catalog.*) step);
+        EXIT WHEN next_at OPERATOR(pg_catalog.>=) stop_at;
         IF watch_job THEN
             -- tide.unschedule_cycles() stops the loop at the next tick
             EXECUTE 'SELECT EXISTS (SELECT 1 FROM cron.job WHERE jobname = $1 AND active)'
@@ -104,7 +109,7 @@ BEGIN
             EXIT WHEN NOT still_scheduled;
         END IF;
         PERFORM pg_catalog.pg_sleep(GREATEST(0,
-                    pg_catalog.date_part('epoch', next_at - pg_catalog.clock_timestamp())));
+                    pg_catalog.date_part('epoch', next_at OPERATOR(pg_catalog.-) pg_catalog.clock_timestamp())));
         -- Inside a procedure a transaction starts right after COMMIT, so the
         -- sleep ran in the next cycle's transaction: end it, so that now()
         -- in the cycle (cycles.started_at, allocations.created_at, events)
@@ -115,6 +120,8 @@ END
 $$;
 COMMENT ON PROCEDURE tide.cycle_loop(interval, interval) IS
 'runs tide.run_cycle() every `every`, committing each, until shortly before the minute ends (or for run_for); pg_cron < 1.5 CALLs it every minute';
+REVOKE ALL ON PROCEDURE tide.cycle_loop(interval, interval) FROM PUBLIC;
+GRANT EXECUTE ON PROCEDURE tide.cycle_loop(interval, interval) TO tide_admin;
 
 CREATE FUNCTION tide.schedule_cycles(every interval DEFAULT '1 second') RETURNS bigint
 LANGUAGE plpgsql VOLATILE

@@ -3,7 +3,7 @@
 -- pg_cron's CREATE EXTENSION included.  See docs/cadence.md.
 BEGIN;
 CREATE EXTENSION pg_tide;
-SELECT plan(37);
+SELECT plan(40);
 
 SELECT has_function('tide', 'schedule_cycles', ARRAY['interval'], 'tide.schedule_cycles(interval) exists');
 SELECT has_function('tide', 'unschedule_cycles', '{}'::name[], 'tide.unschedule_cycles() exists');
@@ -83,6 +83,22 @@ SELECT is((SELECT schedule FROM cron.job WHERE jobname = 'pg_tide_cycles'), '0 *
 SELECT is(tide.unschedule_cycles(), true, 'unschedule_cycles: true when there was a job');
 SELECT is((SELECT count(*) FROM cron.job WHERE jobname = 'pg_tide_cycles'), 0::bigint, 'the job is gone');
 SELECT is(tide.unschedule_cycles(), false, 'a second time: false');
+
+-- ---- the loop cannot be hijacked through search_path ----
+-- An operator whose argument types match an expression of the loop exactly
+-- would win over pg_catalog's; the loop names pg_catalog's operators.
+CREATE SCHEMA tap_evil;
+CREATE FUNCTION tap_evil.lt(float8, integer) RETURNS boolean LANGUAGE plpgsql AS
+    $$ BEGIN RAISE EXCEPTION 'trojan ran'; END $$;
+CREATE OPERATOR tap_evil.< (LEFTARG = float8, RIGHTARG = integer, FUNCTION = tap_evil.lt);
+SET LOCAL search_path = tap_evil, public;
+SELECT throws_ok($$CALL tide.cycle_loop('1 second', '1 second')$$, '2D000', NULL,
+                 'with a trojan operator on the path the loop gets as far as its COMMIT (refused in a test transaction): the trojan never ran');
+RESET search_path;
+SELECT ok(NOT has_function_privilege('public', 'tide.cycle_loop(interval, interval)', 'EXECUTE'),
+          'PUBLIC may not CALL the loop');
+SELECT ok(has_function_privilege('tide_admin', 'tide.cycle_loop(interval, interval)', 'EXECUTE'),
+          'tide_admin may');
 
 SELECT * FROM finish();
 ROLLBACK;
