@@ -39,7 +39,8 @@ CREATE TABLE tide.queues (
                       CONSTRAINT queues_placement_check
                       CHECK (placement IN ('pack', 'spread')),
     min_runtime       interval NOT NULL DEFAULT '0'
-                      CONSTRAINT queues_min_runtime_check CHECK (min_runtime >= interval '0'),
+                      CONSTRAINT queues_min_runtime_check
+                      CHECK (min_runtime >= interval '0' AND min_runtime <= interval '100 years'),
     created_at        timestamptz NOT NULL DEFAULT pg_catalog.now()
 );
 COMMENT ON TABLE tide.queues IS
@@ -72,11 +73,14 @@ CREATE TABLE tide.nodes (
     created_at     timestamptz NOT NULL DEFAULT pg_catalog.now(),
     CONSTRAINT nodes_gpu_whole_check
         CHECK (tide.get(capacity, 'gpu') = pg_catalog.trunc(tide.get(capacity, 'gpu'))),
+    -- a tide.gpumask holds GPU indices 0..63
+    CONSTRAINT nodes_gpu_count_check CHECK (tide.get(capacity, 'gpu') <= 64),
     CONSTRAINT nodes_gpu_topology_check
         CHECK (gpu_topology IS NULL
                OR (pg_catalog.array_ndims(gpu_topology) = 1
                    AND pg_catalog.cardinality(gpu_topology) = tide.get(capacity, 'gpu')
-                   AND pg_catalog.array_position(gpu_topology, NULL) IS NULL))
+                   AND pg_catalog.array_position(gpu_topology, NULL) IS NULL
+                   AND 0 <= ALL (gpu_topology) AND 32767 >= ALL (gpu_topology)))
 );
 COMMENT ON TABLE tide.nodes IS
     'Worker nodes: capacity (its gpu component is the GPU count), GPU type and topology, labels, state and heartbeat';
@@ -126,7 +130,8 @@ CREATE TABLE tide.jobs (
     node_selector    jsonb NOT NULL DEFAULT '{}'
                      CONSTRAINT jobs_node_selector_check CHECK (pg_catalog.jsonb_typeof(node_selector) = 'object'),
     gpu_type         text CONSTRAINT jobs_gpu_type_check CHECK (gpu_type <> ''),
-    time_limit       interval CONSTRAINT jobs_time_limit_check CHECK (time_limit > interval '0'),
+    time_limit       interval CONSTRAINT jobs_time_limit_check
+                     CHECK (time_limit > interval '0' AND time_limit <= interval '100 years'),
     max_retries      integer NOT NULL DEFAULT 0 CONSTRAINT jobs_max_retries_check CHECK (max_retries >= 0),
     retry_of         bigint,   -- not a foreign key: a self-reference makes pg_dump warn on every dump
     attempt          integer NOT NULL DEFAULT 1 CONSTRAINT jobs_attempt_check CHECK (attempt >= 1),
@@ -174,7 +179,9 @@ CREATE TABLE tide.job_tasks (
     job_id   bigint NOT NULL REFERENCES tide.jobs (id) ON DELETE CASCADE,
     role     text NOT NULL DEFAULT 'main'
              CONSTRAINT job_tasks_role_check CHECK (role <> ''),
-    replicas integer NOT NULL CONSTRAINT job_tasks_replicas_check CHECK (replicas >= 1),
+    -- at most 10000 replicas a role and a job (tide._check_job_tasks): the
+    -- cycle sizes its arrays by them
+    replicas integer NOT NULL CONSTRAINT job_tasks_replicas_check CHECK (replicas BETWEEN 1 AND 10000),
     request  tide.resvec NOT NULL,
     PRIMARY KEY (job_id, role)
 );

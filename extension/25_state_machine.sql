@@ -231,6 +231,11 @@ BEGIN
             USING ERRCODE = 'check_violation',
                   HINT = 'Insert its rows into tide.job_tasks in the same transaction, or submit with tide.submit().';
     END IF;
+    IF total > 10000 THEN
+        RAISE EXCEPTION 'job % has % replicas, more than 10000', jid, total
+            USING ERRCODE = 'program_limit_exceeded',
+                  HINT = 'A job has at most 10000 replicas across its task roles; split larger work into several jobs.';
+    END IF;
     IF minimum > total THEN
         RAISE EXCEPTION 'min_available % of job % is above its % replicas', minimum, jid, total
             USING ERRCODE = 'check_violation',
@@ -240,7 +245,7 @@ BEGIN
 END
 $$;
 COMMENT ON FUNCTION tide._check_job_tasks() IS
-    'deferred constraint trigger: at commit a job has at least one task and min_available does not exceed its replicas';
+    'deferred constraint trigger: at commit a job has at least one task, at most 10000 replicas, and min_available does not exceed them';
 CREATE CONSTRAINT TRIGGER jobs_have_tasks AFTER INSERT OR UPDATE OF min_available ON tide.jobs
     DEFERRABLE INITIALLY DEFERRED
     FOR EACH ROW EXECUTE FUNCTION tide._check_job_tasks();

@@ -123,6 +123,11 @@ BEGIN
         RAISE EXCEPTION 'GPU count % of node "%" is not a whole number', tide.get(capacity, 'gpu'), name
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
+    IF tide.get(capacity, 'gpu') > 64 THEN
+        RAISE EXCEPTION 'node "%" has % GPUs, at most 64 are supported', name, tide.get(capacity, 'gpu')
+            USING ERRCODE = 'program_limit_exceeded',
+                  HINT = 'A tide.gpumask holds GPU indices 0 to 63: register a larger machine as several nodes.';
+    END IF;
     IF gpu_topology IS NOT NULL AND coalesce(cardinality(gpu_topology), 0) <> tide.get(capacity, 'gpu') THEN
         RAISE EXCEPTION 'gpu_topology of node "%" has % entries for % GPUs',
                 name, coalesce(cardinality(gpu_topology), 0), tide.get(capacity, 'gpu')

@@ -397,12 +397,19 @@ load_snapshot(Cycle *c)
 	uint64		ti = 0;
 	int			nroles = 0;
 
+	/*
+	 * Each query takes its own snapshot (READ COMMITTED).  Referenced rows
+	 * are loaded after the rows that reference them, so a job's tasks and
+	 * queue, and an allocation's node, are always there: a queue or node
+	 * cannot be deleted while referenced, and one created between two
+	 * queries is simply seen by the later one.
+	 */
 	row_cache_reset();
-	c->nodes = run_select(Q_NODES);
-	c->queues = run_select(Q_QUEUES);
 	c->jobs = run_select(Q_JOBS);
 	c->tasks = run_select(Q_TASKS);
 	c->allocs = run_select(Q_ALLOCS);
+	c->queues = run_select(Q_QUEUES);
+	c->nodes = run_select(Q_NODES);
 	nn = SPI_processed_of(c->nodes);
 	nq = SPI_processed_of(c->queues);
 	nj = SPI_processed_of(c->jobs);
@@ -443,19 +450,22 @@ load_snapshot(Cycle *c)
 		grp = col_text(c->nodes, i, 2);
 		n->group = group_id(c, grp);
 		resvec_to_vec(s, col(c->nodes, i, 3, &isnull), n->capacity);
-		n->ngpus = (int) (n->capacity[TIDE_RES_GPU] / TIDE_MILLI);
-		if (n->ngpus > TIDE_MAX_GPUS)
+		/* compare before narrowing: a huge count must not wrap into range */
+		if (n->capacity[TIDE_RES_GPU] / TIDE_MILLI > TIDE_MAX_GPUS)
 		{
 			/* one odd node must not stop scheduling: it just gets no work */
 			ereport(WARNING,
 					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-					 errmsg("node \"%s\" has %d GPUs, at most %d are supported: it gets no work",
-							n->name, n->ngpus, TIDE_MAX_GPUS),
+					 errmsg("node \"%s\" has %lld GPUs, at most %d are supported: it gets no work",
+							n->name, (long long) (n->capacity[TIDE_RES_GPU] / TIDE_MILLI),
+							TIDE_MAX_GPUS),
 					 errhint("Register it as several nodes of at most %d GPUs.", TIDE_MAX_GPUS)));
 			n->ngpus = 0;
 			n->capacity[TIDE_RES_GPU] = 0;
 			n->unusable = true;
 		}
+		else
+			n->ngpus = (int) (n->capacity[TIDE_RES_GPU] / TIDE_MILLI);
 		gt = col_text(c->nodes, i, 4);
 		n->gpu_type = gt ? tide_res_lookup(s, gt) : -1;
 		d = col(c->nodes, i, 5, &isnull);
@@ -563,7 +573,8 @@ load_snapshot(Cycle *c)
 		}
 		c->job_reason[i] = col_text(c->jobs, i, 16);
 		if (j->queue < 0)
-			j->queue = 0;		/* cannot happen: a foreign key */
+			j->queue = 0;		/* cannot happen: queues are loaded after the
+								 * jobs that reference them (below) */
 
 		/* roles: the task rows of this job */
 		j->roles = &s->roles[nroles];

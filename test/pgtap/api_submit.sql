@@ -2,7 +2,7 @@
 BEGIN;
 CREATE EXTENSION pg_tide;
 \ir _fixture.psql
-SELECT plan(44);
+SELECT plan(50);
 
 -- Good submissions.
 SELECT tide.submit('q1', 'cpu=4, gpu=2', replicas => 3, priority => 7, name => 'train', idle => true,
@@ -100,5 +100,25 @@ SELECT throws_ok(format($o$DO $d$ BEGIN
                               SET CONSTRAINTS ALL IMMEDIATE;
                           END $d$$o$, :j), '23514', format('min_available 2 of job %s is above its 1 replicas', :j),
                  'but not below its min_available');
+-- Limits that keep one job from stopping every cycle: the cycle sizes its
+-- arrays by replica counts and converts time limits to microseconds.
+SELECT throws_ok($$SELECT tide.submit('q1', 'cpu=1m', replicas => 10001)$$, '23514', NULL,
+                 'more than 10000 replicas in a role');
+SELECT lives_ok($$SELECT tide.submit('q1', 'cpu=1m', replicas => 10000)$$, '10000 replicas are fine');
+SELECT throws_ok($do$DO $x$
+                   DECLARE j bigint;
+                   BEGIN
+                     INSERT INTO tide.jobs (queue) VALUES ('q1') RETURNING id INTO j;
+                     INSERT INTO tide.job_tasks (job_id, role, replicas, request)
+                     VALUES (j, 'a', 10000, 'cpu=1m'), (j, 'b', 10000, 'cpu=1m');
+                     SET CONSTRAINTS ALL IMMEDIATE;
+                   END $x$$do$, '54000', NULL, 'more than 10000 replicas across the roles of one job');
+SELECT throws_ok($$SELECT tide.submit('q1', 'gpu=1', time_limit => '300000 years')$$, '23514', NULL,
+                 'a time_limit beyond 100 years');
+SELECT throws_ok($$SELECT tide.register_node('topo', 'gpu=2', gpu_topology => '{0,40000}')$$, '23514', NULL,
+                 'a topology domain id above 32767');
+SELECT throws_ok($$INSERT INTO tide.queues (name, min_runtime) VALUES ('forever', '1000 years')$$, '23514', NULL,
+                 'a queue min_runtime beyond 100 years');
+
 SELECT * FROM finish();
 ROLLBACK;

@@ -152,15 +152,14 @@ SELECT is(pg_temp.where_(:s1) || ' ' || pg_temp.where_(:s2), 'b1: b2:',
 SELECT is(pg_temp.where_(:s3), 'b2:', 'a numeric label value matches the same selector value');
 SELECT is(pg_temp.reason(:nogroup), 'no node in queue gc''s resource group', 'R-A2: a queue whose group has no node');
 
--- a malformed node (more GPUs than a mask holds) gets no work, and does not stop the cycle
+-- a node with more GPUs than a mask holds is refused at registration (the
+-- cycle would also give it no work rather than stop)
 SELECT pg_temp.clear();
 SELECT tide.register_node('h1', 'cpu=64, gpu=8', 'NVIDIA-H200');
-SELECT tide.register_node('huge', 'cpu=64, gpu=80', 'NVIDIA-H200');
-SELECT tide.submit('lo', 'gpu=1') AS small \gset
-SET LOCAL client_min_messages = error;
-SELECT isnt(tide.run_cycle(), NULL, 'a node with 80 GPUs does not stop the cycle (a warning says it gets no work)');
-RESET client_min_messages;
-SELECT is(pg_temp.where_(:small), 'h1:0', 'the job lands on a well-formed node');
+SELECT throws_ok($$SELECT tide.register_node('huge', 'cpu=64, gpu=80', 'NVIDIA-H200')$$, '54000',
+                 'node "huge" has 80 GPUs, at most 64 are supported', 'a node of 80 GPUs is refused');
+SELECT throws_ok($$INSERT INTO tide.nodes (name, capacity) VALUES ('huge2', 'gpu=2147483648')$$, '23514', NULL,
+                 'and a direct insert too (the constraint behind it)');
 
 SELECT * FROM finish();
 ROLLBACK;
