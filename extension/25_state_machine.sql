@@ -337,6 +337,52 @@ COMMENT ON FUNCTION tide._job_events_refuse_change() IS 'trigger: job history ro
 CREATE TRIGGER job_events_append_only BEFORE UPDATE ON tide.job_events
     FOR EACH STATEMENT EXECUTE FUNCTION tide._job_events_refuse_change();
 
+-- ---------------------------------------------------------------- nodes
+-- A node's capacity, GPU type and resource group may change only in ways
+-- its live allocations survive: otherwise a node could be over capacity, a
+-- GPU in use could vanish, or work could cross resource groups (R-C4).
+CREATE FUNCTION tide._nodes_before_update() RETURNS trigger
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path = pg_catalog, pg_temp
+    AS $$
+DECLARE
+    live bigint;
+    used tide.resvec;
+    busy tide.gpumask;
+BEGIN
+    SELECT count(*), tide.sum(a.resources), tide.union(a.gpus) INTO live, used, busy
+      FROM tide.allocations a
+     WHERE a.node = OLD.name AND a.state <> 'released';
+    IF live = 0 THEN
+        RETURN NEW;
+    END IF;
+    IF NEW.resource_group IS DISTINCT FROM OLD.resource_group OR NEW.gpu_type IS DISTINCT FROM OLD.gpu_type THEN
+        RAISE EXCEPTION 'node "%" has % live allocations: its resource group and GPU type cannot change', OLD.name, live
+            USING ERRCODE = 'object_in_use',
+                  HINT = 'Drain it with tide.drain_node() and change it once its work is done.';
+    END IF;
+    IF NOT (NEW.capacity OPERATOR(tide.@>) used) THEN
+        RAISE EXCEPTION 'capacity "%" of node "%" does not hold its live allocations ("%")', NEW.capacity, OLD.name, used
+            USING ERRCODE = 'object_in_use',
+                  HINT = 'Drain it with tide.drain_node() and shrink it once enough of its work is done.';
+    END IF;
+    IF NOT (tide._all_gpus(tide.get(NEW.capacity, 'gpu')) OPERATOR(tide.@>) busy) THEN
+        RAISE EXCEPTION 'node "%" would lose GPUs in use (%)', OLD.name, busy
+            USING ERRCODE = 'object_in_use',
+                  HINT = 'Drain it with tide.drain_node() and shrink it once those GPUs are free.';
+    END IF;
+    RETURN NEW;
+END
+$$;
+COMMENT ON FUNCTION tide._nodes_before_update() IS
+    'trigger: refuses a change of capacity, GPU type or resource group that the node''s live allocations would not survive (R-C4)';
+CREATE TRIGGER nodes_before_update BEFORE UPDATE ON tide.nodes
+    FOR EACH ROW
+    WHEN (OLD.resource_group IS DISTINCT FROM NEW.resource_group
+          OR OLD.gpu_type IS DISTINCT FROM NEW.gpu_type
+          OR NOT (OLD.capacity OPERATOR(tide.=) NEW.capacity))
+    EXECUTE FUNCTION tide._nodes_before_update();
+
 -- ---------------------------------------------------------------- allocations
 CREATE FUNCTION tide._allocations_after_insert() RETURNS trigger
     LANGUAGE plpgsql SECURITY DEFINER

@@ -128,7 +128,8 @@ REVOKE ALL ON FUNCTION
     tide._job_events_refuse_change(),
     tide._allocations_after_insert(),
     tide._allocations_after_update(),
-    tide._reconsider_unschedulable()
+    tide._reconsider_unschedulable(),
+    tide._nodes_before_update()
     FROM PUBLIC;
 
 GRANT EXECUTE ON FUNCTION

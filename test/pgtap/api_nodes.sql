@@ -3,7 +3,7 @@
 BEGIN;
 CREATE EXTENSION pg_tide;
 \ir _fixture.psql
-SELECT plan(33);
+SELECT plan(39);
 
 -- register_node: insert, then update (keeping the state).
 SELECT lives_ok($$SELECT tide.register_node('g1', 'cpu=64, memory=512Gi, gpu=8', 'NVIDIA-H200', '{"zone": "a"}', '{0,0,0,0,1,1,1,1}', 'gpu')$$,
@@ -62,6 +62,28 @@ SELECT set_config('tide.cycle_id', '17', true);
 SELECT is(tide._current_cycle(), 17::bigint, 'the transaction''s cycle id');
 SELECT set_config('tide.cycle_id', '', true);
 SELECT is(tide._current_cycle(), NULL, 'an empty setting is no cycle');
+
+-- A node keeps what its live allocations need (R-C4): capacity, GPUs in
+-- use, resource group and GPU type.
+SELECT tide.register_node('keep', 'cpu=8, gpu=4', 'H100');
+SELECT tide.submit('q1', 'cpu=4, gpu=1') AS kj \gset
+SELECT pg_temp.place(:kj, ARRAY['keep']);
+UPDATE tide.allocations SET gpus = '3' WHERE job_id = :kj;
+SELECT throws_ok($$SELECT tide.register_node('keep', 'cpu=2, gpu=4', 'H100')$$, '55006',
+                 'capacity "cpu=2, gpu=4" of node "keep" does not hold its live allocations ("cpu=4, gpu=1")',
+                 'shrinking below the live allocations is refused');
+SELECT throws_ok($$SELECT tide.register_node('keep', 'cpu=8, gpu=2', 'H100')$$, '55006',
+                 'node "keep" would lose GPUs in use (3)', 'dropping a GPU in use is refused');
+SELECT throws_ok($$SELECT tide.register_node('keep', 'cpu=8, gpu=4', 'H100', resource_group => 'other')$$, '55006',
+                 'node "keep" has 1 live allocations: its resource group and GPU type cannot change',
+                 'moving a busy node to another resource group is refused');
+SELECT throws_ok($$UPDATE tide.nodes SET gpu_type = 'A100' WHERE name = 'keep'$$, '55006', NULL,
+                 'so is changing its GPU type, by a direct UPDATE too');
+SELECT lives_ok($$SELECT tide.register_node('keep', 'cpu=4, gpu=4', 'H100', '{"rack": "b"}')$$,
+                'a change its work survives is fine (labels, capacity it still holds)');
+SELECT tide.exited((pg_temp.allocs(:kj))[1], 0);
+SELECT lives_ok($$SELECT tide.register_node('keep', 'cpu=1', NULL, resource_group => 'other')$$,
+                'once its work is done, anything goes');
 
 SELECT * FROM finish();
 ROLLBACK;
