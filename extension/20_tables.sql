@@ -209,6 +209,8 @@ CREATE TABLE tide.allocations (
     release_reason text,
     FOREIGN KEY (job_id, role) REFERENCES tide.job_tasks (job_id, role) ON DELETE CASCADE,
     CONSTRAINT allocations_released_check CHECK ((state = 'released') = (released_at IS NOT NULL)),
+    -- an exit without its code would leave the job's outcome unknown
+    CONSTRAINT allocations_exit_code_check CHECK (release_reason IS DISTINCT FROM 'exited' OR exit_code IS NOT NULL),
     CONSTRAINT allocations_gpu_milli_mask_check CHECK (gpu_milli IS NULL OR tide.gpu_count(gpus) = 1)
 );
 COMMENT ON TABLE tide.allocations IS

@@ -491,6 +491,27 @@ BEGIN
                   HINT = 'The allowed changes are listed in tide.allocation_transitions (docs/lifecycle.md).';
     END IF;
 
+    -- Only an eviction stops an allocation that way (tide._evict, cancel, a
+    -- failed gang member): its job is evicting or over by then.  A
+    -- launcher's own UPDATE to releasing would leave a job running with
+    -- nothing behind it.  Sessions of administrators (and superusers) may,
+    -- as they may change anything.
+    IF NOT pg_catalog.pg_has_role(SESSION_USER, 'tide_admin', 'MEMBER') THEN
+        EXECUTE $q$
+            SELECT n.id, n.job_id, j.state
+              FROM old_allocations o JOIN new_allocations n ON n.id = o.id
+              JOIN tide.jobs j ON j.id = n.job_id
+             WHERE n.state = 'releasing' AND o.state <> 'releasing'
+               AND j.state NOT IN ('evicting', 'failed', 'cancelled', 'succeeded')
+             ORDER BY n.id
+             LIMIT 1 $q$ INTO bad;
+    END IF;
+    IF bad.id IS NOT NULL THEN
+        RAISE EXCEPTION 'allocation % cannot be released while job % is %', bad.id, bad.job_id, bad.state
+            USING ERRCODE = 'object_not_in_prerequisite_state',
+                  HINT = 'Stop work through an eviction (the scheduling cycle, tide.cancel); a process that ended is reported with tide.exited.';
+    END IF;
+
     -- Wake the launchers of nodes that have something new to stop.
     EXECUTE $q$
         SELECT pg_catalog.count(pg_catalog.pg_notify(tide.node_channel(s.node), 'evict'))

@@ -3,7 +3,7 @@
 BEGIN;
 CREATE EXTENSION pg_tide;
 \ir _fixture.psql
-SELECT plan(51);
+SELECT plan(53);
 
 -- node_channel: deterministic, a safe identifier for any name.
 SELECT is(tide.node_channel('n1'), 'tide_node_' || md5('n1'), 'channel of n1');
@@ -74,6 +74,10 @@ SELECT throws_ok($$SELECT tide.heartbeat('nowhere')$$, '42704', 'node "nowhere" 
 -- The SECURITY DEFINER helpers take the acting role as an argument: a
 -- session naming a role it is not is refused.  (SET SESSION AUTHORIZATION
 -- makes the session really tap_l1: SET ROLE would leave a superuser session.)
+SELECT tide.submit('q1', 'gpu=1') AS lj \gset
+SELECT pg_temp.place(:lj, ARRAY['n1']);
+SELECT (pg_temp.allocs(:lj))[1] AS la \gset
+SELECT tide.started(:la);
 SET LOCAL SESSION AUTHORIZATION tap_l1;
 SELECT throws_ok(format('SELECT tide._launcher_target(%s, %L)', :a1, 'tap_admin'), '42501',
                  'session role "tap_l1" may not act as role "tap_admin"',
@@ -81,6 +85,14 @@ SELECT throws_ok(format('SELECT tide._launcher_target(%s, %L)', :a1, 'tap_admin'
 SELECT throws_ok(format('SELECT * FROM tide._launcher_targets(ARRAY[%s]::bigint[], %L)', :a1, 'tap_l3'), '42501',
                  'session role "tap_l1" may not act as role "tap_l3"', 'nor another launcher''s, in the batch helper');
 SELECT lives_ok(format('SELECT tide._launcher_target(%s, %L)', :a1, 'tap_l1'), 'acting as itself is fine');
+-- Nor can it strand a job by stopping or ending work behind the state
+-- machine's back: releasing needs an eviction, an exit needs its code.
+SELECT throws_ok(format($$UPDATE tide.allocations SET state = 'releasing' WHERE id = %s$$, :la), '55000',
+                 format('allocation %s cannot be released while job %s is running', :la, :lj),
+                 'a launcher''s own UPDATE to releasing is refused');
+SELECT throws_ok(format($$UPDATE tide.allocations SET state = 'released', released_at = now(), release_reason = 'exited'
+                          WHERE id = %s$$, :la), '23514', NULL,
+                 'an exit without an exit code is refused');
 RESET SESSION AUTHORIZATION;
 SELECT throws_ok(format('SELECT tide._launcher_target(%s, %L)', :a1, 'no_such_role'), '42501',
                  'session role "postgres" may not act as role "no_such_role"', 'an unknown role is refused');
