@@ -184,6 +184,12 @@ BEGIN
             USING ERRCODE = 'not_null_violation',
                   HINT = 'Give a per-replica resource vector such as ''cpu=4, memory=16Gi, gpu=1''.';
     END IF;
+    IF NEW.request OPERATOR(tide.=) ''::tide.resvec THEN
+        -- a request of nothing would fit anywhere, any number of times
+        RAISE EXCEPTION 'task "%" of job % requests no resources', NEW.role, NEW.job_id
+            USING ERRCODE = 'check_violation',
+                  HINT = 'Give a per-replica resource vector such as ''cpu=4, memory=16Gi, gpu=1''.';
+    END IF;
     gpu := tide.get(NEW.request, 'gpu');
     IF gpu > 1 AND gpu <> trunc(gpu) THEN
         RAISE EXCEPTION 'GPU request % of task "%" of job % is not a whole number', gpu, NEW.role, NEW.job_id
@@ -194,7 +200,7 @@ BEGIN
 END
 $$;
 COMMENT ON FUNCTION tide._job_tasks_before_write() IS
-    'trigger: checks a task row (at least one replica, GPU request whole above one GPU) and freezes the tasks of jobs that left pending';
+    'trigger: checks a task row (at least one replica, a non-empty request, GPU request whole above one GPU) and freezes the tasks of jobs that left pending';
 CREATE TRIGGER job_tasks_before_write BEFORE INSERT OR UPDATE OR DELETE ON tide.job_tasks
     FOR EACH ROW EXECUTE FUNCTION tide._job_tasks_before_write();
 

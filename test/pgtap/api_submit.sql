@@ -2,7 +2,7 @@
 BEGIN;
 CREATE EXTENSION pg_tide;
 \ir _fixture.psql
-SELECT plan(50);
+SELECT plan(52);
 
 -- Good submissions.
 SELECT tide.submit('q1', 'cpu=4, gpu=2', replicas => 3, priority => 7, name => 'train', idle => true,
@@ -119,6 +119,10 @@ SELECT throws_ok($$SELECT tide.register_node('topo', 'gpu=2', gpu_topology => '{
                  'a topology domain id above 32767');
 SELECT throws_ok($$INSERT INTO tide.queues (name, min_runtime) VALUES ('forever', '1000 years')$$, '23514', NULL,
                  'a queue min_runtime beyond 100 years');
+
+SELECT throws_ok($$SELECT tide.submit('q1', '')$$, '23514', 'task "main" of job ' || currval('tide.jobs_id_seq') + 1 || ' requests no resources',
+                 'an empty request is refused');
+SELECT throws_ok($$SELECT tide.submit('q1', 'gpu=0')$$, '23514', NULL, 'so is one of zeros (they vanish)');
 
 SELECT * FROM finish();
 ROLLBACK;
