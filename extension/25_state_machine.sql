@@ -613,6 +613,11 @@ BEGIN
     UPDATE tide.jobs j
        SET evict_goal = 'cancel'
      WHERE j.id = ANY (job_ids) AND j.state = 'evicting' AND j.evict_goal <> 'cancel';
+    -- and the open eviction rows say so too: tide.evictions is the record
+    UPDATE tide.evictions e
+       SET goal = 'cancel'
+     WHERE e.job_id = ANY (job_ids) AND e.acked_at IS NULL AND e.goal <> 'cancel'
+       AND EXISTS (SELECT 1 FROM tide.jobs j WHERE j.id = e.job_id AND j.state = 'evicting');
 
     SELECT pg_catalog.array_agg(j.id ORDER BY j.id) INTO live
       FROM tide.jobs j

@@ -3,7 +3,7 @@
 BEGIN;
 CREATE EXTENSION pg_tide;
 \ir _fixture.psql
-SELECT plan(55);
+SELECT plan(56);
 
 -- ---- success
 SELECT tide.submit('q1', 'gpu=1', replicas => 2) AS j \gset
@@ -125,6 +125,8 @@ SELECT pg_temp.place(:v, ARRAY['n1']);
 SELECT tide._evict(ARRAY[:v::bigint], ARRAY['preempted']);
 SELECT tide.cancel(:v);
 SELECT is((SELECT evict_goal FROM tide.jobs WHERE id = :v), 'cancel', 'cancel turns the goal to cancel');
+SELECT is((SELECT goal FROM tide.evictions WHERE job_id = :v AND acked_at IS NULL), 'cancel',
+          'and the open eviction row says so too');
 SELECT tide.evicted((pg_temp.allocs(:v))[1]);
 SELECT is(pg_temp.jstate(:v), 'cancelled', 'and it ends cancelled');
 
