@@ -28,6 +28,7 @@ CREATE TABLE tide.queues (
     quota             tide.resvec,
     capability        tide.resvec,
     priority          integer NOT NULL DEFAULT 0,
+    max_priority      integer,
     reclaimable       boolean NOT NULL DEFAULT true,
     preemption_within text NOT NULL DEFAULT 'never'
                       CONSTRAINT queues_preemption_within_check
@@ -47,6 +48,7 @@ COMMENT ON TABLE tide.queues IS
     'Job queues: quota (guaranteed share), capability (hard limit), priority among the queues of a resource group (R-A1, R-O4)';
 COMMENT ON COLUMN tide.queues.quota IS 'resources the queue is entitled to; NULL: no guarantee (everything it runs borrows)';
 COMMENT ON COLUMN tide.queues.capability IS 'hard limit on everything the queue holds, borrowing included; NULL: no limit';
+COMMENT ON COLUMN tide.queues.max_priority IS 'highest job priority a non-administrator may submit with (job priority decides in-queue preemption, R-E3); NULL: no cap';
 COMMENT ON COLUMN tide.queues.reclaimable IS 'may other queues take back what this queue holds above its quota (R-E1, R-E2)';
 COMMENT ON COLUMN tide.queues.preemption_within IS 'never, or lower_priority: jobs may evict lower-priority preemptable jobs of the same queue (R-E3)';
 COMMENT ON COLUMN tide.queues.service_type IS 'default service_type of the jobs submitted to this queue';

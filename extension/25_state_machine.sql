@@ -99,15 +99,26 @@ CREATE FUNCTION tide._jobs_before_insert() RETURNS trigger
     AS $$
 DECLARE
     queue_service text;
+    queue_max_priority integer;
 BEGIN
     IF tide._restoring() THEN
         RETURN NEW;
     END IF;
-    SELECT q.service_type INTO queue_service FROM tide.queues q WHERE q.name = NEW.queue;
+    SELECT q.service_type, q.max_priority INTO queue_service, queue_max_priority
+      FROM tide.queues q WHERE q.name = NEW.queue;
     IF NOT FOUND THEN
         RAISE EXCEPTION 'queue "%" does not exist', NEW.queue
             USING ERRCODE = 'foreign_key_violation',
                   HINT = 'Submit to one of the queues in tide.queues; an administrator creates queues.';
+    END IF;
+    -- A submitter's priority decides whom its job may preempt (R-E3): the
+    -- queue caps it.  Administrators may go above; a retry keeps the
+    -- priority its original was admitted with.
+    IF queue_max_priority IS NOT NULL AND NEW.priority > queue_max_priority AND NEW.retry_of IS NULL
+       AND NOT pg_catalog.pg_has_role(NEW.owner, 'tide_admin', 'MEMBER') THEN
+        RAISE EXCEPTION 'priority % is above the max_priority % of queue "%"', NEW.priority, queue_max_priority, NEW.queue
+            USING ERRCODE = 'insufficient_privilege',
+                  HINT = 'Submit at or below the queue''s max_priority, or ask an administrator to raise it.';
     END IF;
     IF NEW.service_type IS NULL THEN
         NEW.service_type := queue_service;
@@ -147,7 +158,7 @@ BEGIN
 END
 $$;
 COMMENT ON FUNCTION tide._jobs_before_insert() IS
-    'trigger: checks a new job (queue exists, valid service_type, on_evict, state pending) and takes the queue''s service_type when none is given';
+    'trigger: checks a new job (queue exists, priority within the queue''s max_priority for non-administrators, valid service_type, on_evict, state pending) and takes the queue''s service_type when none is given';
 CREATE TRIGGER jobs_before_insert BEFORE INSERT ON tide.jobs
     FOR EACH ROW EXECUTE FUNCTION tide._jobs_before_insert();
 

@@ -2,7 +2,7 @@
 BEGIN;
 CREATE EXTENSION pg_tide;
 \ir _fixture.psql
-SELECT plan(52);
+SELECT plan(56);
 
 -- Good submissions.
 SELECT tide.submit('q1', 'cpu=4, gpu=2', replicas => 3, priority => 7, name => 'train', idle => true,
@@ -123,6 +123,20 @@ SELECT throws_ok($$INSERT INTO tide.queues (name, min_runtime) VALUES ('forever'
 SELECT throws_ok($$SELECT tide.submit('q1', '')$$, '23514', 'task "main" of job ' || currval('tide.jobs_id_seq') + 1 || ' requests no resources',
                  'an empty request is refused');
 SELECT throws_ok($$SELECT tide.submit('q1', 'gpu=0')$$, '23514', NULL, 'so is one of zeros (they vanish)');
+
+-- A queue may cap the priority submitters choose (it decides whom a job
+-- may preempt within the queue, R-E3); administrators may go above.
+UPDATE tide.queues SET max_priority = 100 WHERE name = 'q1';
+SET LOCAL ROLE tap_alice;
+SELECT lives_ok($$SELECT tide.submit('q1', 'gpu=1', priority => 100)$$, 'a submitter at the cap');
+SELECT throws_ok($$SELECT tide.submit('q1', 'gpu=1', priority => 2147483647)$$, '42501',
+                 'priority 2147483647 is above the max_priority 100 of queue "q1"', 'above it: refused');
+RESET ROLE;
+SET LOCAL ROLE tap_admin;
+SELECT lives_ok($$SELECT tide.submit('q1', 'gpu=1', priority => 1000)$$, 'an administrator may go above');
+RESET ROLE;
+SELECT is((SELECT count(*)::int FROM tide.jobs WHERE queue = 'q1' AND priority > 100 AND owner = 'tap_alice'), 0,
+          'nothing of the refused submission stayed');
 
 SELECT * FROM finish();
 ROLLBACK;
