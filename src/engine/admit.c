@@ -11,13 +11,51 @@
  */
 #include "engine_int.h"
 
-/* Would usage + held + ask exceed limit?  Overflow-safe; unlimited never. */
+/*
+ * Would used + ask exceed limit?  used is a saturated sum (usage + held,
+ * satmath.h).  Whatever the limit, the sum must stay below INT64_MAX: that
+ * value means "this much or more" (a sum that saturated, a gang minimum
+ * that did), so a queue is never let past what the engine can count, and
+ * a queue whose usage saturated admits nothing.
+ */
 static inline bool
 over(int64_t limit, int64_t used, int64_t ask)
 {
-	if (limit == TIDE_UNLIMITED)
-		return false;
-	return used > limit || ask > limit - used;
+	int64_t		sum;
+
+	/* unlimited (INT64_MAX) admits up to INT64_MAX - 1, a limit up to itself */
+	if (__builtin_add_overflow(used, ask, &sum))
+		return true;
+	return sum > limit - (limit == TIDE_UNLIMITED);
+}
+
+/*
+ * over() of a + b + c + ask (usage, idle usage, held, an ask).  Fast path:
+ * operands all below 2^61 (and not negative) cannot sum to INT64_MAX, so
+ * only a limit that is not unlimited can be exceeded, as before saturation
+ * was checked.  Otherwise any overflow on the way means over.
+ */
+static inline bool
+over4(int64_t limit, int64_t a, int64_t b, int64_t c, int64_t ask)
+{
+	int64_t		t1,
+				t2,
+				sum;
+
+	if (__builtin_expect(((uint64_t) a | (uint64_t) b | (uint64_t) c | (uint64_t) ask) <
+						 ((uint64_t) 1 << 61), 1))
+		return limit != TIDE_UNLIMITED && a + b + c + ask > limit;
+	if (__builtin_add_overflow(a, b, &t1) || __builtin_add_overflow(t1, c, &t2) ||
+		__builtin_add_overflow(t2, ask, &sum))
+		return true;
+	return sum > limit - (limit == TIDE_UNLIMITED);
+}
+
+/* A queue's usage of r, non-idle and idle, saturated (for reason numbers). */
+static inline int64_t
+queue_total(const TideQueue *q, int r)
+{
+	return tide_sat_add(q->usage[r], q->idle_usage[r]);
 }
 
 /* Queue-level hold is ignored by a job that ends before the holder starts. */
@@ -44,20 +82,24 @@ tide_admit(TideWork *w, int j, TideOutcome *o)
 
 	for (int r = 0; r < w->nres; r++)
 	{
-		int64_t		held = use_held ? q->held[r] : 0;
-		int64_t		total = q->usage[r] + q->idle_usage[r];
+		int64_t		held;
 
 		if (need[r] == 0)
 			continue;
-		if (over(q->capability[r], total + held, need[r]))
+		held = use_held ? q->held[r] : 0;
+		if (over4(q->capability[r], q->usage[r], q->idle_usage[r], held, need[r]))
 		{
+			int64_t		total = queue_total(q, r);
+
 			cap_ok = false;
 			if (held > 0 && !over(q->capability[r], total, need[r]))
-				tide_reason_add(o, R_HELD_QUEUE, r, job->queue, total + held, need[r], q->capability[r], q->hold_job);
+				tide_reason_add(o, R_HELD_QUEUE, r, job->queue, tide_sat_add(total, held), need[r],
+								q->capability[r], q->hold_job);
 			else
-				tide_reason_add(o, R_CAPABILITY, r, -1, total + held, need[r], q->capability[r], job->queue);
+				tide_reason_add(o, R_CAPABILITY, r, -1, tide_sat_add(total, held), need[r],
+								q->capability[r], job->queue);
 		}
-		if (quota_ok && over(q->quota[r], q->usage[r] + held, need[r]))
+		if (quota_ok && over4(q->quota[r], q->usage[r], held, 0, need[r]))
 			quota_ok = false;
 	}
 	if (!cap_ok)
@@ -86,23 +128,26 @@ tide_admit_idle(TideWork *w, int j, TideOutcome *o)
 	{
 		const int64_t *cap = w->ix->groups[g].capacity;
 		const int64_t *nonidle = w->group_nonidle + (size_t) g * w->nres;
-		int64_t		held = use_held ? q->held[r] : 0;
+		int64_t		held;
 
 		if (need[r] == 0)
 			continue;
+		held = use_held ? q->held[r] : 0;
 		if (over(cap[r], nonidle[r], need[r]))
 		{
 			ok = false;
 			tide_reason_add(o, R_QUOTA_IDLE, r, -1, nonidle[r], need[r], cap[r], g);
 		}
-		if (over(q->capability[r], q->usage[r] + q->idle_usage[r] + held, need[r]))
+		if (over4(q->capability[r], q->usage[r], q->idle_usage[r], held, need[r]))
 		{
+			int64_t		total = queue_total(q, r);
+
 			ok = false;
-			if (held > 0 && !over(q->capability[r], q->usage[r] + q->idle_usage[r], need[r]))
-				tide_reason_add(o, R_HELD_QUEUE, r, job->queue, q->usage[r] + q->idle_usage[r] + held,
+			if (held > 0 && !over(q->capability[r], total, need[r]))
+				tide_reason_add(o, R_HELD_QUEUE, r, job->queue, tide_sat_add(total, held),
 								need[r], q->capability[r], q->hold_job);
 			else
-				tide_reason_add(o, R_CAPABILITY, r, -1, q->usage[r] + q->idle_usage[r] + held,
+				tide_reason_add(o, R_CAPABILITY, r, -1, tide_sat_add(total, held),
 								need[r], q->capability[r], job->queue);
 		}
 	}
@@ -148,6 +193,13 @@ tide_static_check(TideWork *w, int j, TideOutcome *o)
 	for (int r = 0; r < w->nres; r++)
 		if (need[r] > 0 && over(q->capability[r], 0, need[r]))
 		{
+			if (need[r] == INT64_MAX)
+			{
+				/* the gang minimum saturated: no queue can ever account it */
+				tide_reason_add(o, R_UNCOUNTABLE, r, -1, need[r], 0, 0, job->queue);
+				ok = false;
+				continue;
+			}
 			tide_reason_add(o, R_CAP_NEVER, r, -1, need[r], q->capability[r], 0, job->queue);
 			ok = false;
 		}
@@ -233,7 +285,7 @@ tide_part_card_ok(TideWork *w, const TideJob *job, const TidePart *p,
 	if (t < 0 || add == 0 || role->request[t] != 0)
 		return true;
 	held = queue_hold_applies(w, job, q) ? q->held[t] : 0;
-	if (over(q->capability[t], q->usage[t] + q->idle_usage[t] + held, add))
+	if (over4(q->capability[t], q->usage[t], q->idle_usage[t], held, add))
 	{
 		if (record)
 		{
@@ -242,7 +294,7 @@ tide_part_card_ok(TideWork *w, const TideJob *job, const TidePart *p,
 		}
 		return false;
 	}
-	if (mode == MODE_GUARANTEED && over(q->quota[t], q->usage[t] + held, add))
+	if (mode == MODE_GUARANTEED && over4(q->quota[t], q->usage[t], held, 0, add))
 	{
 		if (record && w->card_blocked_res < 0)
 		{
@@ -262,12 +314,11 @@ tide_extra_replica_ok(TideWork *w, const TideJob *job, const TideNode *n,
 	const TideQueue *q = &w->s->queues[job->queue];
 
 	for (int r = 0; r < w->nres; r++)
-		if (req[r] > 0 && over(q->capability[r], q->usage[r] + q->idle_usage[r] + q->held[r], req[r]))
+		if (req[r] > 0 && over4(q->capability[r], q->usage[r], q->idle_usage[r], q->held[r], req[r]))
 			return false;
 	if (n->gpu_type >= 0 && req[TIDE_RES_GPU] > 0 && req[n->gpu_type] == 0 &&
-		over(q->capability[n->gpu_type],
-			 q->usage[n->gpu_type] + q->idle_usage[n->gpu_type] + q->held[n->gpu_type],
-			 req[TIDE_RES_GPU]))
+		over4(q->capability[n->gpu_type], q->usage[n->gpu_type], q->idle_usage[n->gpu_type],
+			  q->held[n->gpu_type], req[TIDE_RES_GPU]))
 		return false;
 	return true;
 }

@@ -266,6 +266,19 @@ qsift_down(QHeap *h, int i)
 	}
 }
 
+/* need + req * take, saturated (satmath.h); one test when nothing overflows. */
+static inline int64_t
+need_add(int64_t need, int64_t req, int take)
+{
+	int64_t		p,
+				sum;
+
+	if (__builtin_expect(!__builtin_mul_overflow(req, (int64_t) take, &p) &&
+						 !__builtin_add_overflow(need, p, &sum), 1))
+		return sum;
+	return tide_sat_add(need, tide_sat_mul(req, take));
+}
+
 /* Derived per-job data: group, replica counts, gang minimum vector, shape hash. */
 static void
 prepare_jobs(TideWork *w)
@@ -293,7 +306,8 @@ prepare_jobs(TideWork *w)
 		in->group = (job->queue >= 0 && job->queue < s->nqueues) ? w->ix->queue_group[job->queue] : -1;
 		in->total_replicas = 0;
 		for (int ri = 0; ri < job->nroles; ri++)
-			in->total_replicas += job->roles[ri].replicas > 0 ? job->roles[ri].replicas : 0;
+			in->total_replicas = tide_sat_add32(in->total_replicas,
+												job->roles[ri].replicas > 0 ? job->roles[ri].replicas : 0);
 		in->min_replicas = job->min_available > 0 && job->min_available < in->total_replicas
 			? job->min_available : in->total_replicas;
 		left = in->min_replicas;
@@ -302,10 +316,17 @@ prepare_jobs(TideWork *w)
 			const TideRole *role = &job->roles[ri];
 			int			take = role->replicas < left ? role->replicas : left;
 
+			if (take <= 0)
+				continue;		/* no replicas: nothing to add (never subtract) */
+
+			/*
+			 * replicas x request and the sum over roles saturate: a minimum
+			 * of INT64_MAX is "too large to count" (tide_static_check)
+			 */
 			for (int r = 0; r < w->nres; r++)
-				need[r] += role->request[r] * take;
+				need[r] = need_add(need[r], role->request[r], take);
 			if (job->gpu_type >= 0 && role->request[job->gpu_type] == 0)
-				need[job->gpu_type] += role->request[TIDE_RES_GPU] * take;
+				need[job->gpu_type] = need_add(need[job->gpu_type], role->request[TIDE_RES_GPU], take);
 			left -= take;
 		}
 		in->cacheable = job->navoid == 0 && job->time_limit == 0;
@@ -349,7 +370,7 @@ tide_decide(TideSnapshot *s)
 		int			reps = 0;
 
 		for (int ri = 0; ri < s->jobs[j].nroles; ri++)
-			reps += s->jobs[j].roles[ri].replicas > 0 ? s->jobs[j].roles[ri].replicas : 0;
+			reps = tide_sat_add32(reps, s->jobs[j].roles[ri].replicas > 0 ? s->jobs[j].roles[ri].replicas : 0);
 		total_replicas += reps;
 		if (reps > max_replicas)
 			max_replicas = reps;
@@ -512,7 +533,8 @@ tide_decide(TideSnapshot *s)
 			for (int q = 0; q < s->nqueues; q++)
 				if (w.ix->queue_group[q] == g)
 					for (int k = 0; k < nres; k++)
-						w.group_nonidle[(size_t) g * nres + k] += s->queues[q].usage[k];
+						w.group_nonidle[(size_t) g * nres + k] =
+							tide_sat_add(w.group_nonidle[(size_t) g * nres + k], s->queues[q].usage[k]);
 		for (int i = 0; i < nidle; i++)
 		{
 			int			j = idle[i];

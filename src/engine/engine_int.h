@@ -5,6 +5,7 @@
 #define TIDE_ENGINE_INT_H
 
 #include "engine.h"
+#include "satmath.h"
 
 #define TIDE_NBUCKETS 65		/* free whole GPUs 0..64, or bit length of free cpu */
 
@@ -36,7 +37,8 @@ enum
 	R_TOO_MANY_GPUS,			/* more than 64 GPUs per replica */
 	R_NO_TASKS,					/* a job without task roles or replicas */
 	R_EVICT_WAIT,				/* a evicted jobs still stopping, held for it (R-E6) */
-	R_EVICTING					/* evicting a jobs for it this cycle (R-E1..R-E3) */
+	R_EVICTING,					/* evicting a jobs for it this cycle (R-E1..R-E3) */
+	R_UNCOUNTABLE				/* gang minimum of res beyond int64 milli (satmath.h) */
 };
 
 typedef struct TidePart

@@ -161,7 +161,7 @@ tide_claims_begin(TideWork *w)
 		n = &s->nodes[cl->node];
 		for (int r = 0; r < w->nres; r++)
 		{
-			int64_t		avail = n->capacity[r] - n->used[r];
+			int64_t		avail = tide_sat_sub(n->capacity[r], n->used[r]);
 
 			eff[r] = cl->res[r] < avail ? cl->res[r] : avail;
 			if (eff[r] < 0)
@@ -329,7 +329,7 @@ could_evict_back(const TideWork *w, const Victim *v, int j)
 		bool		v_guaranteed = qv->has_quota;
 
 		for (int r = 0; r < w->nres && !p_borrows; r++)
-			if (qp->quota[r] != TIDE_UNLIMITED && qp->usage[r] + need[r] > qp->quota[r])
+			if (qp->quota[r] != TIDE_UNLIMITED && tide_sat_add(qp->usage[r], need[r]) > qp->quota[r])
 				p_borrows = true;
 		for (int r = 0; r < w->nres && v_guaranteed; r++)
 			if (qv->quota[r] != TIDE_UNLIMITED && qv->usage[r] > qv->quota[r])
@@ -351,7 +351,7 @@ victim_rule(const TideWork *w, int j, bool e1, bool e2, bool e3, const Victim *v
 	if (v->gone || v->blocked || v->group != w->info[j].group || v->job_id == p->id)
 		return 0;
 	qv = &s->queues[v->queue];
-	if (qv->min_runtime > 0 && v->placed_at > 0 && s->now - v->placed_at < qv->min_runtime)
+	if (qv->min_runtime > 0 && v->placed_at > 0 && tide_sat_sub(s->now, v->placed_at) < qv->min_runtime)
 		return 0;				/* R-E4: just started */
 	if (e1 && v->idle)
 		rule = TIDE_RULE_IDLE;
@@ -480,7 +480,7 @@ victim_sum(TideWork *w, int j, const Victim *v, const bool *usable, int64_t *fre
 		if (!usable[a->node])
 			continue;
 		for (int r = 0; r < w->nres; r++)
-			free_sum[r] += a->res[r];
+			free_sum[r] = tide_sat_add(free_sum[r], a->res[r]);
 		for (int ri = 0; ri < job->nroles && !room; ri++)
 			room = tide_node_fits(w, job, &w->s->nodes[a->node], job->roles[ri].request, true);
 	}
@@ -571,8 +571,10 @@ evict_for(TideWork *w, int j, Cand *chosen, bool *usable, int64_t *free_sum, int
 		if (usable[ni])
 			for (int k = 0; k < w->nres; k++)
 			{
-				free_sum[k] += s->nodes[ni].capacity[k] - s->nodes[ni].used[k];
-				cap_sum[k] += s->nodes[ni].capacity[k];
+				/* saturating: sums over up to every node (only a pre-check) */
+				free_sum[k] = tide_sat_add(free_sum[k],
+										   tide_sat_sub(s->nodes[ni].capacity[k], s->nodes[ni].used[k]));
+				cap_sum[k] = tide_sat_add(cap_sum[k], s->nodes[ni].capacity[k]);
 			}
 
 	/*
@@ -687,7 +689,7 @@ fits_with_claim(const TideWork *w, int c, const int64_t *req)
 	int64_t		gpu = req[TIDE_RES_GPU];
 
 	for (int r = 0; r < w->nres; r++)
-		if (req[r] > 0 && req[r] > n->capacity[r] - n->used[r] + eff[r])
+		if (req[r] > 0 && req[r] > tide_sat_add(tide_sat_sub(n->capacity[r], n->used[r]), eff[r]))
 			return false;
 	if (gpu >= TIDE_MILLI)
 		return __builtin_popcountll(n->free_whole | (ev->claim_milli[c] ? 0 : ev->claim_gpus[c])) >= gpu / TIDE_MILLI;
@@ -769,10 +771,11 @@ note_held_by_claims(TideWork *w)
 		}
 		if (nodes > 0)
 			tide_reason_add(o, R_HELD, -1, -1, nodes, 0, 0, owner);
-		if (key)
+		/* nodes << 48 | owner must fit (no signed overflow): else no caching */
+		if (key && (nodes == 0 || (nodes < (1 << 15) && owner >= 0 && owner < (1LL << 48))))
 		{
 			keys[k] = key;
-			vals[k] = nodes > 0 && owner < (1LL << 48) ? ((int64_t) nodes << 48) | owner : 0;
+			vals[k] = nodes > 0 ? ((int64_t) nodes << 48) | owner : 0;
 		}
 	}
 }

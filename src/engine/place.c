@@ -98,7 +98,10 @@ tide_node_fits(TideWork *w, const TideJob *job, const TideNode *n,
 
 		if (req[r] == 0)
 			continue;
-		avail = n->capacity[r] - n->used[r] - (use_held ? n->held[r] : 0);
+		/* saturating: used may exceed capacity, held adds on top (satmath.h) */
+		avail = tide_sat_sub(n->capacity[r], n->used[r]);
+		if (use_held)
+			avail = tide_sat_sub(avail, n->held[r]);
 		if (avail < req[r])
 			return false;
 	}
@@ -174,7 +177,7 @@ scan_bits(TideWork *w, int j, const TidePart *p, const uint64_t *bits, const int
 				continue;
 			if (p->gpu)
 				return ni;
-			free_cpu = n->capacity[TIDE_RES_CPU] - n->used[TIDE_RES_CPU];
+			free_cpu = tide_sat_sub(n->capacity[TIDE_RES_CPU], n->used[TIDE_RES_CPU]);
 			if (best < 0 || (spread ? free_cpu > best_free : free_cpu < best_free))
 			{
 				best = ni;
@@ -196,7 +199,7 @@ start_bucket(const TidePart *p, const int64_t *req)
 	if (p->gpu)
 	{
 		if (gpu >= TIDE_MILLI)
-			return (int) (gpu / TIDE_MILLI);
+			return gpu / TIDE_MILLI < TIDE_NBUCKETS ? (int) (gpu / TIDE_MILLI) : TIDE_NBUCKETS;
 		return 0;
 	}
 	{
@@ -287,8 +290,13 @@ find_node(TideWork *w, int j, int ri, int mode, int rem, int32_t *parts)
 
 		if (gpu / TIDE_MILLI * rem <= TIDE_MAX_GPUS)
 		{
+			/*
+			 * saturating: rem x a request near the maximum overflows; a
+			 * saturated aggregate fits no node, or only a node that holds
+			 * at least one replica, which is all this search needs
+			 */
 			for (int r = 0; r < w->nres; r++)
-				agg[r] = req[r] * rem;
+				agg[r] = tide_sat_mul(req[r], rem);
 			ni = search(w, j, parts, nparts, agg, false);
 			if (ni >= 0)
 				return ni;
@@ -516,9 +524,10 @@ tide_diagnose(TideWork *w, int j, int mode, TideOutcome *o)
 		else
 		{
 			for (int r = 0; r < w->nres; r++)
-				if (req[r] > 0 && n->capacity[r] - n->used[r] < req[r])
+				if (req[r] > 0 && tide_sat_sub(n->capacity[r], n->used[r]) < req[r])
 					shortc[r]++;
-			if (req[TIDE_RES_GPU] > 0 && n->capacity[TIDE_RES_GPU] - n->used[TIDE_RES_GPU] >= req[TIDE_RES_GPU])
+			if (req[TIDE_RES_GPU] > 0 &&
+				tide_sat_sub(n->capacity[TIDE_RES_GPU], n->used[TIDE_RES_GPU]) >= req[TIDE_RES_GPU])
 				shortc[TIDE_RES_GPU]++;	/* enough in sum, not on one GPU / whole GPUs */
 		}
 	}
@@ -561,7 +570,7 @@ tide_diagnose(TideWork *w, int j, int mode, TideOutcome *o)
 		if (w->card_blocked_mode == MODE_GUARANTEED)
 			tide_reason_add(o, R_CARD_QUOTA, t, ri, q->usage[t], req[TIDE_RES_GPU], q->quota[t], job->queue);
 		else
-			tide_reason_add(o, R_CARD_CAP, t, ri, q->usage[t] + q->idle_usage[t], req[TIDE_RES_GPU],
+			tide_reason_add(o, R_CARD_CAP, t, ri, tide_sat_add(q->usage[t], q->idle_usage[t]), req[TIDE_RES_GPU],
 							q->capability[t], job->queue);
 	}
 	if (avoided > 0 && fit == 0)

@@ -72,6 +72,21 @@ fmt_qty(char *buf, size_t len, int64_t milli)
 	snprintf(buf, len, "%" PRId64, whole);
 }
 
+/*
+ * An amount (used, asked) as text: INT64_MAX there is a sum that saturated
+ * (satmath.h), so it reads as a bound, not as "unlimited".
+ */
+static void
+fmt_amount(char *buf, size_t len, int64_t milli)
+{
+	if (milli == INT64_MAX)
+	{
+		snprintf(buf, len, "%" PRId64 ".%03d or more", milli / TIDE_MILLI, (int) (milli % TIDE_MILLI));
+		return;
+	}
+	fmt_qty(buf, len, milli);
+}
+
 /* "cpu=4, gpu=2": the nonzero components of a request, by name like resvec text. */
 static void
 fmt_vec(const TideSnapshot *s, char *buf, size_t len, const int64_t *v)
@@ -121,16 +136,19 @@ queue_name(const TideSnapshot *s, int64_t q)
 static void
 render(const TideSnapshot *s, const TideJob *job, const TideReason *x, char *buf, size_t len)
 {
-	char		a[32],
-				b[32],
+	char		a[48],
+				b[48],
 				c[32],
 				req[160];
 	const TideRole *role = x->code != R_HELD_QUEUE && x->role >= 0 && x->role < job->nroles
 		? &job->roles[x->role] : NULL;
 	const char *rn = res_name(s, x->res);
 
-	fmt_qty(a, sizeof(a), x->a);
-	fmt_qty(b, sizeof(b), x->b);
+	fmt_amount(a, sizeof(a), x->a);
+	if (x->code == R_CAP_NEVER || x->code == R_TOO_BIG)
+		fmt_qty(b, sizeof(b), x->b);	/* a limit or a capacity */
+	else
+		fmt_amount(b, sizeof(b), x->b);
 	fmt_qty(c, sizeof(c), x->c);
 	req[0] = '\0';
 	if (role)
@@ -227,6 +245,11 @@ render(const TideSnapshot *s, const TideJob *job, const TideReason *x, char *buf
 			break;
 		case R_EVICT_WAIT:
 			snprintf(buf, len, "waiting for the jobs evicted for it to stop; their resources are held for it");
+			break;
+		case R_UNCOUNTABLE:
+			snprintf(buf, len, "the job's gang minimum of %s is more than the scheduler can count "
+					 "(at most %" PRId64 ".%03d in total)",
+					 rn, (INT64_MAX - 1) / TIDE_MILLI, (int) ((INT64_MAX - 1) % TIDE_MILLI));
 			break;
 		case R_EVICTING:
 			snprintf(buf, len, "evicting %" PRId64 " job%s to make room for it",

@@ -19,7 +19,8 @@ tide_backfill_ok(const TideSnapshot *s, const TideJob *job, int64_t shadow)
 {
 	if (job->time_limit <= 0 || shadow == TIDE_TIME_UNKNOWN)
 		return false;
-	return s->now + job->time_limit <= shadow;
+	/* saturating: a huge time_limit ends "never", after any shadow */
+	return tide_sat_add(s->now, job->time_limit) <= shadow;
 }
 
 /* Running allocations grouped by node (CSR), built on first need. */
@@ -45,6 +46,13 @@ build_running_index(TideWork *w)
 			w->run_list[fill[s->running[i].node]++] = i;
 }
 
+/* Free on node n of resource r, holds taken out, saturated (satmath.h). */
+static inline int64_t
+node_avail(const TideNode *n, int r)
+{
+	return tide_sat_sub(tide_sat_sub(n->capacity[r], n->used[r]), n->held[r]);
+}
+
 /*
  * When could one replica of req start on node n?  now if it fits (holds
  * aside); else the end time of the running allocation whose release makes
@@ -66,7 +74,7 @@ shadow_time(TideWork *w, int ni, const int64_t *req)
 
 	build_running_index(w);
 	for (int r = 0; r < w->nres; r++)
-		avail[r] = n->capacity[r] - n->used[r] - n->held[r];
+		avail[r] = node_avail(n, r);
 	whole = __builtin_popcountll(n->free_whole & ~n->held_mask);
 	lo = w->run_start[ni];
 	hi = w->run_start[ni + 1];
@@ -99,7 +107,7 @@ shadow_time(TideWork *w, int ni, const int64_t *req)
 			if (a->end_at == TIDE_TIME_UNKNOWN)
 				return TIDE_TIME_UNKNOWN;
 			for (int r = 0; r < w->nres; r++)
-				avail[r] += a->res[r];
+				avail[r] = tide_sat_add(avail[r], a->res[r]);
 			if (a->gpu_milli == 0)
 				whole += __builtin_popcountll(a->gpus);
 		}
@@ -142,12 +150,12 @@ hold_on_node(TideWork *w, int j, int ni, const int64_t *req, int64_t shadow)
 	h->shadow = shadow;
 	for (int r = 0; r < w->nres; r++)
 	{
-		int64_t		avail = n->capacity[r] - n->used[r] - n->held[r];
+		int64_t		avail = node_avail(n, r);
 		int64_t		take = req[r] < avail ? req[r] : avail;
 
 		if (take > 0)
 		{
-			n->held[r] += take;
+			n->held[r] = tide_sat_add(n->held[r], take);
 			h->res[r] = take;
 		}
 	}
@@ -221,7 +229,7 @@ tide_reserve(TideWork *w, int j, int mode, bool admitted)
 				continue;
 			if (q->held[r] != 0)
 				first = false;
-			q->held[r] += need[r];
+			q->held[r] = tide_sat_add(q->held[r], need[r]);
 			h->res[r] = need[r];
 		}
 		if (first)
@@ -270,10 +278,12 @@ tide_reserve(TideWork *w, int j, int mode, bool admitted)
 				sh = shadow_time(w, ni, role->request);
 				for (int r = 0; r < w->nres; r++)
 				{
-					int64_t		avail = n->capacity[r] - n->used[r] - n->held[r];
+					int64_t		avail = node_avail(n, r);
 
+					/* per mille of the node lacking; saturating for huge values */
 					if (role->request[r] > avail && n->capacity[r] > 0)
-						lack += (role->request[r] - avail) * 1000 / n->capacity[r];
+						lack = tide_sat_add(lack, tide_sat_muldiv(tide_sat_sub(role->request[r], avail),
+																  1000, n->capacity[r]));
 				}
 				/* soonest start, then least lacking, then name order */
 				if (best < 0 || sh < best_shadow || (sh == best_shadow && lack < best_lack))

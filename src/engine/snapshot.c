@@ -261,7 +261,7 @@ tide_bucket_of(const TideSnapshot *s, const TideNode *n, const TidePart *p)
 		return -1;
 	if (p->gpu)
 		return __builtin_popcountll(n->free_whole);
-	b = tide_bitlen(n->capacity[TIDE_RES_CPU] - n->used[TIDE_RES_CPU]);
+	b = tide_bitlen(tide_sat_sub(n->capacity[TIDE_RES_CPU], n->used[TIDE_RES_CPU]));
 	return b >= TIDE_NBUCKETS ? TIDE_NBUCKETS - 1 : b;
 }
 
@@ -331,25 +331,34 @@ tide_node_reindex(TideSnapshot *s, TideNode *n)
 	}
 }
 
-/* Add (sign +1) or remove (-1) an allocation's resources on a node. */
+/*
+ * Add (sign +1) or remove (-1) an allocation's resources on a node.  Used
+ * saturates (satmath.h): live allocations the caller charges may sum past
+ * int64, and a saturated node must stay full, not wrap to empty.
+ */
 void
 tide_node_apply(TideSnapshot *s, TideNode *n, const int64_t *res,
 				uint64_t gpus, int gpu_milli, int sign)
 {
 	for (int r = 0; r < s->nres; r++)
-		n->used[r] += sign * res[r];
+		n->used[r] = tide_sat_charge(n->used[r], res[r], sign);
 	for (int g = 0; g < n->ngpus; g++)
 	{
+		int			f;
+
 		if (!((gpus >> g) & 1))
 			continue;
+		/* in int, clamped before the int16 store: a share >= 1000 must not wrap */
 		if (gpu_milli > 0)
-			n->gpu_free[g] -= sign * gpu_milli;
+			f = sign > 0 ? n->gpu_free[g] - (gpu_milli < TIDE_MILLI ? gpu_milli : TIDE_MILLI)
+				: n->gpu_free[g] + (gpu_milli < TIDE_MILLI ? gpu_milli : TIDE_MILLI);
 		else
-			n->gpu_free[g] = sign > 0 ? 0 : TIDE_MILLI;
-		if (n->gpu_free[g] < 0)
-			n->gpu_free[g] = 0;
-		if (n->gpu_free[g] > TIDE_MILLI)
-			n->gpu_free[g] = TIDE_MILLI;
+			f = sign > 0 ? 0 : TIDE_MILLI;
+		if (f < 0)
+			f = 0;
+		if (f > TIDE_MILLI)
+			f = TIDE_MILLI;
+		n->gpu_free[g] = (int16_t) f;
 	}
 	tide_node_reindex(s, n);
 }
@@ -364,10 +373,11 @@ tide_queue_apply(TideSnapshot *s, TideQueue *q, const TideNode *n, bool idle,
 {
 	int64_t    *u = idle ? q->idle_usage : q->usage;
 
+	/* saturating: a queue's live allocations may sum past int64 (satmath.h) */
 	for (int r = 0; r < s->nres; r++)
-		u[r] += sign * res[r];
+		u[r] = tide_sat_charge(u[r], res[r], sign);
 	if (n && n->gpu_type >= 0 && res[TIDE_RES_GPU] > 0 && res[n->gpu_type] == 0)
-		u[n->gpu_type] += sign * res[TIDE_RES_GPU];
+		u[n->gpu_type] = tide_sat_charge(u[n->gpu_type], res[TIDE_RES_GPU], sign);
 }
 
 /* Charge (+1) or release (-1) a live allocation on its node and queue. */
@@ -549,10 +559,12 @@ tide_snapshot_finish(TideSnapshot *s, char *err, size_t errlen)
 				p->maxgpus = n->ngpus;
 			if (n->state == TIDE_NODE_READY)
 			{
+				/* saturating: 10k nodes near the int64 maximum sum past it */
 				for (int r = 0; r < nres; r++)
-					g->capacity[r] += n->capacity[r];
+					g->capacity[r] = tide_sat_add(g->capacity[r], n->capacity[r]);
 				if (n->gpu_type >= 0 && n->capacity[n->gpu_type] == 0)
-					g->capacity[n->gpu_type] += n->capacity[TIDE_RES_GPU];
+					g->capacity[n->gpu_type] = tide_sat_add(g->capacity[n->gpu_type],
+															n->capacity[TIDE_RES_GPU]);
 			}
 		}
 	}
