@@ -717,7 +717,13 @@ rv_add(const RvItem *a, int na, const RvItem *b, int nb,
 			out[n++] = b[j++];
 		else
 		{
-			if (a[i].milli > INT64_MAX - b[j].milli)
+			int64_t		sum;
+
+			/*
+			 * The builtin also catches operands a caller did not validate
+			 * (INT64_MAX - b itself overflows for a negative b).
+			 */
+			if (__builtin_add_overflow(a[i].milli, b[j].milli, &sum))
 			{
 				rv_fail(err, RV_ERR_OVERFLOW);
 				if (err)
@@ -730,7 +736,7 @@ rv_add(const RvItem *a, int na, const RvItem *b, int nb,
 				return RV_ERR_OVERFLOW;
 			}
 			out[n] = a[i];
-			out[n].milli = a[i].milli + b[j].milli;
+			out[n].milli = sum;
 			n++;
 			i++;
 			j++;
@@ -779,12 +785,27 @@ rv_sub(const RvItem *a, int na, const RvItem *b, int nb,
 			return rv_below_zero(err, &b[j], 0, b[j].milli);
 		else
 		{
+			int64_t		diff;
+
 			if (a[i].milli < b[j].milli)
 				return rv_below_zero(err, &a[i], a[i].milli, b[j].milli);
-			if (a[i].milli != b[j].milli)
+			/* only a negative (unvalidated) b can overflow here */
+			if (__builtin_sub_overflow(a[i].milli, b[j].milli, &diff))
+			{
+				rv_fail(err, RV_ERR_OVERFLOW);
+				if (err)
+				{
+					err->name = a[i].name;
+					err->name_len = a[i].len;
+					err->left = a[i].milli;
+					err->right = b[j].milli;
+				}
+				return RV_ERR_OVERFLOW;
+			}
+			if (diff != 0)
 			{
 				out[n] = a[i];
-				out[n].milli = a[i].milli - b[j].milli;
+				out[n].milli = diff;
 				n++;
 			}
 			i++;
@@ -808,7 +829,10 @@ rv_scale_int(const RvItem *items, int n, int64_t factor,
 		return RV_OK;
 	for (i = 0; i < n; i++)
 	{
-		if (items[i].milli > INT64_MAX / factor)
+		int64_t		prod;
+
+		/* both directions: a negative (unvalidated) item can underflow */
+		if (__builtin_mul_overflow(items[i].milli, factor, &prod))
 		{
 			rv_fail(err, RV_ERR_OVERFLOW);
 			if (err)
@@ -821,7 +845,7 @@ rv_scale_int(const RvItem *items, int n, int64_t factor,
 			return RV_ERR_OVERFLOW;
 		}
 		out[i] = items[i];
-		out[i].milli = items[i].milli * factor;
+		out[i].milli = prod;
 	}
 	*nout = n;
 	return RV_OK;

@@ -142,11 +142,17 @@ extern bool rv_contains(const RvItem *a, int na, const RvItem *b, int nb);
 /* Quantity of a name (0 when absent), by binary search. */
 extern int64_t rv_get(const RvItem *items, int n, const char *name, size_t len);
 
-/* out (room for na + nb) = a + b; RV_ERR_OVERFLOW names the resource. */
+/*
+ * out (room for na + nb) = a + b; RV_ERR_OVERFLOW names the resource.  Never
+ * wraps, even for operands that are not canonical (negative items).
+ */
 extern RvStatus rv_add(const RvItem *a, int na, const RvItem *b, int nb,
 					   RvItem *out, int *nout, RvError *err);
 
-/* out (room for na) = a - b; RV_ERR_BELOW_ZERO names the resource. */
+/*
+ * out (room for na) = a - b; RV_ERR_BELOW_ZERO names the resource
+ * (RV_ERR_OVERFLOW only for a b that is not canonical: a negative item).
+ */
 extern RvStatus rv_sub(const RvItem *a, int na, const RvItem *b, int nb,
 					   RvItem *out, int *nout, RvError *err);
 

@@ -535,6 +535,61 @@ test_format_truncation(void)
 	is_int((int64_t) rv_parse_max_items("a=1,b=2,,", 9), 4, "max items counts commas");
 }
 
+/*
+ * + and * at the int64 limits (the engine sums what these produce): exact
+ * up to INT64_MAX, an error one milli past it, never a wrap; also for
+ * operands that are not canonical (negative items a caller did not
+ * validate), which used to overflow inside the overflow test itself.
+ */
+static void
+test_arith_limits(void)
+{
+	RvItem		a[MAXITEMS],
+				b[MAXITEMS],
+				r[2 * MAXITEMS];
+	int			na,
+				nb,
+				nr;
+	RvError		err;
+	RvItem		neg = {"x", 1, -1};
+	RvItem		big = {"x", 1, INT64_MAX};
+	RvItem		low = {"x", 1, INT64_MIN + 1};
+
+	na = parse("x=9223372036854775.806", a);
+	nb = parse("x=0.001", b);
+	is_int(rv_add(a, na, b, nb, r, &nr, &err), RV_OK, "INT64_MAX - 1 + 1 milli");
+	is_int(r[0].milli, INT64_MAX, "is exactly INT64_MAX");
+	is_int(rv_add(r, nr, b, nb, a, &na, &err), RV_ERR_OVERFLOW, "one more milli overflows");
+	is_int(err.left, INT64_MAX, "error keeps the left operand");
+	is_int(err.right, 1, "and the right one");
+
+	/* half the maximum twice fits; three times does not */
+	na = parse("x=4611686018427387.903", a);
+	is_int(rv_add(a, na, a, na, r, &nr, &err), RV_OK, "MAX/2 + MAX/2");
+	is_int(r[0].milli, INT64_MAX - 1, "= INT64_MAX - 1");
+	is_int(rv_add(r, nr, a, na, b, &nb, &err), RV_ERR_OVERFLOW, "+ MAX/2 again overflows");
+	is_int(rv_scale_int(a, na, 2, r, &nr, &err), RV_OK, "MAX/2 x 2");
+	is_int(rv_scale_int(a, na, 3, r, &nr, &err), RV_ERR_OVERFLOW, "MAX/2 x 3 overflows");
+
+	/* 10000 replicas of a request near the maximum */
+	na = parse("cpu=922337203685.477", a);
+	is_int(rv_scale_int(a, na, 10000, r, &nr, &err), RV_OK, "MAX/10000 x 10000 fits");
+	is_int(r[0].milli, INT64_C(9223372036854770000), "exactly");
+	na = parse("cpu=922337203685.478", a);
+	is_int(rv_scale_int(a, na, 10000, r, &nr, &err), RV_ERR_OVERFLOW, "one milli more x 10000 overflows");
+	ok(view_is(err.name, err.name_len, "cpu"), "overflow names cpu");
+	is_int(err.right, 10000, "and the factor");
+
+	/* operands that are not canonical: reported, not wrapped */
+	is_int(rv_add(&big, 1, &neg, 1, r, &nr, &err), RV_OK, "INT64_MAX + (-1): no false overflow");
+	is_int(r[0].milli, INT64_MAX - 1, "= INT64_MAX - 1");
+	is_int(rv_add(&low, 1, &low, 1, r, &nr, &err), RV_ERR_OVERFLOW, "two near-INT64_MIN items: overflow, no wrap");
+	is_int(rv_sub(&big, 1, &neg, 1, r, &nr, &err), RV_ERR_OVERFLOW, "INT64_MAX - (-1): overflow, no wrap");
+	is_int(rv_scale_int(&low, 1, 2, r, &nr, &err), RV_ERR_OVERFLOW, "near-INT64_MIN x 2: overflow, no wrap");
+	is_int(rv_scale_int(&big, 1, 1, r, &nr, &err), RV_OK, "INT64_MAX x 1");
+	is_int(r[0].milli, INT64_MAX, "unchanged");
+}
+
 int
 main(void)
 {
@@ -542,6 +597,7 @@ main(void)
 	test_quantity();
 	test_names();
 	test_arith();
+	test_arith_limits();
 	test_canonicalize_validate();
 	test_random_roundtrip();
 	test_format_truncation();
