@@ -3,12 +3,15 @@
  * (the "decide" part of tide.run_cycle(), without SQL).
  *
  *   cc -O2 -Isrc/engine bench/cycle_engine_bench.c src/engine/[a-z]*.c -lm -o /tmp/ceb
- *   /tmp/ceb JOBS NODES [QUEUES]
+ *   /tmp/ceb JOBS NODES [QUEUES [REPEAT]]
  *
  * Nodes: 8 GPUs in 4 topology domains, two card types, 96 cpu, 1 TiB.
  * Jobs: mixed shapes (fractions, 1/2/4/8 GPUs, gangs of 2 and 4 x 8 GPUs,
  * CPU-only), priorities 0..9, in QUEUES queues with GPU quotas.  Prints the
- * snapshot build time, the decide time, and the counters.
+ * snapshot build time, the decide time, and the counters.  REPEAT > 0
+ * re-runs the steady-state decide that many times more and prints its
+ * minimum and median with microsecond resolution: single runs on a shared
+ * machine are too noisy to compare two builds of the engine.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,12 +20,22 @@
 #include "engine.h"
 #include "bench_util.h"
 
+static int
+cmp_double(const void *a, const void *b)
+{
+	double		x = *(const double *) a,
+				y = *(const double *) b;
+
+	return x < y ? -1 : x > y;
+}
+
 int
 main(int argc, char **argv)
 {
 	int			njobs = argc > 1 ? atoi(argv[1]) : 10000;
 	int			nnodes = argc > 2 ? atoi(argv[2]) : 1000;
 	int			nqueues = argc > 3 ? atoi(argv[3]) : 10;
+	int			repeat = argc > 4 ? atoi(argv[4]) : 0;
 	size_t		mem_used = 0;
 	TideMem		mem = {bench_alloc, NULL, &mem_used};
 	TideSnapshot *s;
@@ -128,5 +141,19 @@ main(int argc, char **argv)
 	t2 = now_ms();
 	printf("steady: decide_ms=%.1f placed=%lld node_checks=%lld\n", t2 - t1,
 		   (long long) r->counters.jobs_placed, (long long) r->counters.node_checks);
+	if (repeat > 0)
+	{
+		double	   *ms = malloc(sizeof(double) * repeat);
+
+		for (int i = 0; i < repeat; i++)
+		{
+			t1 = now_ms();
+			r = tide_decide(s);
+			t2 = now_ms();
+			ms[i] = t2 - t1;
+		}
+		qsort(ms, repeat, sizeof(double), cmp_double);
+		printf("steady_repeat: n=%d min_ms=%.3f median_ms=%.3f\n", repeat, ms[0], ms[repeat / 2]);
+	}
 	return 0;
 }

@@ -66,6 +66,21 @@ queue_hold_applies(TideWork *w, const TideJob *job, const TideQueue *q)
 }
 
 /*
+ * q->held[r] if the queue's hold applies to job, else 0.  *applies caches
+ * the answer (-1 unknown): asked only when something is held, so queues
+ * without holds (most) cost no call.
+ */
+static inline int64_t
+held_for(TideWork *w, const TideJob *job, const TideQueue *q, int r, int *applies)
+{
+	if (q->held[r] == 0)
+		return 0;
+	if (*applies < 0)
+		*applies = queue_hold_applies(w, job, q);
+	return *applies ? q->held[r] : 0;
+}
+
+/*
  * Classify a non-idle job: TIDE_CLASS_GUARANTEED, TIDE_CLASS_BORROWING, or
  * TIDE_CLASS_NONE with every capability reason added to o.
  */
@@ -76,7 +91,7 @@ tide_admit(TideWork *w, int j, TideOutcome *o)
 	const TideJob *job = &s->jobs[j];
 	const TideQueue *q = &s->queues[job->queue];
 	const int64_t *need = w->minreq + (size_t) j * w->nres;
-	bool		use_held = queue_hold_applies(w, job, q);
+	int			use_held = -1;
 	bool		cap_ok = true;
 	bool		quota_ok = q->has_quota;
 
@@ -86,7 +101,7 @@ tide_admit(TideWork *w, int j, TideOutcome *o)
 
 		if (need[r] == 0)
 			continue;
-		held = use_held ? q->held[r] : 0;
+		held = held_for(w, job, q, r, &use_held);
 		if (over4(q->capability[r], q->usage[r], q->idle_usage[r], held, need[r]))
 		{
 			int64_t		total = queue_total(q, r);
@@ -99,7 +114,8 @@ tide_admit(TideWork *w, int j, TideOutcome *o)
 				tide_reason_add(o, R_CAPABILITY, r, -1, tide_sat_add(total, held), need[r],
 								q->capability[r], job->queue);
 		}
-		if (quota_ok && over4(q->quota[r], q->usage[r], held, 0, need[r]))
+		/* a sum past INT64_MAX already failed capability above: unlimited is never over */
+		if (quota_ok && q->quota[r] != TIDE_UNLIMITED && over4(q->quota[r], q->usage[r], held, 0, need[r]))
 			quota_ok = false;
 	}
 	if (!cap_ok)
@@ -120,7 +136,7 @@ tide_admit_idle(TideWork *w, int j, TideOutcome *o)
 	const int64_t *need = w->minreq + (size_t) j * w->nres;
 	int			g = w->info[j].group;
 	bool		ok = true;
-	bool		use_held = queue_hold_applies(w, job, q);
+	int			use_held = -1;
 
 	if (g < 0)
 		return false;
@@ -132,7 +148,7 @@ tide_admit_idle(TideWork *w, int j, TideOutcome *o)
 
 		if (need[r] == 0)
 			continue;
-		held = use_held ? q->held[r] : 0;
+		held = held_for(w, job, q, r, &use_held);
 		if (over(cap[r], nonidle[r], need[r]))
 		{
 			ok = false;
@@ -191,7 +207,8 @@ tide_static_check(TideWork *w, int j, TideOutcome *o)
 		}
 	}
 	for (int r = 0; r < w->nres; r++)
-		if (need[r] > 0 && over(q->capability[r], 0, need[r]))
+		if (need[r] > 0 && need[r] >= q->capability[r] &&
+			need[r] > q->capability[r] - (q->capability[r] == TIDE_UNLIMITED))
 		{
 			if (need[r] == INT64_MAX)
 			{
@@ -284,7 +301,11 @@ tide_part_card_ok(TideWork *w, const TideJob *job, const TidePart *p,
 
 	if (t < 0 || add == 0 || role->request[t] != 0)
 		return true;
-	held = queue_hold_applies(w, job, q) ? q->held[t] : 0;
+	{
+		int			applies = -1;
+
+		held = held_for(w, job, q, t, &applies);
+	}
 	if (over4(q->capability[t], q->usage[t], q->idle_usage[t], held, add))
 	{
 		if (record)
@@ -294,7 +315,8 @@ tide_part_card_ok(TideWork *w, const TideJob *job, const TidePart *p,
 		}
 		return false;
 	}
-	if (mode == MODE_GUARANTEED && over4(q->quota[t], q->usage[t], held, 0, add))
+	if (mode == MODE_GUARANTEED && q->quota[t] != TIDE_UNLIMITED &&
+		over4(q->quota[t], q->usage[t], held, 0, add))
 	{
 		if (record && w->card_blocked_res < 0)
 		{
