@@ -73,7 +73,9 @@ tide_sat_release(int64_t v, int64_t d)
 static inline int64_t
 tide_sat_charge(int64_t v, int64_t d, int sign)
 {
-	return sign > 0 ? tide_sat_add(v, d) : tide_sat_release(v, d);
+	if (sign > 0)
+		return tide_sat_add(v, d);
+	return sign < 0 ? tide_sat_release(v, d) : v;
 }
 
 /*

@@ -14,6 +14,7 @@
  */
 #include "tap.h"
 #include "test_engine_fixture.h"
+#include "satmath.h"
 
 #define MAXQ		INT64_MAX
 #define SEC			1000000LL
@@ -329,6 +330,50 @@ test_quota_near_max_with_holds(void)
 	sx_free(x);
 }
 
+/* A reservation on a node near the maximum: its "how much is lacking" ratio. */
+static void
+test_reserve_on_huge_node(void)
+{
+	Sx		   *x = sx_new(2, 3, 1);
+
+	x->s->nodes[0].capacity[TIDE_RES_CPU] = MAXQ;
+	x->s->nodes[1].capacity[TIDE_RES_CPU] = MAXQ;
+	sx_finish(x);
+	/* q1 uses half of each node; node 1's share ends sooner */
+	sx_run(x, 0, 0, 1, MAXQ / 2, 100 * SEC);
+	sx_jobs(x, 2);
+	x->s->jobs[0].reserve = true;
+	x->s->jobs[0].roles[0].request[TIDE_RES_CPU] = MAXQ - 1;
+	x->s->jobs[1].queue = 1;
+	x->s->jobs[1].roles[0].request[TIDE_RES_CPU] = MAXQ / 2 + 2;
+	x->r = tide_decide(x->s);
+	is_int(x->r->outcomes[0].status, TIDE_PLACED, "INT64_MAX - 1 fits the empty node");
+	tide_snapshot_alloc_jobs(x->s, 2, 2);
+	for (int i = 0; i < 2; i++)
+	{
+		x->s->jobs[i].id = i + 10;
+		x->s->jobs[i].created_at = i + 10;
+		x->s->jobs[i].roles = &x->s->roles[i];
+		x->s->jobs[i].nroles = 1;
+		x->s->roles[i].replicas = 1;
+	}
+	/* q2: fits nowhere (node 1 full, node 0 half used): it reserves */
+	x->s->jobs[0].reserve = true;
+	x->s->jobs[0].queue = 2;
+	x->s->jobs[0].roles[0].request[TIDE_RES_CPU] = MAXQ / 4 * 3;
+	x->s->jobs[1].queue = 2;
+	x->s->jobs[1].roles[0].request[TIDE_RES_CPU] = 1000;
+	x->r = tide_decide(x->s);
+	is_int(x->r->outcomes[0].status, TIDE_PENDING, "3/4 of the maximum fits nowhere now: it reserves");
+	is_int(x->r->nholds, 2, "it holds queue headroom and one node");
+	is_int(x->r->holds[1].node, 0, "the node whose allocation ends first");
+	is_int(x->r->holds[1].res[TIDE_RES_CPU], MAXQ - MAXQ / 2, "what is free there");
+	is_int(x->r->holds[1].shadow, 100 * SEC, "from when the running allocation ends");
+	is_int(x->r->outcomes[1].status, TIDE_PENDING, "a small job of the same queue waits behind the hold");
+	ok(sx_within_capacity(x), "no node over capacity");
+	sx_free(x);
+}
+
 /* now + time_limit past INT64_MAX: never ends before a reservation starts. */
 static void
 test_backfill_time(void)
@@ -410,14 +455,41 @@ test_evict_sums(void)
 	sx_free(x);
 }
 
+/* The helpers themselves, at and around the limits. */
+static void
+test_helpers(void)
+{
+	is_int(tide_sat_add(MAXQ - 1, 1), MAXQ, "add reaches INT64_MAX exactly");
+	is_int(tide_sat_add(MAXQ, 1), MAXQ, "add saturates up");
+	is_int(tide_sat_add(INT64_MIN, -1), INT64_MIN, "add saturates down");
+	is_int(tide_sat_add(MAXQ, INT64_MIN), -1, "opposite signs never overflow");
+	is_int(tide_sat_sub(0, INT64_MIN), MAXQ, "0 - INT64_MIN saturates up");
+	is_int(tide_sat_sub(INT64_MIN, 1), INT64_MIN, "sub saturates down");
+	is_int(tide_sat_sub(MAXQ - 5, MAXQ), -5, "capacity - used, exact");
+	is_int(tide_sat_mul(MAXQ / 5000, 10000), MAXQ, "10000 replicas x MAX/5000 saturate");
+	is_int(tide_sat_mul(MAXQ / 10000, 10000), MAXQ / 10000 * 10000, "10000 x MAX/10000 exact");
+	is_int(tide_sat_mul(-3, MAXQ), INT64_MIN, "negative product saturates down");
+	is_int(tide_sat_release(MAXQ, 5), MAXQ, "a saturated sum stays saturated on release");
+	is_int(tide_sat_release(10, 5), 5, "an exact one goes down");
+	is_int(tide_sat_charge(10, 5, 0), 10, "sign 0 changes nothing");
+	is_int(tide_sat_muldiv(3, 1000, 4), 750, "per mille, exact");
+	is_int(tide_sat_muldiv(MAXQ, 1000, MAXQ), 1000, "per mille of huge values, no overflow");
+	is_int(tide_sat_muldiv(MAXQ, 1000, 2), MAXQ, "per mille past int64 saturates");
+	ok(tide_sat_muldiv(MAXQ / 2, 1000, MAXQ) >= 499 && tide_sat_muldiv(MAXQ / 2, 1000, MAXQ) <= 500,
+	   "half of huge is about 500 per mille");
+	is_int(tide_sat_add32(INT32_MAX, 1), INT32_MAX, "replica counts saturate");
+}
+
 int
 main(void)
 {
+	test_helpers();
 	test_node_at_max();
 	test_queue_usage_wrap();
 	test_group_capacity_sum();
 	test_replicas_times_request();
 	test_quota_near_max_with_holds();
+	test_reserve_on_huge_node();
 	test_backfill_time();
 	test_gpu_share_clamp();
 	test_evict_sums();
