@@ -102,6 +102,7 @@ CREATE TABLE tide.cycles (
     jobs_unschedulable integer NOT NULL DEFAULT 0,
     allocations_made integer NOT NULL DEFAULT 0,
     holds           integer NOT NULL DEFAULT 0,
+    reasons_deferred integer NOT NULL DEFAULT 0,
     load_ms         double precision,
     decide_ms       double precision,
     write_ms        double precision,
@@ -111,6 +112,7 @@ COMMENT ON TABLE tide.cycles IS 'One row per scheduling cycle (R-C2): when it ra
 COMMENT ON COLUMN tide.cycles.jobs_unschedulable IS 'pending jobs this cycle found can never fit as things stand (R-A2)';
 COMMENT ON COLUMN tide.cycles.allocations_made IS 'allocation rows this cycle inserted (one per placed replica)';
 COMMENT ON COLUMN tide.cycles.holds IS 'reservation holds this cycle made for reserving jobs (R-L2)';
+COMMENT ON COLUMN tide.cycles.reasons_deferred IS 'changed pending reasons this cycle left in tide.reason_backlog instead of writing them into tide.jobs (over tide.reason_updates_per_cycle)';
 COMMENT ON COLUMN tide.cycles.load_ms IS 'milliseconds spent reading nodes, queues, pending jobs and live allocations';
 COMMENT ON COLUMN tide.cycles.decide_ms IS 'milliseconds spent in the policy engine';
 COMMENT ON COLUMN tide.cycles.write_ms IS 'milliseconds spent writing allocations, job states and pending reasons';
@@ -171,10 +173,26 @@ COMMENT ON COLUMN tide.jobs.avoid_nodes IS 'nodes where a previous attempt of th
 COMMENT ON COLUMN tide.jobs.on_evict IS 'what an eviction means for the job: requeue (back to pending) or fail (R-E5)';
 COMMENT ON COLUMN tide.jobs.state IS 'pending, allocated, running, evicting, succeeded, failed, cancelled; checked against tide.job_transitions';
 COMMENT ON COLUMN tide.jobs.state_reason IS 'why the job is in its current state; every writer sets it in the same UPDATE that changes state, and it becomes the reason of the tide.job_events row';
-COMMENT ON COLUMN tide.jobs.pending_reason IS 'why the last cycle could not place this pending job (R-C2)';
+COMMENT ON COLUMN tide.jobs.pending_reason IS 'why a cycle could not place this pending job (R-C2); NULL until a cycle explained it; tide.pending always shows the latest cycle''s reason, which reaches this column within tide.reason_updates_per_cycle rows a cycle';
 COMMENT ON COLUMN tide.jobs.unschedulable IS 'the job can never fit as things stand (R-A2); cleared when queues or nodes change';
 COMMENT ON COLUMN tide.jobs.evict_goal IS 'while evicting: what the job becomes once all its allocations are released (requeue: pending, fail: failed, cancel: cancelled)';
 COMMENT ON COLUMN tide.jobs.cancel_requested IS 'set to true (by tide.cancel or by its owner directly) to cancel the job';
+
+-- ---------------------------------------------------------------- reasons
+-- Rewriting a wide tide.jobs row costs about as much as inserting an
+-- allocation, so a cycle writes at most tide.reason_updates_per_cycle changed
+-- pending reasons into job rows (jobs without one first, then in scheduling
+-- order) and keeps the rest here: one row per distinct reason with the jobs
+-- it explains, replaced by every cycle.  A fresh backlog of 10k jobs then
+-- costs a few rows, not 10k row versions (docs/scheduling.md#pending-reasons).
+CREATE TABLE tide.reason_backlog (
+    cycle_id bigint NOT NULL,
+    reason   text NOT NULL,
+    job_ids  bigint[] NOT NULL
+);
+COMMENT ON TABLE tide.reason_backlog IS
+    'pending reasons of the latest cycle not yet copied into tide.jobs.pending_reason (R-C2), one row per distinct reason; tide.pending reads them';
+COMMENT ON COLUMN tide.reason_backlog.job_ids IS 'the pending jobs this reason explains, by id';
 
 -- ---------------------------------------------------------------- tasks
 CREATE TABLE tide.job_tasks (
@@ -199,7 +217,10 @@ CREATE TABLE tide.allocations (
     resources      tide.resvec NOT NULL,
     gpus           tide.gpumask NOT NULL DEFAULT '',
     gpu_milli      integer CONSTRAINT allocations_gpu_milli_check CHECK (gpu_milli BETWEEN 1 AND 999),
-    cycle_id       bigint REFERENCES tide.cycles (id) DEFERRABLE INITIALLY DEFERRED,
+    -- cycle_id columns (here, evictions, job_events) are not foreign keys:
+    -- only the cycle writes them, and old cycles may be deleted without
+    -- touching the history that names them
+    cycle_id       bigint,
     state          text NOT NULL DEFAULT 'assigned'
                    CONSTRAINT allocations_state_check
                    CHECK (state IN ('assigned', 'running', 'releasing', 'released')),
@@ -209,7 +230,13 @@ CREATE TABLE tide.allocations (
     started_at     timestamptz,
     released_at    timestamptz,
     release_reason text,
-    FOREIGN KEY (job_id, role) REFERENCES tide.job_tasks (job_id, role) ON DELETE CASCADE,
+    -- (job_id, role) names a row of tide.job_tasks.  Not a foreign key: its
+    -- check would lock each task row, one WAL record per allocation, a
+    -- third of what a cycle pays to insert it.  The insert trigger checks
+    -- the tasks exist (set-based); the tasks trigger locks the job row, which
+    -- the cycle holds while it places the job, so the tasks of a job being
+    -- placed cannot change; deleting tasks (or their job) deletes their
+    -- allocations (tide._job_tasks_after_delete).
     CONSTRAINT allocations_released_check CHECK ((state = 'released') = (released_at IS NOT NULL)),
     -- an exit without its code would leave the job's outcome unknown
     CONSTRAINT allocations_exit_code_check CHECK (release_reason IS DISTINCT FROM 'exited' OR exit_code IS NOT NULL),
@@ -226,7 +253,7 @@ COMMENT ON COLUMN tide.allocations.release_reason IS 'why it was released: exite
 CREATE TABLE tide.evictions (
     id               bigint GENERATED BY DEFAULT AS IDENTITY (SEQUENCE NAME tide.evictions_id_seq) PRIMARY KEY,
     job_id           bigint NOT NULL REFERENCES tide.jobs (id) ON DELETE CASCADE,
-    cycle_id         bigint REFERENCES tide.cycles (id) DEFERRABLE INITIALLY DEFERRED,
+    cycle_id         bigint,
     reason           text NOT NULL,
     preemptor_job_id bigint REFERENCES tide.jobs (id) ON DELETE SET NULL,
     goal             text NOT NULL DEFAULT 'requeue'
@@ -241,7 +268,11 @@ COMMENT ON COLUMN tide.evictions.goal IS 'what the eviction is for: requeue, fai
 -- ---------------------------------------------------------------- history
 CREATE TABLE tide.job_events (
     id        bigint GENERATED BY DEFAULT AS IDENTITY (SEQUENCE NAME tide.job_events_id_seq) PRIMARY KEY,
-    job_id    bigint NOT NULL REFERENCES tide.jobs (id) ON DELETE CASCADE,
+    -- not a foreign key: only the state-machine triggers write events, for
+    -- the job row they are changing, and a key check per event would cost
+    -- as much as the event (a cycle logs thousands); deleting a job deletes
+    -- its events (tide._jobs_after_delete)
+    job_id    bigint NOT NULL,
     at        timestamptz NOT NULL DEFAULT pg_catalog.now(),
     old_state text,
     new_state text NOT NULL,

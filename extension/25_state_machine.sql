@@ -34,14 +34,15 @@ CREATE FUNCTION tide._restoring() RETURNS boolean
 COMMENT ON FUNCTION tide._restoring() IS
     'true while rows are being restored from a dump (row_security is off): insert triggers then keep the rows as they were';
 
--- A gpumask of GPUs 0 .. n-1.
+-- A gpumask of GPUs 0 .. n-1.  No SET clause, so that the planner inlines
+-- it (the allocation trigger calls it once per node); every name in it is
+-- qualified instead.  Not STRICT and only immutable parts (int4 to text,
+-- not text || int4) for the same reason; NULL gives NULL anyway.
 CREATE FUNCTION tide._all_gpus(n numeric) RETURNS tide.gpumask
-    LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
-    SET search_path = pg_catalog, pg_temp
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
     AS $$
-SELECT CASE WHEN n IS NULL OR n < 1 THEN ''::tide.gpumask
-            ELSE (SELECT pg_catalog.string_agg(i::text, ',')
-                    FROM pg_catalog.generate_series(0, n::integer - 1) AS i)::tide.gpumask END
+SELECT CASE WHEN n OPERATOR(pg_catalog.<) 1 THEN ''::tide.gpumask
+            ELSE ('0-' OPERATOR(pg_catalog.||) (n::pg_catalog.int4 OPERATOR(pg_catalog.-) 1)::pg_catalog.text)::tide.gpumask END
 $$;
 COMMENT ON FUNCTION tide._all_gpus(numeric) IS 'the mask of every GPU of a node with n GPUs (indices 0 to n-1)';
 
@@ -174,8 +175,11 @@ BEGIN
         RETURN CASE TG_OP WHEN 'DELETE' THEN OLD ELSE NEW END;
     END IF;
     -- Tasks are frozen once a job has left pending: the cycle placed them.
+    -- FOR SHARE waits for a cycle that is placing the job (its UPDATE holds
+    -- the row) and then reads the state it left.
     SELECT j.state INTO job_state FROM tide.jobs j
-     WHERE j.id = CASE TG_OP WHEN 'DELETE' THEN OLD.job_id ELSE NEW.job_id END;
+     WHERE j.id = CASE TG_OP WHEN 'DELETE' THEN OLD.job_id ELSE NEW.job_id END
+       FOR SHARE;
     IF FOUND AND job_state <> 'pending' THEN
         RAISE EXCEPTION 'tasks of job % cannot change: the job is %',
                 CASE TG_OP WHEN 'DELETE' THEN OLD.job_id ELSE NEW.job_id END, job_state
@@ -217,6 +221,22 @@ CREATE TRIGGER job_tasks_before_write BEFORE INSERT OR UPDATE OR DELETE ON tide.
 
 -- Deferred: a job and its tasks may be inserted in any order within one
 -- transaction; at commit every job has tasks and a reachable gang minimum.
+CREATE FUNCTION tide._job_tasks_after_delete() RETURNS trigger
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path = pg_catalog, pg_temp
+    AS $$
+BEGIN
+    DELETE FROM tide.allocations a USING old_tasks o
+     WHERE a.job_id = o.job_id AND a.role = o.role;
+    RETURN NULL;
+END
+$$;
+COMMENT ON FUNCTION tide._job_tasks_after_delete() IS
+    'statement trigger: deleted tasks (and so deleted jobs) take their allocation rows with them, as a cascading foreign key would';
+CREATE TRIGGER job_tasks_after_delete AFTER DELETE ON tide.job_tasks
+    REFERENCING OLD TABLE AS old_tasks
+    FOR EACH STATEMENT EXECUTE FUNCTION tide._job_tasks_after_delete();
+
 CREATE FUNCTION tide._check_job_tasks() RETURNS trigger
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path = pg_catalog, pg_temp
@@ -297,39 +317,43 @@ CREATE FUNCTION tide._jobs_after_update() RETURNS trigger
     SET search_path = pg_catalog, pg_temp
     AS $$
 DECLARE
-    bad record;
-    cancels bigint[];
+    r record;
 BEGIN
-    -- Dynamic SQL so that each statement is planned for the size of this
-    -- statement's transition tables (a cached plan made for one row would
-    -- join ten thousand rows by nested loop).
+    -- One join of the transition tables (a cycle's update holds every job
+    -- whose reason it rewrote too): state changes are logged, then checked
+    -- against tide.job_transitions (a bad one aborts the whole statement,
+    -- its log rows with it), and new cancel requests collected.  Dynamic
+    -- SQL so that the plan fits this statement's transition tables (a
+    -- cached plan made for one row would join thousands by nested loop).
     EXECUTE $q$
-        SELECT o.id, o.state AS old_state, n.state AS new_state
-          FROM old_jobs o JOIN new_jobs n ON n.id = o.id
-         WHERE o.state <> n.state
-           AND NOT EXISTS (SELECT 1 FROM tide.job_transitions t
-                            WHERE t.old_state = o.state AND t.new_state = n.state)
-         ORDER BY o.id
-         LIMIT 1 $q$ INTO bad;
-    IF bad.id IS NOT NULL THEN
-        RAISE EXCEPTION 'job % cannot go from % to %', bad.id, bad.old_state, bad.new_state
+        WITH changed AS MATERIALIZED (
+            SELECT n.id, o.state AS old_state, n.state AS new_state, n.state_reason,
+                   n.cancel_requested AND NOT o.cancel_requested AS cancel
+              FROM old_jobs o JOIN new_jobs n ON n.id = o.id
+             WHERE o.state <> n.state OR (n.cancel_requested AND NOT o.cancel_requested)),
+        logged AS (
+            INSERT INTO tide.job_events (job_id, old_state, new_state, reason, cycle_id)
+            SELECT c.id, c.old_state, c.new_state, c.state_reason, $1
+              FROM changed c
+             WHERE c.old_state <> c.new_state
+             ORDER BY c.id
+            RETURNING job_id, old_state, new_state)
+        SELECT b.job_id AS bad_id, b.old_state, b.new_state,
+               (SELECT pg_catalog.array_agg(c.id ORDER BY c.id) FROM changed c WHERE c.cancel) AS cancels
+          FROM (SELECT 1) one
+          LEFT JOIN LATERAL (
+              SELECT l.job_id, l.old_state, l.new_state FROM logged l
+               WHERE NOT EXISTS (SELECT 1 FROM tide.job_transitions t
+                                  WHERE t.old_state = l.old_state AND t.new_state = l.new_state)
+               ORDER BY l.job_id
+               LIMIT 1) b ON true $q$ INTO r USING tide._current_cycle();
+    IF r.bad_id IS NOT NULL THEN
+        RAISE EXCEPTION 'job % cannot go from % to %', r.bad_id, r.old_state, r.new_state
             USING ERRCODE = 'object_not_in_prerequisite_state',
                   HINT = 'The allowed changes are listed in tide.job_transitions (docs/lifecycle.md).';
     END IF;
-
-    EXECUTE $q$
-        INSERT INTO tide.job_events (job_id, old_state, new_state, reason, cycle_id)
-        SELECT n.id, o.state, n.state, n.state_reason, $1
-          FROM old_jobs o JOIN new_jobs n ON n.id = o.id
-         WHERE o.state <> n.state
-         ORDER BY n.id $q$ USING tide._current_cycle();
-
-    EXECUTE $q$
-        SELECT pg_catalog.array_agg(n.id ORDER BY n.id)
-          FROM old_jobs o JOIN new_jobs n ON n.id = o.id
-         WHERE n.cancel_requested AND NOT o.cancel_requested $q$ INTO cancels;
-    IF cancels IS NOT NULL THEN
-        PERFORM tide._apply_cancel(cancels);
+    IF r.cancels IS NOT NULL THEN
+        PERFORM tide._apply_cancel(r.cancels);
     END IF;
     RETURN NULL;
 END
@@ -339,6 +363,21 @@ COMMENT ON FUNCTION tide._jobs_after_update() IS
 CREATE TRIGGER jobs_after_update AFTER UPDATE ON tide.jobs
     REFERENCING OLD TABLE AS old_jobs NEW TABLE AS new_jobs
     FOR EACH STATEMENT EXECUTE FUNCTION tide._jobs_after_update();
+
+CREATE FUNCTION tide._jobs_after_delete() RETURNS trigger
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path = pg_catalog, pg_temp
+    AS $$
+BEGIN
+    DELETE FROM tide.job_events e USING old_jobs o WHERE e.job_id = o.id;
+    RETURN NULL;
+END
+$$;
+COMMENT ON FUNCTION tide._jobs_after_delete() IS
+    'statement trigger: a deleted job takes its tide.job_events rows with it (what ON DELETE CASCADE did, one statement per delete)';
+CREATE TRIGGER jobs_after_delete AFTER DELETE ON tide.jobs
+    REFERENCING OLD TABLE AS old_jobs
+    FOR EACH STATEMENT EXECUTE FUNCTION tide._jobs_after_delete();
 
 CREATE FUNCTION tide._job_events_refuse_change() RETURNS trigger
     LANGUAGE plpgsql
@@ -417,6 +456,18 @@ BEGIN
         RAISE EXCEPTION 'a new allocation must be assigned, not % (allocation %)', bad.state, bad.id
             USING ERRCODE = 'check_violation',
                   HINT = 'Insert allocations in state assigned; the launcher moves them on.';
+    END IF;
+    -- Each allocation places a replica of a task of its job (what a foreign
+    -- key to tide.job_tasks would check, without locking every task row).
+    EXECUTE $q$
+        SELECT n.id, n.job_id, n.role FROM new_allocations n
+         WHERE NOT EXISTS (SELECT 1 FROM tide.job_tasks t
+                            WHERE t.job_id = n.job_id AND t.role = n.role)
+         ORDER BY n.id LIMIT 1 $q$ INTO bad;
+    IF bad.id IS NOT NULL THEN
+        RAISE EXCEPTION 'allocation % names task "%" of job %, which does not exist', bad.id, bad.role, bad.job_id
+            USING ERRCODE = 'foreign_key_violation',
+                  HINT = 'Allocations place replicas of rows of tide.job_tasks.';
     END IF;
     -- R-C4: what the live allocations of a node hold fits in its capacity,
     -- and no GPU is given twice (whole GPUs: masks never overlap; shares of

@@ -7,10 +7,11 @@
 -- and the job roll-up is done by the allocation triggers.  Every call is
 -- idempotent: repeating it changes nothing and says so in a NOTICE.
 
+-- No SET clause, so that the planner inlines it (the cycle notifies every
+-- node that got work); every name in it is qualified instead.
 CREATE FUNCTION tide.node_channel(node text) RETURNS text
     LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
-    SET search_path = pg_catalog, pg_temp
-    AS $$ SELECT 'tide_node_' || pg_catalog.md5(node) $$;
+    AS $$ SELECT 'tide_node_' OPERATOR(pg_catalog.||) pg_catalog.md5(node) $$;
 COMMENT ON FUNCTION tide.node_channel(text) IS
     'the NOTIFY channel of a node''s launcher: tide_node_ followed by the md5 of the node name (42 bytes, a safe identifier for any name); LISTEN on it';
 

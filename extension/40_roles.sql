@@ -13,10 +13,11 @@ GRANT USAGE ON SCHEMA tide TO tide_admin, tide_submitter, tide_launcher, tide_re
 
 -- ---------------------------------------------------------------- tables
 GRANT SELECT ON tide.queues, tide.nodes, tide.cycles, tide.jobs, tide.job_tasks, tide.allocations,
-                tide.evictions, tide.job_events, tide.job_transitions, tide.allocation_transitions
+                tide.evictions, tide.job_events, tide.job_transitions, tide.allocation_transitions,
+                tide.reason_backlog
     TO tide_admin, tide_reader;
 GRANT INSERT, UPDATE, DELETE ON tide.queues, tide.nodes, tide.jobs, tide.job_tasks, tide.allocations,
-                                tide.evictions, tide.cycles
+                                tide.evictions, tide.cycles, tide.reason_backlog
     TO tide_admin;
 GRANT DELETE ON tide.job_events TO tide_admin;          -- retention only; rows are never updated
 GRANT USAGE, SELECT ON SEQUENCE tide.jobs_id_seq, tide.allocations_id_seq, tide.evictions_id_seq,

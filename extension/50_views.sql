@@ -37,19 +37,23 @@ SELECT p.job_id, p.name, p.queue, p.owner, p.priority, p.idle, p.retry, p.positi
                pg_catalog.row_number() OVER (
                    PARTITION BY j.queue
                    ORDER BY j.idle, (j.retry_of IS NULL), j.priority DESC, j.created_at, j.id) AS position,
-               j.pending_reason,
+               coalesce(b.reason, j.pending_reason) AS pending_reason,
                j.unschedulable,
                coalesce(w.since, j.created_at) AS waiting_since,
                j.created_at
           FROM tide.jobs j
           LEFT JOIN LATERAL (SELECT max(e.at) AS since FROM tide.job_events e
                               WHERE e.job_id = j.id AND e.new_state = 'pending') w ON true
+          -- the latest cycle's reason, when it is not in the job row yet
+          LEFT JOIN (SELECT u.job_id, r.reason
+                       FROM tide.reason_backlog r, pg_catalog.unnest(r.job_ids) AS u(job_id)) b
+                 ON b.job_id = j.id
          WHERE j.state = 'pending') p
  WHERE p.owner = CURRENT_USER
     OR pg_catalog.pg_has_role('tide_admin', 'USAGE')
     OR pg_catalog.pg_has_role('tide_reader', 'USAGE');
 COMMENT ON VIEW tide.pending IS
-    'pending jobs with their position in their queue among every owner''s jobs (non-idle before idle, retry lane, then priority, age, id: R-O1..R-O3), the reason they wait and since when; a submitter sees its own rows';
+    'pending jobs with their position in their queue among every owner''s jobs (non-idle before idle, retry lane, then priority, age, id: R-O1..R-O3), the latest cycle''s reason they wait (R-C2, also when not yet in tide.jobs.pending_reason) and since when; a submitter sees its own rows';
 
 CREATE VIEW tide.queue_usage WITH (security_invoker = true) AS
 WITH live AS (

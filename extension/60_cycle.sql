@@ -1,9 +1,13 @@
 -- The scheduling cycle: tide.run_cycle() (src/cycle.c around the policy
 -- engine in src/engine; the policy is docs/scheduling.md).
 
+-- jit = off: the cycle's statements are simple scans and joins of many rows,
+-- for which compiling costs far more than it saves (250 ms of 1.5 s at 100k
+-- pending jobs, docs/benchmarks.md).
 CREATE FUNCTION tide.run_cycle() RETURNS bigint
     LANGUAGE c VOLATILE STRICT
     SET search_path = pg_catalog, pg_temp
+    SET jit = off
     AS 'MODULE_PATHNAME', 'tide_run_cycle';
 COMMENT ON FUNCTION tide.run_cycle() IS
     'one scheduling cycle in the caller''s transaction: places pending jobs (R-O1..R-O4, R-A1, R-A2, R-L1..R-L6), records pending reasons (R-C2); returns the cycle id, or NULL at once when another cycle is running (R-C1)';

@@ -14,10 +14,12 @@ ORDER BY opcname;
 SELECT typlen, typbyval, typalign, typstorage
 FROM pg_type WHERE oid = 'tide.gpumask'::regtype;
 
--- Every function of the type is immutable, strict and parallel safe.
+-- Every function of the type is immutable, strict and parallel safe (the
+-- internal helpers, named _..., are SQL the planner inlines instead).
 SELECT p.proname, p.provolatile, p.proisstrict, p.proparallel
 FROM pg_proc p
 WHERE p.pronamespace = 'tide'::regnamespace
+  AND p.proname NOT LIKE '\_%'
   AND (p.proargtypes::regtype[] && ARRAY['tide.gpumask'::regtype]
        OR p.prorettype = 'tide.gpumask'::regtype)
   AND p.prokind = 'f'

@@ -29,6 +29,7 @@
 #include "utils/memutils.h"
 #include "utils/timestamp.h"
 
+#include "cycle.h"
 #include "cycle_evict.h"
 #include "engine.h"
 #include "gpumask.h"
@@ -102,10 +103,20 @@ static const char *const W_JOBS =
 " RETURNING j.id, u.placed)"
 "SELECT pg_catalog.array_agg(upd.id) FROM upd WHERE upd.placed";
 
+/* Every cycle replaces the backlog of reasons not yet in job rows. */
+static const char *const W_BACKLOG =
+"WITH gone AS (DELETE FROM tide.reason_backlog)"
+" INSERT INTO tide.reason_backlog (cycle_id, reason, job_ids)"
+" SELECT $1, g.reason, $2[g.lo:g.hi]"
+"   FROM unnest($3, $4, $5) AS g(reason, lo, hi)";
+
+static const char *const W_BACKLOG_CLEAR = "DELETE FROM tide.reason_backlog";
+
 static const char *const W_CYCLE =
 "UPDATE tide.cycles SET finished_at = pg_catalog.clock_timestamp(),"
 "       jobs_considered = $2, jobs_placed = $3,"
 "       jobs_unschedulable = $4, allocations_made = $5, holds = $6,"
+"       reasons_deferred = $10, jobs_evicted = $11,"
 "       load_ms = $7, decide_ms = $8, write_ms = $9"
 " WHERE id = $1";
 
@@ -739,13 +750,83 @@ mark_confirmed(Cycle *c, SPITupleTable *t, bool *confirmed, int *count)
 	}
 }
 
+/* A pending reason left for tide.reason_backlog. */
+typedef struct DeferredReason
+{
+	const char *reason;
+	int32		text_id;		/* equal ids, equal texts (tide_reason_memo_text) */
+	int64		id;
+} DeferredReason;
+
+static int
+deferred_cmp(const void *a, const void *b)
+{
+	const DeferredReason *x = a;
+	const DeferredReason *y = b;
+
+	if (x->text_id != y->text_id)
+		return x->text_id < y->text_id ? -1 : 1;
+	return (x->id > y->id) - (x->id < y->id);
+}
+
+/*
+ * Replace tide.reason_backlog with this cycle's deferred reasons, one row
+ * per distinct reason: sorted by text id, each group is a slice of one
+ * bigint[] of job ids.
+ */
+static void
+write_reason_backlog(DeferredReason *d, int n, int64 cycle_id)
+{
+	Datum	   *ids;
+	Datum	   *texts;
+	Datum	   *lo;
+	Datum	   *hi;
+	int			ngroups = 0;
+	Datum		args[5];
+	Oid			types[5] = {INT8OID, INT8ARRAYOID, TEXTARRAYOID, INT4ARRAYOID, INT4ARRAYOID};
+	int			ret;
+
+	if (n == 0)
+	{
+		ret = SPI_execute(W_BACKLOG_CLEAR, false, 0);
+		if (ret != SPI_OK_DELETE)
+			elog(ERROR, "tide.run_cycle: clearing tide.reason_backlog failed: %s", SPI_result_code_string(ret));
+		return;
+	}
+	qsort(d, n, sizeof(DeferredReason), deferred_cmp);
+	ids = palloc(sizeof(Datum) * n);
+	texts = palloc(sizeof(Datum) * n);
+	lo = palloc(sizeof(Datum) * n);
+	hi = palloc(sizeof(Datum) * n);
+	for (int i = 0; i < n; i++)
+	{
+		ids[i] = Int64GetDatum(d[i].id);
+		if (i == 0 || d[i].text_id != d[i - 1].text_id)
+		{
+			texts[ngroups] = CStringGetTextDatum(d[i].reason);
+			lo[ngroups] = Int32GetDatum(i + 1);
+			ngroups++;
+		}
+		hi[ngroups - 1] = Int32GetDatum(i + 1);
+	}
+	args[0] = Int64GetDatum(cycle_id);
+	args[1] = PointerGetDatum(make_array(ids, NULL, n, INT8OID));
+	args[2] = PointerGetDatum(make_array(texts, NULL, ngroups, TEXTOID));
+	args[3] = PointerGetDatum(make_array(lo, NULL, ngroups, INT4OID));
+	args[4] = PointerGetDatum(make_array(hi, NULL, ngroups, INT4OID));
+	ret = SPI_execute_with_args(W_BACKLOG, 5, types, args, NULL, false, 0);
+	if (ret != SPI_OK_INSERT)
+		elog(ERROR, "tide.run_cycle: writing tide.reason_backlog failed: %s", SPI_result_code_string(ret));
+}
+
 /*
  * Write the decisions (write phase): job states and reasons, then the
  * allocations of the jobs the UPDATE confirmed placed.  Returns the number
  * of jobs placed and of allocation rows written.
  */
 static void
-write_decisions(Cycle *c, const TideResult *r, int64 cycle_id, int *jobs_placed, int *allocs_made)
+write_decisions(Cycle *c, const TideResult *r, int64 cycle_id, int *jobs_placed, int *allocs_made,
+				int *reasons_deferred)
 {
 	TideSnapshot *s = c->s;
 	int			np = r->nplacements;
@@ -756,15 +837,28 @@ write_decisions(Cycle *c, const TideResult *r, int64 cycle_id, int *jobs_placed,
 	*jobs_placed = 0;
 	*allocs_made = 0;
 
-	/* jobs: placed ones, and pending ones whose reason or mark changed */
+	/* jobs: placed ones, unschedulable ones, and changed reasons in budget */
 	{
 		int			n = 0;
 		Datum	   *ids = palloc(sizeof(Datum) * (s->njobs + 1));
 		Datum	   *placed = palloc(sizeof(Datum) * (s->njobs + 1));
 		Datum	   *reasons = palloc(sizeof(Datum) * (s->njobs + 1));
 		Datum	   *unsched = palloc(sizeof(Datum) * (s->njobs + 1));
-		char		buf[REASON_MAX];
+		const char **fresh = palloc0(sizeof(char *) * (s->njobs + 1));
+		int32	   *text_id = palloc(sizeof(int32) * (s->njobs + 1));
+		Datum	   *text_datum = palloc0(sizeof(Datum) * (s->njobs + 1));
+		int		   *order = palloc(sizeof(int) * (s->njobs + 1));
+		int			norder = 0;
+		int			budget = tide_reason_updates_per_cycle < 0 ? INT_MAX : tide_reason_updates_per_cycle;
+		DeferredReason *deferred = palloc(sizeof(DeferredReason) * (s->njobs + 1));
+		int			ndeferred = 0;
+		TideReasonMemo *memo = tide_reason_memo_create(s, r);
 
+#define REASON_DATUM(j) \
+	(text_datum[text_id[j]] ? text_datum[text_id[j]] \
+	 : (text_datum[text_id[j]] = CStringGetTextDatum(fresh[j])))
+
+		INSTR_TIME_SET_CURRENT(t0);
 		for (int j = 0; j < s->njobs; j++)
 		{
 			const TideOutcome *o = &r->outcomes[j];
@@ -778,16 +872,62 @@ write_decisions(Cycle *c, const TideResult *r, int64 cycle_id, int *jobs_placed,
 				n++;
 				continue;
 			}
-			tide_reason_text(s, r, j, buf, sizeof(buf));
-			if (o->status != TIDE_UNSCHEDULABLE && c->job_reason[j] &&
-				strcmp(c->job_reason[j], buf) == 0)
-				continue;		/* nothing new to say */
-			ids[n] = Int64GetDatum(s->jobs[j].id);
-			placed[n] = BoolGetDatum(false);
-			reasons[n] = CStringGetTextDatum(buf);
-			unsched[n] = BoolGetDatum(o->status == TIDE_UNSCHEDULABLE);
-			n++;
+			fresh[j] = tide_reason_memo_text(memo, j, &text_id[j]);
+			if (o->status == TIDE_UNSCHEDULABLE)
+			{
+				/* always written: the mark keeps the job out of later loads */
+				ids[n] = Int64GetDatum(s->jobs[j].id);
+				placed[n] = BoolGetDatum(false);
+				reasons[n] = REASON_DATUM(j);
+				unsched[n] = BoolGetDatum(true);
+				n++;
+				fresh[j] = NULL;
+				continue;
+			}
+			if (c->job_reason[j] != NULL && strcmp(c->job_reason[j], fresh[j]) == 0)
+				fresh[j] = NULL;	/* nothing new to say */
 		}
+		elog(DEBUG1, "tide.run_cycle: %d reasons rendered in %.1f ms", s->njobs, elapsed_ms(t0));
+
+		/*
+		 * Changed reasons within the budget (tide.reason_updates_per_cycle):
+		 * jobs no cycle has explained yet first, then the others, each in
+		 * walk order (the jobs nearest to running first); the rest go to
+		 * tide.reason_backlog.
+		 */
+		for (int i = 0; i < r->nwalk; i++)
+			order[norder++] = r->walk[i];
+		for (int j = 0; j < s->njobs; j++)
+			if (r->outcomes[j].walk_pos < 0)
+				order[norder++] = j;
+		for (int pass = 0; pass < 2; pass++)
+		{
+			for (int i = 0; i < norder; i++)
+			{
+				int			j = order[i];
+
+				if (fresh[j] == NULL || (pass == 0) != (c->job_reason[j] == NULL))
+					continue;
+				if (budget > 0)
+				{
+					ids[n] = Int64GetDatum(s->jobs[j].id);
+					placed[n] = BoolGetDatum(false);
+					reasons[n] = REASON_DATUM(j);
+					unsched[n] = BoolGetDatum(false);
+					n++;
+					budget--;
+				}
+				else
+				{
+					deferred[ndeferred].reason = fresh[j];
+					deferred[ndeferred].text_id = text_id[j];
+					deferred[ndeferred].id = s->jobs[j].id;
+					ndeferred++;
+				}
+				fresh[j] = NULL;
+			}
+		}
+#undef REASON_DATUM
 		if (n > 0)
 		{
 			Datum		args[4];
@@ -804,6 +944,10 @@ write_decisions(Cycle *c, const TideResult *r, int64 cycle_id, int *jobs_placed,
 				elog(ERROR, "tide.run_cycle: updating jobs failed: %s", SPI_result_code_string(ret));
 			mark_confirmed(c, SPI_tuptable, confirmed, jobs_placed);
 		}
+		INSTR_TIME_SET_CURRENT(t0);
+		write_reason_backlog(deferred, ndeferred, cycle_id);
+		elog(DEBUG1, "tide.run_cycle: %d reasons deferred in %.1f ms", ndeferred, elapsed_ms(t0));
+		*reasons_deferred = ndeferred;
 	}
 
 	/* allocations of the confirmed jobs */
@@ -888,7 +1032,9 @@ tide_run_cycle(PG_FUNCTION_ARGS)
 	TideResult *r;
 	int			jobs_placed,
 				allocs_made,
-				lost;
+				lost,
+				jobs_evicted,
+				reasons_deferred;
 	MemoryContext caller = CurrentMemoryContext;
 
 	memset(&c, 0, sizeof(c));
@@ -937,18 +1083,18 @@ tide_run_cycle(PG_FUNCTION_ARGS)
 	decide_ms = elapsed_ms(t0);
 
 	INSTR_TIME_SET_CURRENT(t0);
-	write_decisions(&c, r, cycle_id, &jobs_placed, &allocs_made);
+	write_decisions(&c, r, cycle_id, &jobs_placed, &allocs_made, &reasons_deferred);
 	{
 		CycleEvictTypes et = {c.resvec_oid, c.gpumask_oid, c.resvec_array_oid, c.gpumask_array_oid};
 
-		tide_cycle_write_evictions(c.s, r, cycle_id, c.role_request, &et, lost);
+		jobs_evicted = tide_cycle_write_evictions(c.s, r, cycle_id, c.role_request, &et, lost);
 	}
 	write_ms = elapsed_ms(t0);
 
 	{
-		Datum		args[9];
-		Oid			types[9] = {INT8OID, INT4OID, INT4OID, INT4OID, INT4OID, INT4OID,
-		FLOAT8OID, FLOAT8OID, FLOAT8OID};
+		Datum		args[11];
+		Oid			types[11] = {INT8OID, INT4OID, INT4OID, INT4OID, INT4OID, INT4OID,
+		FLOAT8OID, FLOAT8OID, FLOAT8OID, INT4OID, INT4OID};
 
 		args[0] = Int64GetDatum(cycle_id);
 		args[1] = Int32GetDatum((int32) r->counters.jobs_considered);
@@ -959,7 +1105,9 @@ tide_run_cycle(PG_FUNCTION_ARGS)
 		args[6] = Float8GetDatum(load_ms);
 		args[7] = Float8GetDatum(decide_ms);
 		args[8] = Float8GetDatum(write_ms);
-		ret = SPI_execute_with_args(W_CYCLE, 9, types, args, NULL, false, 0);
+		args[9] = Int32GetDatum(reasons_deferred);
+		args[10] = Int32GetDatum(jobs_evicted);
+		ret = SPI_execute_with_args(W_CYCLE, 11, types, args, NULL, false, 0);
 		if (ret != SPI_OK_UPDATE)
 			elog(ERROR, "tide.run_cycle: cannot update the cycle row: %s", SPI_result_code_string(ret));
 	}

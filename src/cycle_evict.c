@@ -66,9 +66,6 @@ static const char *const W_HOLDS_INSERT =
 "   FROM unnest($1::bigint[], $2::text[], $3::integer[], $4::text[], $5, $6, $7::integer[])"
 "        AS u(job_id, role, replica, node, resources, gpus, gpu_milli)";
 
-static const char *const W_EVICTED_COUNT =
-"UPDATE tide.cycles SET jobs_evicted = $2 WHERE id = $1";
-
 /* R-C3: mark down the nodes whose launcher went silent; returns the jobs hit. */
 int
 tide_cycle_nodes_lost(void)
@@ -301,15 +298,5 @@ tide_cycle_write_evictions(TideSnapshot *s, const TideResult *r, int64 cycle_id,
 			elog(ERROR, "tide.run_cycle: writing eviction holds failed: %s", SPI_result_code_string(ret));
 	}
 
-	{
-		Datum		args[2];
-		Oid			argtypes[2] = {INT8OID, INT4OID};
-
-		args[0] = Int64GetDatum(cycle_id);
-		args[1] = Int32GetDatum(evicted + lost);
-		ret = SPI_execute_with_args(W_EVICTED_COUNT, 2, argtypes, args, NULL, false, 0);
-		if (ret != SPI_OK_UPDATE)
-			elog(ERROR, "tide.run_cycle: counting evictions failed: %s", SPI_result_code_string(ret));
-	}
 	return evicted + lost;
 }

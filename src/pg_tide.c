@@ -10,11 +10,14 @@
 #include "fmgr.h"
 #include "utils/guc.h"
 
+#include "cycle.h"
 #include "cycle_evict.h"
 
 PG_MODULE_MAGIC;
 
 void		_PG_init(void);
+
+int			tide_reason_updates_per_cycle = 1000;
 
 void
 _PG_init(void)
@@ -28,5 +31,21 @@ _PG_init(void)
 							&tide_node_timeout,
 							30, 0, 86400 * 365,
 							PGC_SUSET, GUC_UNIT_S,
+							NULL, NULL, NULL);
+
+	/*
+	 * R-C2 asks for a reason on every job a cycle leaves pending, but a
+	 * rewritten job row costs as much as an allocation: bound the rows one
+	 * cycle rewrites, so that a fresh backlog does not slow down placement.
+	 */
+	DefineCustomIntVariable("tide.reason_updates_per_cycle",
+							"Changed pending reasons one cycle writes into tide.jobs rows.",
+							"Jobs without a reason come first, then the others in scheduling "
+							"order; the rest of this cycle's reasons go to tide.reason_backlog, "
+							"which tide.pending reads, and reach their rows in later cycles. "
+							"-1 writes them all.",
+							&tide_reason_updates_per_cycle,
+							1000, -1, PG_INT32_MAX,
+							PGC_USERSET, 0,
 							NULL, NULL, NULL);
 }

@@ -415,6 +415,15 @@ extern const char *tide_rule_name(int rule);
 extern size_t tide_reason_text(const TideSnapshot *s, const TideResult *r,
 							   int job, char *buf, size_t buflen);
 
+/*
+ * reason_memo.c: the same text, rendered once per distinct input (most of a
+ * backlog shares a few reasons); *text_id numbers distinct texts from 0.
+ * The memo and its texts live in the snapshot's memory.
+ */
+typedef struct TideReasonMemo TideReasonMemo;
+extern TideReasonMemo *tide_reason_memo_create(TideSnapshot *s, const TideResult *r);
+extern const char *tide_reason_memo_text(TideReasonMemo *m, int job, int32_t *text_id);
+
 /* gpus.c: R-L6 choices, exposed for tests and the simulator */
 extern uint64_t tide_choose_whole_gpus(const TideNode *n, uint64_t avail, int k);
 extern int	tide_choose_fraction_gpu(const TideNode *n, const int16_t *avail_milli,
