@@ -10,7 +10,7 @@ SELECT pg_backend_pid() AS bpid \gset
 \setenv BPID :bpid
 \! echo "memory before $(grep VmHWM /proc/$BPID/status | tr -s ' \t' ' ')"
 DROP EXTENSION IF EXISTS pg_tide CASCADE;
-DROP TABLE IF EXISTS floor_alloc, floor_jobs, floor_jobs_ff;
+DROP TABLE IF EXISTS floor_alloc, floor_jobs, floor_jobs_ff, floor_jobs_placed, floor_events;
 CREATE EXTENSION pg_tide;
 SELECT setseed(0.5);
 
@@ -60,8 +60,14 @@ VACUUM ANALYZE floor_jobs;
 CREATE TABLE floor_jobs_ff (LIKE tide.jobs INCLUDING DEFAULTS INCLUDING IDENTITY INCLUDING INDEXES) WITH (fillfactor = 70);
 INSERT INTO floor_jobs_ff OVERRIDING SYSTEM VALUE SELECT * FROM tide.jobs;
 VACUUM ANALYZE floor_jobs_ff;
-CREATE FUNCTION pg_temp.floor_ms(nalloc int, nnodes int)
-    RETURNS TABLE (select_ms float8, insert_ms float8, update_ms float8, update_hot_ms float8)
+-- and what the contract adds for each placed job: its row moves to
+-- allocated (a new row version) and the change is logged in job_events.
+CREATE TABLE floor_events (LIKE tide.job_events INCLUDING DEFAULTS INCLUDING IDENTITY INCLUDING INDEXES);
+CREATE TABLE floor_jobs_placed (LIKE tide.jobs INCLUDING DEFAULTS INCLUDING IDENTITY INCLUDING INDEXES) WITH (fillfactor = 70);
+INSERT INTO floor_jobs_placed OVERRIDING SYSTEM VALUE SELECT * FROM tide.jobs;
+VACUUM ANALYZE floor_jobs_placed;
+CREATE FUNCTION pg_temp.floor_ms(nalloc int, nnodes int, nplaced int)
+    RETURNS TABLE (select_ms float8, insert_ms float8, placed_ms float8, update_ms float8, update_hot_ms float8)
 LANGUAGE plpgsql AS $$
 DECLARE
     t0 timestamptz;
@@ -86,6 +92,15 @@ BEGIN
       FROM generate_series(1, nalloc) i;
     insert_ms := 1000 * extract(epoch FROM clock_timestamp() - t0);
     t0 := clock_timestamp();
+    WITH placed AS (
+        UPDATE floor_jobs_placed f SET state = 'allocated', state_reason = 'placed on node-000001'
+          FROM (SELECT id FROM floor_jobs_placed WHERE state = 'pending' ORDER BY id LIMIT nplaced) p
+         WHERE f.id = p.id
+        RETURNING f.id)
+    INSERT INTO floor_events (job_id, old_state, new_state, reason, cycle_id)
+    SELECT id, 'pending', 'allocated', 'placed on node-000001', 1 FROM placed;
+    placed_ms := 1000 * extract(epoch FROM clock_timestamp() - t0);
+    t0 := clock_timestamp();
     UPDATE floor_jobs SET pending_reason = 'no ready node has room' WHERE state = 'pending';
     update_ms := 1000 * extract(epoch FROM clock_timestamp() - t0);
     t0 := clock_timestamp();
@@ -101,15 +116,17 @@ SELECT count(*) FROM tide.job_tasks \g /dev/null
 \timing on
 SELECT 'cycle_id=' || tide.run_cycle();
 \timing off
-SELECT format('cycle jobs=%s nodes=%s placed=%s allocations=%s unschedulable=%s load_ms=%s decide_ms=%s write_ms=%s total_ms=%s',
-              jobs_considered, :nodes, jobs_placed, allocations_made, jobs_unschedulable,
+SELECT format('cycle jobs=%s nodes=%s placed=%s allocations=%s unschedulable=%s reasons_deferred=%s load_ms=%s decide_ms=%s write_ms=%s total_ms=%s',
+              jobs_considered, :nodes, jobs_placed, allocations_made, jobs_unschedulable, reasons_deferred,
               round(load_ms::numeric, 1), round(decide_ms::numeric, 1), round(write_ms::numeric, 1),
               round(1000 * extract(epoch FROM finished_at - started_at)::numeric, 1))
   FROM tide.cycles ORDER BY id DESC LIMIT 1;
-SELECT format('floor select_ms=%s insert_ms=%s total_ms=%s (job rows rewrite: update_ms=%s, with fillfactor 70: %s)',
+SELECT format('floor select_ms=%s insert_ms=%s total_ms=%s; placed jobs to allocated + their events: %s ms (floor with them: %s); every pending job''s reason rewritten: %s ms, with fillfactor 70: %s',
               round(select_ms::numeric, 1), round(insert_ms::numeric, 1), round((select_ms + insert_ms)::numeric, 1),
+              round(placed_ms::numeric, 1), round((select_ms + insert_ms + placed_ms)::numeric, 1),
               round(update_ms::numeric, 1), round(update_hot_ms::numeric, 1))
-  FROM pg_temp.floor_ms((SELECT allocations_made FROM tide.cycles ORDER BY id DESC LIMIT 1), :nodes);
+  FROM pg_temp.floor_ms((SELECT allocations_made FROM tide.cycles ORDER BY id DESC LIMIT 1), :nodes,
+                        (SELECT jobs_placed FROM tide.cycles ORDER BY id DESC LIMIT 1));
 
 -- Steady state: 1k pending jobs, nothing fits (the cluster is full now),
 -- after autovacuum would have cleaned up the first cycle's updates.

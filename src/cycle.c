@@ -67,7 +67,7 @@ static const char *const Q_JOBS =
 " ORDER BY j.id";
 
 static const char *const Q_TASKS =
-"SELECT t.job_id, t.role, t.replicas, t.request"
+"SELECT t.job_id, t.role, t.replicas, t.request, t.ctid"
 "  FROM tide.job_tasks t JOIN tide.jobs j ON j.id = t.job_id"
 " WHERE j.state = 'pending' AND NOT j.unschedulable AND NOT j.cancel_requested"
 " ORDER BY t.job_id, t.role COLLATE \"C\"";
@@ -102,6 +102,21 @@ static const char *const W_JOBS =
 "  WHERE j.id = u.id AND j.state = 'pending' AND NOT j.cancel_requested"
 " RETURNING j.id, u.placed)"
 "SELECT pg_catalog.array_agg(upd.id) FROM upd WHERE upd.placed";
+
+/*
+ * The task rows of the jobs placed, compared with those loaded (by ctid: an
+ * inserted, deleted or updated task row differs).  Run after W_JOBS, whose
+ * row locks keep the tasks of these jobs from changing any more (the tasks
+ * trigger reads the job FOR SHARE), in a fresh snapshot: it sees a task
+ * change that committed between the load and those locks.
+ */
+static const char *const Q_TASKS_CHANGED =
+"SELECT coalesce(l.job_id, n.job_id)"
+"  FROM unnest($1::bigint[], $2::tid[]) AS l(job_id, tid)"
+"  FULL JOIN (SELECT t.job_id, t.ctid AS tid FROM tide.job_tasks t WHERE t.job_id = ANY ($3::bigint[])) n"
+"    ON n.job_id = l.job_id AND n.tid = l.tid"
+" WHERE l.job_id IS NULL OR n.job_id IS NULL"
+" LIMIT 1";
 
 /* Every cycle replaces the backlog of reasons not yet in job rows. */
 static const char *const W_BACKLOG =
@@ -145,6 +160,7 @@ typedef struct Cycle
 	int			ngroups;
 	Datum	   *role_request;	/* [nroles] resvec datum of each role's request */
 	char	  **role_name;		/* [nroles] */
+	ItemPointerData *role_tid;	/* [nroles] ctid of the task row loaded */
 	char	  **job_reason;		/* [njobs] current pending_reason or NULL */
 	Oid			resvec_oid,
 				gpumask_oid,
@@ -539,6 +555,7 @@ load_snapshot(Cycle *c)
 	tide_snapshot_alloc_jobs(s, (int) nj, (int) nt);
 	c->role_request = MemoryContextAlloc(c->mcxt, sizeof(Datum) * (nt + 1));
 	c->role_name = MemoryContextAlloc(c->mcxt, sizeof(char *) * (nt + 1));
+	c->role_tid = MemoryContextAlloc(c->mcxt, sizeof(ItemPointerData) * (nt + 1));
 	c->job_reason = MemoryContextAlloc(c->mcxt, sizeof(char *) * (nj + 1));
 	for (uint64 i = 0; i < nj; i++)
 	{
@@ -599,6 +616,7 @@ load_snapshot(Cycle *c)
 			r->name = c->role_name[nroles];
 			r->replicas = DatumGetInt32(col(c->tasks, ti, 3, &isnull));
 			c->role_request[nroles] = col(c->tasks, ti, 4, &isnull);
+			ItemPointerCopy((ItemPointer) DatumGetPointer(col(c->tasks, ti, 5, &isnull)), &c->role_tid[nroles]);
 			resvec_to_vec(s, c->role_request[nroles], r->request);
 			j->nroles++;
 			nroles++;
@@ -820,6 +838,62 @@ write_reason_backlog(DeferredReason *d, int n, int64 cycle_id)
 }
 
 /*
+ * Refuse to place jobs whose tasks changed since the load: a task row
+ * committed between the load and W_JOBS's row locks would otherwise leave a
+ * job allocated without one of its roles.  Rare (tasks added to a pending
+ * job in a later transaction than the job), so the whole cycle gives way:
+ * the next one loads the new tasks.
+ */
+static void
+check_tasks_unchanged(Cycle *c, const bool *confirmed)
+{
+	TideSnapshot *s = c->s;
+	int			nj = 0,
+				nr = 0;
+	Datum	   *jobs = palloc(sizeof(Datum) * (s->njobs + 1));
+	Datum	   *role_jobs = palloc(sizeof(Datum) * (s->nroles + 1));
+	Datum	   *tids = palloc(sizeof(Datum) * (s->nroles + 1));
+	Datum		args[3];
+	Oid			types[3] = {INT8ARRAYOID, TIDARRAYOID, INT8ARRAYOID};
+	int			ret;
+
+	for (int j = 0; j < s->njobs; j++)
+	{
+		const TideJob *job = &s->jobs[j];
+		int			first = (int) (job->roles - s->roles);
+
+		if (!confirmed[j])
+			continue;
+		jobs[nj++] = Int64GetDatum(job->id);
+		for (int k = 0; k < job->nroles; k++)
+		{
+			role_jobs[nr] = Int64GetDatum(job->id);
+			tids[nr] = PointerGetDatum(&c->role_tid[first + k]);
+			nr++;
+		}
+	}
+	if (nj == 0)
+		return;
+	args[0] = PointerGetDatum(make_array(role_jobs, NULL, nr, INT8OID));
+	args[1] = PointerGetDatum(make_array(tids, NULL, nr, TIDOID));
+	args[2] = PointerGetDatum(make_array(jobs, NULL, nj, INT8OID));
+	ret = SPI_execute_with_args(Q_TASKS_CHANGED, 3, types, args, NULL, false, 1);
+	if (ret != SPI_OK_SELECT)
+		elog(ERROR, "tide.run_cycle: checking tasks failed: %s", SPI_result_code_string(ret));
+	if (SPI_processed > 0)
+	{
+		bool		isnull;
+		int64		id = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+
+		ereport(ERROR,
+				(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+				 errmsg("the tasks of job %lld changed while this cycle placed it", (long long) id),
+				 errdetail("A task row was added, changed or deleted after the cycle read the job's tasks."),
+				 errhint("Nothing of this cycle was kept; the next cycle places the job with its new tasks.")));
+	}
+}
+
+/*
  * Write the decisions (write phase): job states and reasons, then the
  * allocations of the jobs the UPDATE confirmed placed.  Returns the number
  * of jobs placed and of allocation rows written.
@@ -943,6 +1017,7 @@ write_decisions(Cycle *c, const TideResult *r, int64 cycle_id, int *jobs_placed,
 			if (ret != SPI_OK_SELECT || SPI_processed != 1)
 				elog(ERROR, "tide.run_cycle: updating jobs failed: %s", SPI_result_code_string(ret));
 			mark_confirmed(c, SPI_tuptable, confirmed, jobs_placed);
+			check_tasks_unchanged(c, confirmed);
 		}
 		INSTR_TIME_SET_CURRENT(t0);
 		write_reason_backlog(deferred, ndeferred, cycle_id);
