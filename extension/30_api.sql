@@ -73,6 +73,7 @@ CREATE FUNCTION tide.cancel(job_id bigint) RETURNS text
 DECLARE
     st text;
     requested boolean;
+    retry bigint;
 BEGIN
     -- Lock the job row first (lock order: jobs, then allocations).
     SELECT j.state, j.cancel_requested INTO st, requested
@@ -81,6 +82,23 @@ BEGIN
         RAISE EXCEPTION 'job % does not exist', coalesce(cancel.job_id::text, 'NULL')
             USING ERRCODE = 'undefined_object',
                   HINT = 'A submitter sees and cancels only its own jobs.';
+    END IF;
+    IF st = 'failed' THEN
+        -- A job that failed may live on as its automatic retry (R-O3), made
+        -- by the same failure that a cancel may have raced: cancelling the
+        -- job cancels the attempt that is still alive.
+        WITH RECURSIVE chain AS (
+            SELECT r.id, r.state FROM tide.jobs r WHERE r.retry_of = cancel.job_id
+            UNION ALL
+            SELECT r.id, r.state FROM tide.jobs r JOIN chain c ON r.retry_of = c.id
+        )
+        SELECT c.id INTO retry FROM chain c
+         WHERE c.state NOT IN ('succeeded', 'failed', 'cancelled')
+         ORDER BY c.id DESC LIMIT 1;
+        IF retry IS NOT NULL THEN
+            RAISE NOTICE 'job % already failed; cancelling its retry, job %', cancel.job_id, retry;
+            RETURN tide.cancel(retry);
+        END IF;
     END IF;
     IF st IN ('succeeded', 'failed', 'cancelled') THEN
         RAISE NOTICE 'job % is already %; nothing to cancel', cancel.job_id, st;
@@ -96,7 +114,7 @@ BEGIN
 END
 $$;
 COMMENT ON FUNCTION tide.cancel(bigint) IS
-    'cancels a job: pending -> cancelled at once; allocated or running -> evicting until its launchers confirm, then cancelled; returns the state it is now in';
+    'cancels a job: pending -> cancelled at once; allocated or running -> evicting until its launchers confirm, then cancelled; a failed job''s live automatic retry is cancelled instead; returns the state it is now in';
 
 CREATE FUNCTION tide.register_node(
     name           text,

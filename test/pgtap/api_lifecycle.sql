@@ -3,7 +3,7 @@
 BEGIN;
 CREATE EXTENSION pg_tide;
 \ir _fixture.psql
-SELECT plan(56);
+SELECT plan(61);
 
 -- ---- success
 SELECT tide.submit('q1', 'gpu=1', replicas => 2) AS j \gset
@@ -58,6 +58,20 @@ SELECT tide.exited((pg_temp.allocs(:r))[1], 1);
 SELECT is(pg_temp.jstate(:r), 'failed', 'the retry failed');
 SELECT is((SELECT count(*)::int FROM tide.jobs WHERE retry_of = :r), 0, 'no retry beyond max_retries');
 SELECT is((SELECT avoid_nodes FROM tide.jobs WHERE id = :r), '{n2,n1}'::text[], 'avoid_nodes accumulates');
+-- Cancelling a job that failed while its retry lives cancels the retry
+-- (a failure racing the cancel made it), newest attempt of the chain first.
+SELECT tide.submit('q1', 'gpu=1', max_retries => 2) AS c1 \gset
+SELECT pg_temp.place(:c1, ARRAY['n1']);
+SELECT tide.exited((pg_temp.allocs(:c1))[1], 1);
+SELECT id AS c2 FROM tide.jobs WHERE retry_of = :c1 \gset
+SELECT pg_temp.place(:c2, ARRAY['n1']);
+SELECT tide.exited((pg_temp.allocs(:c2))[1], 1);
+SELECT id AS c3 FROM tide.jobs WHERE retry_of = :c2 \gset
+SELECT is(tide.cancel(:c1), 'cancelled', 'cancel of a failed job whose retry waits: the retry is cancelled');
+SELECT is(pg_temp.jstate(:c3), 'cancelled', 'the live attempt, two retries down the chain');
+SELECT is(pg_temp.jstate(:c1), 'failed', 'the failed attempts stay failed');
+SELECT is(tide.cancel(:c1), 'failed', 'a second cancel finds nothing alive');
+SELECT is((SELECT count(*)::int FROM tide.jobs WHERE retry_of = :c3), 0, 'and no retry follows a cancel');
 -- A failing job without retries.
 SELECT tide.submit('q1', 'gpu=1') AS j \gset
 SELECT pg_temp.place(:j, ARRAY['n1']);
