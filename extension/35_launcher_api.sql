@@ -16,13 +16,17 @@ COMMENT ON FUNCTION tide.node_channel(text) IS
     'the NOTIFY channel of a node''s launcher: tide_node_ followed by the md5 of the node name (42 bytes, a safe identifier for any name); LISTEN on it';
 
 -- May role "who" act as the launcher of node?  SECURITY DEFINER so that it
--- can be used inside row-level security policies without recursion.
+-- can be used inside row-level security policies without recursion.  The
+-- policies pass CURRENT_USER; anyone else asking about a role the session
+-- cannot act as gets false, not an answer about that role (through
+-- _launches_job it would tell whether another owner's job was placed).
 CREATE FUNCTION tide._may_launch(node text, who text) RETURNS boolean
     LANGUAGE sql STABLE
     SECURITY DEFINER
     SET search_path = pg_catalog, pg_temp
     AS $$
 SELECT CASE
+         WHEN NOT (who = SESSION_USER OR pg_catalog.pg_has_role(SESSION_USER, who, 'MEMBER')) THEN false
          WHEN pg_catalog.pg_has_role(who, 'tide_admin', 'MEMBER') THEN true
          WHEN n.launcher_role IS NULL THEN pg_catalog.pg_has_role(who, 'tide_launcher', 'MEMBER')
          ELSE EXISTS (SELECT 1 FROM pg_catalog.pg_roles r
@@ -33,7 +37,7 @@ SELECT CASE
  WHERE n.name = node
 $$;
 COMMENT ON FUNCTION tide._may_launch(text, text) IS
-    'may the role act as the launcher of the node: tide_admin members always, else members of nodes.launcher_role when set, else members of tide_launcher';
+    'may the role act as the launcher of the node: tide_admin members always, else members of nodes.launcher_role when set, else members of tide_launcher; false for a role the session cannot act as';
 
 CREATE FUNCTION tide._launches_job(job_id bigint, who text) RETURNS boolean
     LANGUAGE sql STABLE
