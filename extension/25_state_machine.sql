@@ -368,13 +368,25 @@ CREATE FUNCTION tide._jobs_after_delete() RETURNS trigger
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path = pg_catalog, pg_temp
     AS $$
+DECLARE
+    bad record;
 BEGIN
+    -- A job holding resources has processes on nodes: deleting its rows
+    -- would leave them running on GPUs the next cycle gives away.
+    SELECT o.id, o.state INTO bad FROM old_jobs o
+     WHERE o.state IN ('allocated', 'running', 'evicting') AND NOT tide._restoring()
+     ORDER BY o.id LIMIT 1;
+    IF FOUND THEN
+        RAISE EXCEPTION 'job % is %: it cannot be deleted while it holds resources', bad.id, bad.state
+            USING ERRCODE = 'object_in_use',
+                  HINT = 'Cancel it (tide.cancel) and delete it once it is cancelled, when its launchers have stopped it.';
+    END IF;
     DELETE FROM tide.job_events e USING old_jobs o WHERE e.job_id = o.id;
     RETURN NULL;
 END
 $$;
 COMMENT ON FUNCTION tide._jobs_after_delete() IS
-    'statement trigger: a deleted job takes its tide.job_events rows with it (what ON DELETE CASCADE did, one statement per delete)';
+    'statement trigger: refuses to delete jobs that hold resources (allocated, running, evicting); a deleted job takes its tide.job_events rows with it (what ON DELETE CASCADE did, one statement per delete)';
 CREATE TRIGGER jobs_after_delete AFTER DELETE ON tide.jobs
     REFERENCING OLD TABLE AS old_jobs
     FOR EACH STATEMENT EXECUTE FUNCTION tide._jobs_after_delete();

@@ -5,7 +5,7 @@
 BEGIN;
 CREATE EXTENSION pg_tide;
 \ir _fixture.psql
-SELECT plan(13);
+SELECT plan(15);
 
 -- A two-role job placed by a real cycle.
 INSERT INTO tide.jobs (queue, name) VALUES ('q1', 'pair') RETURNING id AS pair \gset
@@ -37,7 +37,12 @@ SELECT lives_ok(format('DELETE FROM tide.cycles WHERE id = %s', :c1), 'a cycle n
 SELECT is((SELECT count(*)::int FROM tide.allocations WHERE cycle_id = :c1), 3, 'and its allocations keep its id');
 
 -- ---------------------------------------------------------------- deleting a job
+SELECT throws_ok(format('DELETE FROM tide.jobs WHERE id = %s', :pair), '55006',
+                 format('job %s is allocated: it cannot be deleted while it holds resources', :pair),
+                 'a job that holds resources cannot be deleted');
 SELECT tide.cancel(:pair);
+SELECT throws_ok(format('DELETE FROM tide.jobs WHERE id = %s', :pair), '55006', NULL,
+                 'nor while it is being evicted');
 SELECT tide.evicted(id) FROM tide.allocations WHERE job_id = :pair;
 SELECT is((SELECT state FROM tide.jobs WHERE id = :pair), 'cancelled', 'the job is cancelled, its allocations released');
 SELECT ok((SELECT count(*) FROM tide.job_events WHERE job_id = :pair) >= 3, 'it has a history');
