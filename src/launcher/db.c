@@ -432,7 +432,7 @@ db_sync(void)
 		if (a != NULL)
 		{
 			/* still assigned in the database: our started report is missing */
-			if (!a->evicting)
+			if (!a->evicting && !a->spawning)
 				a->need_started = true;
 			continue;
 		}
@@ -462,12 +462,25 @@ db_sync(void)
 			if (pid < 0)
 				continue;		/* still assigned: the next claim retries */
 			a = alloc_add(id, job, replica);
-			a->pid = pid;
-			a->need_started = true;
 			started++;
-			tl_event("started", "alloc=%lld job=%lld replica=%d pid=%d CUDA_VISIBLE_DEVICES=%s",
-					 (long long) id, (long long) job, replica, (int) pid,
-					 spec.cuda_visible_devices);
+			if (pid == 0)
+			{
+				/* asked the shepherd: the pid (and the report) follow */
+				a->spawning = true;
+				if (!opt.quiet)
+					a->cvd = strdup(spec.cuda_visible_devices);
+				/* keep it busy on the other core while we go on */
+				if (started % 16 == 0)
+					shepherd_pump();
+			}
+			else
+			{
+				a->pid = pid;
+				a->need_started = true;
+				tl_event("started", "alloc=%lld job=%lld replica=%d pid=%d CUDA_VISIBLE_DEVICES=%s",
+						 (long long) id, (long long) job, replica, (int) pid,
+						 spec.cuda_visible_devices);
+			}
 		}
 
 		/*
@@ -477,6 +490,7 @@ db_sync(void)
 		 */
 		if (started > 0 && started % 1000 == 0 && conn != NULL)
 		{
+			shepherd_pump();
 			if (got_child)
 			{
 				got_child = 0;
@@ -486,6 +500,7 @@ db_sync(void)
 		}
 	}
 	PQclear(res);
+	shepherd_pump();
 	if (opt.verbose && started > 0)
 		tl_log("batch", "spawned n=%d ms=%.1f", started, (now_mono() - t0) * 1000);
 	return true;

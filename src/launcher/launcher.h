@@ -19,6 +19,8 @@
 #include <signal.h>
 #include <sys/types.h>
 
+struct pollfd;
+
 /* Exit code reported for a job that has no command (like sh's "not found"). */
 #define TL_EXIT_NO_COMMAND	127
 /* Exit code reported when the work could not be started at all. */
@@ -53,9 +55,13 @@ typedef struct Alloc
 	int64_t		id;
 	int64_t		job_id;
 	int			replica;
-	pid_t		pid;			/* shepherd = process group; 0: none */
-	unsigned long long starttime;	/* of an adopted shepherd (/proc) */
-	bool		adopted;		/* started by an earlier launcher */
+	pid_t		pid;			/* the command (/bin/sh) = its process group;
+								 * 0: none (yet) */
+	unsigned long long starttime;	/* of an adopted process (/proc) */
+	char	   *cvd;			/* CUDA_VISIBLE_DEVICES, for the started line */
+	bool		spawning;		/* asked the shepherd, no answer yet */
+	bool		adopted;		/* not our child: watched through /proc and
+								 * the state directory */
 	bool		evicting;		/* asked to stop (claim_evictions) */
 	bool		killed;			/* SIGKILL sent */
 	double		kill_at;		/* monotonic deadline for SIGKILL */
@@ -102,6 +108,10 @@ int			state_dir_open(void);
 void		state_dir_adopt(void);
 pid_t		spawn_allocation(const SpawnSpec *spec);
 void		reap_children(void);
+bool		shepherd_start(void);
+void		shepherd_pump(void);
+int			shepherd_pollfds(struct pollfd *pfd);
+void		shepherd_stop(double timeout);
 void		check_adopted(void);
 void		stop_allocation(Alloc *a);
 void		check_kill_deadlines(double now);

@@ -145,7 +145,7 @@ Alloc *
 alloc_find_pid(pid_t pid)
 {
 	for (int i = 0; i < nallocs; i++)
-		if (allocs[i].pid == pid && !allocs[i].ended)
+		if (allocs[i].pid == pid && !allocs[i].ended && !allocs[i].spawning)
 			return &allocs[i];
 	return NULL;
 }
@@ -176,6 +176,7 @@ alloc_remove(Alloc *a)
 
 	if (i < 0 || i >= nallocs)
 		return;
+	free(a->cvd);
 	allocs[i] = allocs[nallocs - 1];
 	nallocs--;
 }
@@ -438,13 +439,16 @@ main(int argc, char **argv)
 	tl_log("start", "pid=%d poll_interval=%g heartbeat_interval=%g grace_period=%g state_dir=%s%s",
 		   (int) getpid(), opt.poll_interval, opt.heartbeat_interval,
 		   opt.grace_period, opt.state_dir, opt.no_shepherd ? " no_shepherd" : "");
+	/* before connecting: the one fork of the launcher is cheapest now */
+	if (!opt.no_shepherd && !shepherd_start())
+		exit(1);
 	state_dir_adopt();
 
 	while (!got_stop)
 	{
 		double		now = now_mono();
 		double		wake;
-		struct pollfd pfd[2];
+		struct pollfd pfd[4];
 		int			nfd = 0;
 		int			timeout_ms;
 
@@ -471,6 +475,7 @@ main(int argc, char **argv)
 			got_child = 0;
 			reap_children();
 		}
+		shepherd_pump();
 		check_adopted();
 		now = now_mono();
 		check_kill_deadlines(now);
@@ -500,6 +505,8 @@ main(int argc, char **argv)
 				got_child = 0;
 				reap_children();
 			}
+			if (ok)
+				shepherd_pump();
 			if (ok)
 				ok = db_flush_reports();
 			if (!ok && !db_connected())
@@ -542,12 +549,21 @@ main(int argc, char **argv)
 			pfd[nfd].revents = 0;
 			nfd++;
 		}
-		if (got_stop || got_child)
-			timeout_ms = 0;
-		if (poll(pfd, nfd, timeout_ms) < 0 && errno != EINTR)
 		{
-			tl_log("error", "poll failed: %s", strerror(errno));
-			sleep(1);
+			int			db_nfd = nfd;
+
+			nfd += shepherd_pollfds(pfd + nfd);
+			if (got_stop || got_child)
+				timeout_ms = 0;
+			if (poll(pfd, nfd, timeout_ms) < 0 && errno != EINTR)
+			{
+				tl_log("error", "poll failed: %s", strerror(errno));
+				sleep(1);
+			}
+			for (int i = db_nfd; i < nfd; i++)
+				if (pfd[i].revents)
+					shepherd_pump();
+			nfd = db_nfd;
 		}
 		if (pfd[0].revents)
 			drain_signal_pipe();
@@ -563,7 +579,11 @@ main(int argc, char **argv)
 		}
 	}
 
-	/* a last chance to report what already ended, then leave the rest running */
+	/*
+	 * Let the shepherd answer what it was asked (no command may start after
+	 * we are gone), report what already ended, leave the rest running.
+	 */
+	shepherd_stop(2.0);
 	if (db_connected())
 	{
 		reap_children();
