@@ -496,7 +496,7 @@ db_sync(void)
 				got_child = 0;
 				reap_children();
 			}
-			db_flush_reports();
+			db_flush_reports(true);
 		}
 	}
 	PQclear(res);
@@ -712,12 +712,54 @@ flush_kind(ReportKind kind)
 	return ok;
 }
 
-/* Started before exited (an allocation must be running to exit), then evicted. */
-bool
-db_flush_reports(void)
+/*
+ * Reports go out at most every REPORT_INTERVAL seconds, or at once when
+ * REPORT_EARLY are waiting: under a stream of starts and exits that makes
+ * batches of hundreds (each statement has a fixed cost in the database:
+ * the triggers and the job roll-up run once per call), and when work is
+ * rare the first report of a quiet spell is sent immediately.
+ */
+#define REPORT_INTERVAL 0.2
+#define REPORT_EARLY	1000
+
+static double last_report;
+static double report_due = 1e18;
+
+/* When deferred reports are due (for the event loop's sleep), else 1e18. */
+double
+db_report_due(void)
 {
+	return report_due;
+}
+
+/*
+ * Started before exited (an allocation must be running to exit), then
+ * evicted.  force: now, whatever the interval.
+ */
+bool
+db_flush_reports(bool force)
+{
+	double		now = now_mono();
+	int			n = 0;
+
 	if (conn == NULL)
 		return false;
+	for (int i = 0; i < nallocs && (force || n < REPORT_EARLY); i++)
+		if (wants(&allocs[i], R_STARTED) || wants(&allocs[i], R_EXITED) ||
+			wants(&allocs[i], R_EVICTED))
+			n++;
+	if (n == 0)
+	{
+		report_due = 1e18;
+		return true;
+	}
+	if (!force && n < REPORT_EARLY && now < last_report + REPORT_INTERVAL)
+	{
+		report_due = last_report + REPORT_INTERVAL;
+		return true;
+	}
+	report_due = 1e18;
+	last_report = now;
 	if (!flush_kind(R_STARTED))
 		return false;
 	if (!flush_kind(R_EXITED))

@@ -127,7 +127,8 @@ bool		db_connect(bool first);
 void		db_disconnect(const char *why);
 bool		db_sync(void);
 bool		db_heartbeat(void);
-bool		db_flush_reports(void);
+bool		db_flush_reports(bool force);
+double		db_report_due(void);
 bool		db_consume_input(void);
 
 #endif							/* TIDE_LAUNCHER_H */

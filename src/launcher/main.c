@@ -508,7 +508,7 @@ main(int argc, char **argv)
 			if (ok)
 				shepherd_pump();
 			if (ok)
-				ok = db_flush_reports();
+				ok = db_flush_reports(false);
 			if (!ok && !db_connected())
 			{
 				reconnect_at = now_mono() + backoff;
@@ -529,6 +529,8 @@ main(int argc, char **argv)
 				wake = next_heartbeat;
 			if (retry_at < wake)
 				wake = retry_at;
+			if (db_report_due() < wake)
+				wake = db_report_due();
 		}
 		else if (reconnect_at < wake)
 			wake = reconnect_at;
@@ -587,7 +589,7 @@ main(int argc, char **argv)
 	if (db_connected())
 	{
 		reap_children();
-		db_flush_reports();
+		db_flush_reports(true);
 	}
 	{
 		int			running = 0;
