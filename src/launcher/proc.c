@@ -43,6 +43,7 @@ static char state_path[4096];
 static void allocation_ended(Alloc *a, int code, const char *how, bool kill_group);
 static void record_pid_file(const SpawnSpec *spec, pid_t pid);
 static bool shepherd_reaped(pid_t pid, int status);
+static void shepherd_gone(void);
 
 /* ---- the state directory ---- */
 
@@ -496,6 +497,8 @@ static pid_t shepherd_pid;		/* 0: none running */
 static int	req_fd = -1;		/* write end: spawn requests */
 static int	rsp_fd = -1;		/* read end: replies */
 static bool shepherd_hung_up;	/* we are stopping: its going is expected */
+static bool shepherd_was_reaped;	/* reap_children collected it ... */
+static int	shepherd_status;	/* ... with this status */
 static char *reqbuf;			/* requests not yet written */
 static size_t reqlen,
 			reqcap;
@@ -1093,7 +1096,7 @@ shepherd_pump(void)
 			shepherd_pid = 0;
 		}
 		else if (n == 0)
-			shepherd_lost("is gone");
+			shepherd_gone();
 		break;
 	}
 }
@@ -1120,23 +1123,48 @@ shepherd_pollfds(struct pollfd *pfd)
 	return n;
 }
 
-/* Is this pid our shepherd (it died: reap_children saw it)? */
-static bool
-shepherd_reaped(pid_t pid, int status)
+/*
+ * Its end of the pipe closed: it died.  Say how (reaping it if
+ * reap_children has not), then take over its work.
+ */
+static void
+shepherd_gone(void)
 {
 	char		why[64];
+	int			status = shepherd_status;
 
-	if (shepherd_pid == 0 || pid != shepherd_pid)
-		return false;
-	/* its last answers are still in the pipe: take them first */
-	shepherd_pump();
-	if (shepherd_pid == 0)
-		return true;			/* the pipe's end already told */
-	if (WIFSIGNALED(status))
+	if (!shepherd_was_reaped)
+	{
+		/* the pipe closes as it exits: the wait is short */
+		while (waitpid(shepherd_pid, &status, 0) < 0)
+			if (errno != EINTR)
+			{
+				status = -1;
+				break;
+			}
+	}
+	shepherd_was_reaped = false;
+	if (status == -1)
+		snprintf(why, sizeof(why), "is gone");
+	else if (WIFSIGNALED(status))
 		snprintf(why, sizeof(why), "was killed by signal %d", WTERMSIG(status));
 	else
 		snprintf(why, sizeof(why), "exited with status %d", WEXITSTATUS(status));
 	shepherd_lost(why);
+}
+
+/* Is this pid our shepherd (it died: reap_children saw it)? */
+static bool
+shepherd_reaped(pid_t pid, int status)
+{
+	if (shepherd_pid == 0 || pid != shepherd_pid)
+		return false;
+	shepherd_status = status;
+	shepherd_was_reaped = true;
+	/* its last answers are still in the pipe: take them, up to its end */
+	shepherd_pump();
+	if (shepherd_pid == pid)
+		shepherd_gone();
 	return true;
 }
 
