@@ -59,6 +59,7 @@ typedef struct Alloc
 								 * 0: none (yet) */
 	unsigned long long starttime;	/* of an adopted process (/proc) */
 	char	   *cvd;			/* CUDA_VISIBLE_DEVICES, for the started line */
+	double		zombie_since;	/* adopted: first seen ended, not reaped */
 	bool		spawning;		/* asked the shepherd, no answer yet */
 	bool		adopted;		/* not our child: watched through /proc and
 								 * the state directory */

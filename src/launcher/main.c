@@ -132,13 +132,78 @@ tl_event(const char *event, const char *fmt,...)
 
 /* ---- the table of known allocations ---- */
 
+/*
+ * An index from allocation id to its place in allocs[] (open addressing,
+ * linear probing; slots hold index + 1, 0 is free): a burst of 10,000
+ * allocations answers, reports and forgets each one by id.
+ */
+static int *id_slots;
+static unsigned id_cap;
+
+static unsigned
+id_home(int64_t id)
+{
+	return (unsigned) (((uint64_t) id * 0x9E3779B97F4A7C15ull) >> 32) & (id_cap - 1);
+}
+
+static void
+id_index_rebuild(void)
+{
+	free(id_slots);
+	id_cap = 1024;
+	while (id_cap < (unsigned) allocs_cap * 2)
+		id_cap *= 2;
+	id_slots = tl_realloc(NULL, id_cap * sizeof(int));
+	memset(id_slots, 0, id_cap * sizeof(int));
+	for (int i = 0; i < nallocs; i++)
+	{
+		unsigned	h = id_home(allocs[i].id);
+
+		while (id_slots[h] != 0)
+			h = (h + 1) & (id_cap - 1);
+		id_slots[h] = i + 1;
+	}
+}
+
+/* The slot that holds this id, or -1. */
+static int
+id_slot(int64_t id)
+{
+	if (id_cap == 0)
+		return -1;
+	for (unsigned h = id_home(id);; h = (h + 1) & (id_cap - 1))
+	{
+		if (id_slots[h] == 0)
+			return -1;
+		if (allocs[id_slots[h] - 1].id == id)
+			return (int) h;
+	}
+}
+
+/* Free a slot, shifting back the entries whose probe ran through it. */
+static void
+id_slot_free(unsigned i)
+{
+	unsigned	mask = id_cap - 1;
+
+	for (unsigned j = (i + 1) & mask; id_slots[j] != 0; j = (j + 1) & mask)
+	{
+		unsigned	k = id_home(allocs[id_slots[j] - 1].id);
+
+		if (i <= j ? (i < k && k <= j) : (i < k || k <= j))
+			continue;
+		id_slots[i] = id_slots[j];
+		i = j;
+	}
+	id_slots[i] = 0;
+}
+
 Alloc *
 alloc_find(int64_t id)
 {
-	for (int i = 0; i < nallocs; i++)
-		if (allocs[i].id == id)
-			return &allocs[i];
-	return NULL;
+	int			h = id_slot(id);
+
+	return h < 0 ? NULL : &allocs[id_slots[h] - 1];
 }
 
 Alloc *
@@ -154,6 +219,7 @@ Alloc *
 alloc_add(int64_t id, int64_t job_id, int replica)
 {
 	Alloc	   *a;
+	unsigned	h;
 
 	if (nallocs == allocs_cap)
 	{
@@ -165,6 +231,14 @@ alloc_add(int64_t id, int64_t job_id, int replica)
 	a->id = id;
 	a->job_id = job_id;
 	a->replica = replica;
+	if ((unsigned) nallocs * 2 > id_cap)
+		id_index_rebuild();
+	else
+	{
+		for (h = id_home(id); id_slots[h] != 0; h = (h + 1) & (id_cap - 1))
+			;
+		id_slots[h] = nallocs;
+	}
 	return a;
 }
 
@@ -173,11 +247,22 @@ void
 alloc_remove(Alloc *a)
 {
 	int			i = (int) (a - allocs);
+	int			h;
 
 	if (i < 0 || i >= nallocs)
 		return;
+	h = id_slot(a->id);
+	if (h >= 0)
+		id_slot_free((unsigned) h);
 	free(a->cvd);
-	allocs[i] = allocs[nallocs - 1];
+	if (i != nallocs - 1)
+	{
+		int			hl = id_slot(allocs[nallocs - 1].id);
+
+		allocs[i] = allocs[nallocs - 1];
+		if (hl >= 0)
+			id_slots[hl] = i + 1;
+	}
 	nallocs--;
 }
 

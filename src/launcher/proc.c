@@ -251,9 +251,12 @@ proc_starttime(pid_t pid, char *state)
 	return start;
 }
 
-/* Is this adopted shepherd still the same live process? */
-static bool
-shepherd_alive(const Alloc *a)
+/*
+ * Is this adopted process still there?  0: gone (or its pid reused),
+ * else its state letter from /proc ('Z': ended, not yet reaped).
+ */
+static char
+adopted_state(const Alloc *a)
 {
 	char		state = '?';
 	unsigned long long st = proc_starttime(a->pid, &state);
@@ -262,17 +265,12 @@ shepherd_alive(const Alloc *a)
 	{
 		/* no /proc entry: gone, unless /proc is not mounted at all */
 		if (access("/proc/self/stat", R_OK) != 0)
-			return kill(a->pid, 0) == 0 || errno == EPERM;
-		return false;
+			return (kill(a->pid, 0) == 0 || errno == EPERM) ? '?' : 0;
+		return 0;
 	}
 	if (a->starttime != 0 && st != a->starttime)
-		return false;			/* the pid was reused */
-
-	/*
-	 * A zombie still counts: its shepherd writes the exit file before it
-	 * reaps it, so only a pid that is gone means the record is final.
-	 */
-	return state != 'X';
+		return 0;				/* the pid was reused */
+	return state == 'X' ? 0 : state;
 }
 
 /*
@@ -672,10 +670,10 @@ shepherd_reap(char **q, size_t *len, size_t *cap)
  * incomplete last one) for later.  True when complete requests are left.
  */
 static bool
-shepherd_spawn_requests(char *buf, size_t *len, pid_t launcher,
+shepherd_spawn_requests(char *buf, size_t *start, size_t *len, pid_t launcher,
 						char **q, size_t *qlen, size_t *qcap, int max)
 {
-	size_t		pos = 0;
+	size_t		pos = *start;
 	bool		more;
 
 	while (*len - pos >= sizeof(SpawnHeader) && max-- > 0)
@@ -728,16 +726,15 @@ shepherd_spawn_requests(char *buf, size_t *len, pid_t launcher,
 		record_pid_file(&spec, pid);
 		queue_reply(q, qlen, qcap, h.id, REPLY_SPAWNED, pid);
 	}
-	memmove(buf, buf + pos, *len - pos);
-	*len -= pos;
-	if (*len < sizeof(SpawnHeader))
+	*start = pos;
+	if (*len - pos < sizeof(SpawnHeader))
 		more = false;
 	else
 	{
 		SpawnHeader h;
 
-		memcpy(&h, buf, sizeof(h));
-		more = *len - sizeof(h) >= h.len;
+		memcpy(&h, buf + pos, sizeof(h));
+		more = *len - pos - sizeof(h) >= h.len;
 	}
 	return more;
 }
@@ -757,6 +754,7 @@ shepherd_serve(int in, int out, pid_t launcher)
 	char	   *inbuf = NULL,
 			   *outq = NULL;
 	size_t		inlen = 0,
+				inpos = 0,
 				incap = 0,
 				outlen = 0,
 				outcap = 0;
@@ -835,6 +833,13 @@ shepherd_serve(int in, int out, pid_t launcher)
 				;
 		}
 		shepherd_reap(&outq, &outlen, &outcap);
+		/* drop what was started (now and then: the backlog may be long) */
+		if (inpos > 0 && (inpos == inlen || inpos >= 65536))
+		{
+			memmove(inbuf, inbuf + inpos, inlen - inpos);
+			inlen -= inpos;
+			inpos = 0;
+		}
 		while (in_open)
 		{
 			ssize_t		r;
@@ -864,7 +869,7 @@ shepherd_serve(int in, int out, pid_t launcher)
 		 * A few starts at a time, then reap and answer: the launcher
 		 * reports the first starts while later ones are still queued.
 		 */
-		pending = shepherd_spawn_requests(inbuf, &inlen, launcher,
+		pending = shepherd_spawn_requests(inbuf, &inpos, &inlen, launcher,
 										  &outq, &outlen, &outcap, 32);
 		if (out_open && outlen > 0 && !buf_flush(out, outq, &outlen))
 			out_open = false;
@@ -1322,18 +1327,27 @@ check_adopted(void)
 		Alloc	   *a = &allocs[i];
 		char		name[64];
 		char		buf[64];
-		bool		alive;
+		char		state;
 
 		if (!a->adopted || a->ended)
 			continue;
-		alive = shepherd_alive(a);
-		/* read the exit file only after seeing the shepherd gone */
+		state = adopted_state(a);
+
+		/*
+		 * Read the exit file only after looking at the process: a shepherd
+		 * writes it before it reaps the command (and an old-style
+		 * per-allocation shepherd before it exits), so a process that is
+		 * gone always left its record.
+		 */
 		snprintf(name, sizeof(name), "%lld.exit", (long long) a->id);
 		if (read_state_file(name, buf, sizeof(buf)) == 0)
 			allocation_ended(a, atoi(buf), " (adopted)", false);
-		else if (!alive)
+		else if (state == 'Z' && a->zombie_since == 0)
+			a->zombie_since = now_mono();	/* its shepherd is about to write it */
+		else if (state == 0 || (state == 'Z' && now_mono() > a->zombie_since + 5.0))
 		{
-			tl_log("lost", "alloc=%lld job=%lld pid=%d: its shepherd is gone without an exit record; reporting exit code %d",
+			/* gone, or a zombie that nobody records (its shepherd died) */
+			tl_log("lost", "alloc=%lld job=%lld pid=%d: it ended without an exit record; reporting exit code %d",
 				   (long long) a->id, (long long) a->job_id, (int) a->pid, TL_EXIT_LOST);
 			allocation_ended(a, TL_EXIT_LOST, " (lost)", true);
 		}
