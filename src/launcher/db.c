@@ -545,7 +545,9 @@ report_done(int64_t id, ReportKind kind)
 		a->need_started = false;
 	else
 	{
-		forget_allocation_files(a->id);
+		/* an ALLOC.exit is only left by earlier launchers (or a failed
+		 * append, cleaned at the next start) */
+		forget_allocation_files(a->id, a->adopted);
 		alloc_remove(a);
 	}
 }

@@ -359,10 +359,10 @@ usage(FILE *out)
 			"      --output-dir DIR         write each allocation's stdout and stderr to\n"
 			"                               DIR/job-JOB-REPLICA-ALLOC.log (default: inherit\n"
 			"                               the launcher's)\n"
-			"      --no-shepherd            start commands directly, without a shepherd\n"
-			"                               process: about twice the starts per second,\n"
-			"                               but an exit that happens while no launcher\n"
-			"                               runs is reported as lost (137)\n"
+			"      --no-shepherd            start commands directly, without the shepherd\n"
+			"                               process that records their exit codes: an\n"
+			"                               exit that happens while no launcher runs is\n"
+			"                               then reported as lost (137)\n"
 			"  -q, --quiet                  log only lifecycle and errors, not every\n"
 			"                               allocation event\n"
 			"  -v, --verbose                also log each claim and report batch with its\n"
@@ -503,6 +503,7 @@ main(int argc, char **argv)
 	double		next_poll = 0;
 	double		next_heartbeat = 0;
 	double		retry_at = 1e18;
+	double		next_adopted_check = 0;
 	bool		ever_connected = false;
 	bool		need_sync = true;
 
@@ -561,7 +562,12 @@ main(int argc, char **argv)
 			reap_children();
 		}
 		shepherd_pump();
-		check_adopted();
+		/* /proc and the state files of adopted work: a few times a second */
+		if (now >= next_adopted_check)
+		{
+			check_adopted();
+			next_adopted_check = now + 0.2;
+		}
 		now = now_mono();
 		check_kill_deadlines(now);
 

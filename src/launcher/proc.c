@@ -34,6 +34,7 @@
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 static int	state_fd = -1;		/* the state directory, O_CLOEXEC */
@@ -43,6 +44,7 @@ static char state_path[4096];
 static void allocation_ended(Alloc *a, int code, const char *how, bool kill_group);
 static void record_pid_file(const SpawnSpec *spec, pid_t pid);
 static bool shepherd_reaped(pid_t pid, int status);
+static void record_exit(int64_t id, int code);
 static void shepherd_gone(void);
 
 /* ---- the state directory ---- */
@@ -199,15 +201,23 @@ read_state_file(const char *name, char *buf, size_t size)
 	return 0;
 }
 
-/* The final report was accepted: the allocation leaves the directory. */
+/*
+ * The final report was accepted: the allocation leaves the directory.
+ * also_exit: there may be an ALLOC.exit too (adopted work); it goes
+ * first, since a .pid without an exit record reads as "lost", never the
+ * reverse.  (A shepherd that could not append to ALLOC.pid also writes
+ * ALLOC.exit; state_dir_adopt() removes such leftovers.)
+ */
 void
-forget_allocation_files(int64_t id)
+forget_allocation_files(int64_t id, bool also_exit)
 {
 	char		name[64];
 
-	/* exit first: a .pid without .exit reads as "lost", never the reverse */
-	snprintf(name, sizeof(name), "%lld.exit", (long long) id);
-	unlinkat(state_fd, name, 0);
+	if (also_exit)
+	{
+		snprintf(name, sizeof(name), "%lld.exit", (long long) id);
+		unlinkat(state_fd, name, 0);
+	}
 	snprintf(name, sizeof(name), "%lld.pid", (long long) id);
 	unlinkat(state_fd, name, 0);
 }
@@ -268,8 +278,8 @@ adopted_state(const Alloc *a)
 			return (kill(a->pid, 0) == 0 || errno == EPERM) ? '?' : 0;
 		return 0;
 	}
-	if (a->starttime != 0 && st != a->starttime)
-		return 0;				/* the pid was reused */
+	if (a->starttime != 0 && st > a->starttime)
+		return 0;				/* the pid was reused: started after ours */
 	return state == 'X' ? 0 : state;
 }
 
@@ -646,15 +656,8 @@ shepherd_reap(char **q, size_t *len, size_t *cap)
 		id = kid_take(si.si_pid);
 		if (id > 0)
 		{
-			char		name[64];
-			char		buf[32];
-
 			code = si.si_code == CLD_EXITED ? si.si_status : 128 + si.si_status;
-			snprintf(name, sizeof(name), "%lld.exit", (long long) id);
-			snprintf(buf, sizeof(buf), "%d\n", code);
-			if (write_state_file(name, buf) != 0)
-				tl_log("warning", "alloc=%lld cannot record its exit in %s: %s",
-					   (long long) id, opt.state_dir, strerror(errno));
+			record_exit(id, code);
 			/* anything the command left behind in its group goes with it */
 			kill(-si.si_pid, SIGKILL);
 		}
@@ -762,6 +765,16 @@ shepherd_serve(int in, int out, pid_t launcher)
 				out_open = true,
 				pending = false;
 
+	/* stdin first: a launcher started with it closed must not lose an fd to it */
+	{
+		int			fd = open("/dev/null", O_RDONLY);
+
+		if (fd >= 0 && fd != STDIN_FILENO)
+		{
+			dup2(fd, STDIN_FILENO);
+			close(fd);
+		}
+	}
 	/* not in the launcher's group: a Ctrl-C or a group kill of it spares us */
 	setpgid(0, 0);
 	(void) prctl(PR_SET_NAME, "tide-shepherd", 0, 0, 0);
@@ -785,15 +798,6 @@ shepherd_serve(int in, int out, pid_t launcher)
 	{
 		tl_log("fatal", "shepherd: signalfd: %s", strerror(errno));
 		_exit(1);
-	}
-	{
-		int			fd = open("/dev/null", O_RDONLY);
-
-		if (fd >= 0 && fd != STDIN_FILENO)
-		{
-			dup2(fd, STDIN_FILENO);
-			close(fd);
-		}
 	}
 	fcntl(in, F_SETFL, O_NONBLOCK);
 	fcntl(out, F_SETFL, O_NONBLOCK);
@@ -1205,7 +1209,29 @@ shepherd_stop(double timeout)
 	shepherd_hung_up = true;
 }
 
-/* Write ALLOC.pid: "PID STARTTIME JOB REPLICA" for a restarted launcher. */
+/*
+ * Now, in the clock ticks since boot of /proc/PID/stat's start time
+ * (CLOCK_BOOTTIME, which is what the kernel stamps a new process with).
+ * Taken right after a start, it is at or after the process's start time,
+ * and a later process reusing the pid starts after it: that tells them
+ * apart without reading /proc for every start.
+ */
+static unsigned long long
+boot_ticks_now(void)
+{
+	struct timespec ts;
+	long		hz = sysconf(_SC_CLK_TCK);
+
+	if (hz <= 0 || clock_gettime(CLOCK_BOOTTIME, &ts) != 0)
+		return 0;				/* 0: no pid-reuse check */
+	return (unsigned long long) ts.tv_sec * hz +
+		(unsigned long long) ts.tv_nsec / (1000000000ULL / hz);
+}
+
+/*
+ * Write ALLOC.pid: "PID TICKS JOB REPLICA" for a restarted launcher; the
+ * shepherd appends the exit code as a second line when the command ends.
+ */
 static void
 record_pid_file(const SpawnSpec *spec, pid_t pid)
 {
@@ -1214,10 +1240,61 @@ record_pid_file(const SpawnSpec *spec, pid_t pid)
 
 	snprintf(name, sizeof(name), "%lld.pid", (long long) spec->id);
 	snprintf(buf, sizeof(buf), "%d %llu %lld %d\n", (int) pid,
-			 proc_starttime(pid, NULL), (long long) spec->job_id, spec->replica);
+			 boot_ticks_now(), (long long) spec->job_id, spec->replica);
 	if (write_state_file(name, buf) != 0)
 		tl_log("warning", "alloc=%lld cannot record itself in %s: %s",
 			   (long long) spec->id, opt.state_dir, strerror(errno));
+}
+
+/*
+ * Record an exit code: appended to ALLOC.pid as its second line (one small
+ * write to a file that exists: cheaper than creating another), or in
+ * ALLOC.exit when there is no ALLOC.pid to append to.
+ */
+static void
+record_exit(int64_t id, int code)
+{
+	char		name[64];
+	char		buf[32];
+	int			len = snprintf(buf, sizeof(buf), "%d\n", code);
+	int			fd;
+
+	snprintf(name, sizeof(name), "%lld.pid", (long long) id);
+	fd = openat(state_fd, name, O_WRONLY | O_APPEND | O_CLOEXEC);
+	if (fd >= 0)
+	{
+		bool		ok = write(fd, buf, len) == len;
+
+		close(fd);
+		if (ok)
+			return;
+	}
+	snprintf(name, sizeof(name), "%lld.exit", (long long) id);
+	if (write_state_file(name, buf) != 0)
+		tl_log("warning", "alloc=%lld cannot record its exit in %s: %s",
+			   (long long) id, opt.state_dir, strerror(errno));
+}
+
+/*
+ * The recorded exit code of an allocation, or -1 while there is none:
+ * the second line of ALLOC.pid, or ALLOC.exit (written by launchers
+ * before this one, and when appending failed).
+ */
+static int
+read_exit_record(int64_t id)
+{
+	char		name[64];
+	char		buf[320];
+	char	   *nl;
+
+	snprintf(name, sizeof(name), "%lld.pid", (long long) id);
+	if (read_state_file(name, buf, sizeof(buf)) == 0 &&
+		(nl = strchr(buf, '\n')) != NULL && nl[1] >= '0' && nl[1] <= '9')
+		return atoi(nl + 1);
+	snprintf(name, sizeof(name), "%lld.exit", (long long) id);
+	if (read_state_file(name, buf, sizeof(buf)) == 0)
+		return atoi(buf);
+	return -1;
 }
 
 /*
@@ -1325,9 +1402,8 @@ check_adopted(void)
 	for (int i = 0; i < nallocs; i++)
 	{
 		Alloc	   *a = &allocs[i];
-		char		name[64];
-		char		buf[64];
 		char		state;
+		int			code;
 
 		if (!a->adopted || a->ended)
 			continue;
@@ -1339,9 +1415,8 @@ check_adopted(void)
 		 * per-allocation shepherd before it exits), so a process that is
 		 * gone always left its record.
 		 */
-		snprintf(name, sizeof(name), "%lld.exit", (long long) a->id);
-		if (read_state_file(name, buf, sizeof(buf)) == 0)
-			allocation_ended(a, atoi(buf), " (adopted)", false);
+		if ((code = read_exit_record(a->id)) >= 0)
+			allocation_ended(a, code, " (adopted)", false);
 		else if (state == 'Z' && a->zombie_since == 0)
 			a->zombie_since = now_mono();	/* its shepherd is about to write it */
 		else if (state == 0 || (state == 'Z' && now_mono() > a->zombie_since + 5.0))

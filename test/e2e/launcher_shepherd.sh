@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # The launcher's shepherd (one small process per launcher, docs/launcher.md):
 # it starts every command in its own process group, records each exit code
-# in the state directory even while no launcher runs, leaves once its last
-# command has ended, and when it dies the launcher still gets the exit codes
-# of its commands (it is their subreaper) and starts a new shepherd.
+# in the state directory (the second line of ALLOC.pid) even while no
+# launcher runs, leaves once its last command has ended, and when it dies
+# the launcher still gets the exit codes of its commands (it is their
+# subreaper) and starts a new shepherd.  Exit records in ALLOC.exit (what
+# launchers before the one-shepherd design wrote) are still read.
 . "$(dirname "$0")/lib.bash"
 
 fresh_db
@@ -67,14 +69,36 @@ LAUNCHER_PIDS=()
 alive "$S2"
 is "$?" 0 "the shepherd outlives its launcher"
 touch "$WORK/c.go"
-wait_file "$STATE/$cid.exit"
-is "$(cat "$STATE/$cid.exit" 2>/dev/null)" 6 "it records the exit code (6) while no launcher runs"
+for _ in $(seq 100); do [ -n "$(sed -n 2p "$STATE/$cid.pid" 2>/dev/null)" ] && break; sleep 0.1; done
+is "$(sed -n 2p "$STATE/$cid.pid" 2>/dev/null)" 6 "it records the exit code (6) while no launcher runs (2nd line of ALLOC.pid)"
 for _ in $(seq 100); do alive "$S2" || break; sleep 0.1; done
 alive "$S2"
 is "$?" 1 "and leaves once its last command has ended"
 start_launcher n1 --grace-period 1
 is "$(wait_for "SELECT state || ' ' || (SELECT exit_code FROM tide.allocations WHERE job_id = $jc) FROM tide.jobs WHERE id = $jc" "failed 6")" "failed 6" \
     "the next launcher reports it"
+
+# an ALLOC.exit file, as earlier launchers wrote, is still an exit record
+L3=$LAST_LAUNCHER
+S3=$(shepherd_of 3)
+je=$(submit 'gpu=1' "$(cmd e 0)")
+place "$je" n1 4
+is "$(wait_for "SELECT state FROM tide.jobs WHERE id = $je" running)" running "one more job runs"
+wait_file "$WORK/e.pid"
+eid=$(q "SELECT id FROM tide.allocations WHERE job_id = $je")
+kill -KILL "$L3"
+wait "$L3" 2>/dev/null
+LAUNCHER_PIDS=()
+kill -KILL "$S3"
+kill -KILL -- "-$(cat "$WORK/e.pid")"
+for _ in $(seq 50); do alive "$(cat "$WORK/e.pid")" || break; sleep 0.1; done
+printf '9\n' > "$STATE/$eid.exit"
+start_launcher n1 --grace-period 1
+is "$(wait_for "SELECT state || ' ' || (SELECT exit_code FROM tide.allocations WHERE job_id = $je) FROM tide.jobs WHERE id = $je" "failed 9")" "failed 9" \
+    "an exit code in ALLOC.exit (older launchers) is reported"
+for _ in $(seq 50); do [ -e "$STATE/$eid.exit" ] || break; sleep 0.1; done
+[ -e "$STATE/$eid.exit" ] || [ -e "$STATE/$eid.pid" ]
+is "$?" 1 "and both its state files are removed"
 
 # --no-shepherd: no shepherd process
 stop_launchers
