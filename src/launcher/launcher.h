@@ -117,7 +117,6 @@ void		check_adopted(void);
 void		stop_allocation(Alloc *a);
 void		check_kill_deadlines(double now);
 void		forget_allocation_files(int64_t id, bool also_exit);
-void		close_inherited_fds(void);
 bool		have_adopted_running(void);
 double		earliest_kill_deadline(void);
 

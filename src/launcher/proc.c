@@ -5,7 +5,7 @@
  * group, started by the launcher's "shepherd": one small process per
  * launcher, forked once at start-up, that starts commands on request
  * (posix_spawn, nothing copied), records each in the state directory
- * (ALLOC.pid), waits for them, writes each exit code to ALLOC.exit and
+ * (ALLOC.pid), waits for them, appends each exit code to ALLOC.pid and
  * tells the launcher over a pipe.  When the launcher stops or dies the
  * shepherd stays until its last command has ended, still recording exits;
  * the next launcher for the node adopts the work from the state directory
@@ -353,15 +353,6 @@ state_dir_adopt(void)
 }
 
 /* ---- running work ---- */
-
-/* Close every inherited descriptor above stderr except the state directory. */
-void
-close_inherited_fds(void)
-{
-	if (state_fd > 3)
-		close_range(3, state_fd - 1, 0);
-	close_range(state_fd + 1, ~0U, 0);
-}
 
 /* Is this environment entry one the launcher sets (or removes) itself? */
 static bool
@@ -745,8 +736,9 @@ shepherd_spawn_requests(char *buf, size_t *start, size_t *len, pid_t launcher,
 /*
  * The shepherd's life: start what the launcher asks for, in its own process
  * group each, wait for every command, record its exit code in the state
- * directory (ALLOC.exit) and tell the launcher.  When the launcher is gone
- * it keeps recording exits, and leaves once its last command has ended.
+ * directory (appended to ALLOC.pid) and tell the launcher.  When the
+ * launcher is gone it keeps recording exits, and leaves once its last
+ * command has ended.
  */
 static void
 shepherd_serve(int in, int out, pid_t launcher)
