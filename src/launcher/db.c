@@ -545,8 +545,10 @@ report_done(int64_t id, ReportKind kind)
 		a->need_started = false;
 	else
 	{
-		/* an ALLOC.exit is only left by earlier launchers (or a failed
-		 * append, cleaned at the next start) */
+		/*
+		 * An ALLOC.exit is only left by earlier launchers (or by a failed
+		 * append, removed at the next start).
+		 */
 		forget_allocation_files(a->id, a->adopted);
 		alloc_remove(a);
 	}

@@ -4,8 +4,9 @@
  *
  * The launcher is plain C with libpq.  main.c owns the options and the event
  * loop, db.c talks to the database (claims and batched reports), proc.c runs
- * the work (shepherd processes, process groups, the state directory that
- * lets a restarted launcher adopt what an earlier one started).
+ * the work (the shepherd process that starts commands and records their
+ * exits, process groups, the state directory that lets a restarted
+ * launcher adopt what an earlier one started).
  */
 #ifndef TIDE_LAUNCHER_H
 #define TIDE_LAUNCHER_H
