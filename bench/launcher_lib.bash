@@ -49,9 +49,11 @@ bq() {
     psql -qAtX -v ON_ERROR_STOP=1 -d "$BENCH_DB" -c "$1"
 }
 
+# BENCH_LAUNCHER_BIN=PATH: run that tide-launcher (e.g. one built from an
+# older commit, to compare) instead of the installed one.
 bench_launcher() {
     local node=$1
-    local bin=$PG_BIN/tide-launcher
+    local bin=${BENCH_LAUNCHER_BIN:-$PG_BIN/tide-launcher}
     [ -x "$bin" ] || bin=$SRC/tide-launcher
     "$bin" --node "$node" --dsn "dbname=$BENCH_DB" --state-dir "$BSTATE/state-$node" --quiet --verbose ${BENCH_LAUNCHER_OPTS:-} \
         2>>"$BTMP/launcher-$node.log" &

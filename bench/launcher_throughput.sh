@@ -9,6 +9,7 @@
 #
 #   bash bench/launcher_throughput.sh [N=20000] [K=2]
 #   BENCH_LAUNCHER_OPTS=--no-shepherd bash bench/launcher_throughput.sh
+#   BENCH_LAUNCHER_BIN=/tmp/old/tide-launcher bash bench/launcher_throughput.sh
 #
 # Prints seconds from the commit to the last `started` report and to the
 # last `exited` report, and the rates.  Results: docs/benchmarks.md.

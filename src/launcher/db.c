@@ -432,7 +432,7 @@ db_sync(void)
 		if (a != NULL)
 		{
 			/* still assigned in the database: our started report is missing */
-			if (!a->evicting)
+			if (!a->evicting && !a->spawning)
 				a->need_started = true;
 			continue;
 		}
@@ -462,12 +462,25 @@ db_sync(void)
 			if (pid < 0)
 				continue;		/* still assigned: the next claim retries */
 			a = alloc_add(id, job, replica);
-			a->pid = pid;
-			a->need_started = true;
 			started++;
-			tl_event("started", "alloc=%lld job=%lld replica=%d pid=%d CUDA_VISIBLE_DEVICES=%s",
-					 (long long) id, (long long) job, replica, (int) pid,
-					 spec.cuda_visible_devices);
+			if (pid == 0)
+			{
+				/* asked the shepherd: the pid (and the report) follow */
+				a->spawning = true;
+				if (!opt.quiet)
+					a->cvd = strdup(spec.cuda_visible_devices);
+				/* keep it busy on the other core while we go on */
+				if (started % 16 == 0)
+					shepherd_pump();
+			}
+			else
+			{
+				a->pid = pid;
+				a->need_started = true;
+				tl_event("started", "alloc=%lld job=%lld replica=%d pid=%d CUDA_VISIBLE_DEVICES=%s",
+						 (long long) id, (long long) job, replica, (int) pid,
+						 spec.cuda_visible_devices);
+			}
 		}
 
 		/*
@@ -477,15 +490,17 @@ db_sync(void)
 		 */
 		if (started > 0 && started % 1000 == 0 && conn != NULL)
 		{
+			shepherd_pump();
 			if (got_child)
 			{
 				got_child = 0;
 				reap_children();
 			}
-			db_flush_reports();
+			db_flush_reports(true);
 		}
 	}
 	PQclear(res);
+	shepherd_pump();
 	if (opt.verbose && started > 0)
 		tl_log("batch", "spawned n=%d ms=%.1f", started, (now_mono() - t0) * 1000);
 	return true;
@@ -530,7 +545,11 @@ report_done(int64_t id, ReportKind kind)
 		a->need_started = false;
 	else
 	{
-		forget_allocation_files(a->id);
+		/*
+		 * An ALLOC.exit is only left by earlier launchers (or by a failed
+		 * append, removed at the next start).
+		 */
+		forget_allocation_files(a->id, a->adopted);
 		alloc_remove(a);
 	}
 }
@@ -697,12 +716,54 @@ flush_kind(ReportKind kind)
 	return ok;
 }
 
-/* Started before exited (an allocation must be running to exit), then evicted. */
-bool
-db_flush_reports(void)
+/*
+ * Reports go out at most every REPORT_INTERVAL seconds, or at once when
+ * REPORT_EARLY are waiting: under a stream of starts and exits that makes
+ * batches of hundreds (each statement has a fixed cost in the database:
+ * the triggers and the job roll-up run once per call), and when work is
+ * rare the first report of a quiet spell is sent immediately.
+ */
+#define REPORT_INTERVAL 0.2
+#define REPORT_EARLY	1000
+
+static double last_report;
+static double report_due = 1e18;
+
+/* When deferred reports are due (for the event loop's sleep), else 1e18. */
+double
+db_report_due(void)
 {
+	return report_due;
+}
+
+/*
+ * Started before exited (an allocation must be running to exit), then
+ * evicted.  force: now, whatever the interval.
+ */
+bool
+db_flush_reports(bool force)
+{
+	double		now = now_mono();
+	int			n = 0;
+
 	if (conn == NULL)
 		return false;
+	for (int i = 0; i < nallocs && (force || n < REPORT_EARLY); i++)
+		if (wants(&allocs[i], R_STARTED) || wants(&allocs[i], R_EXITED) ||
+			wants(&allocs[i], R_EVICTED))
+			n++;
+	if (n == 0)
+	{
+		report_due = 1e18;
+		return true;
+	}
+	if (!force && n < REPORT_EARLY && now < last_report + REPORT_INTERVAL)
+	{
+		report_due = last_report + REPORT_INTERVAL;
+		return true;
+	}
+	report_due = 1e18;
+	last_report = now;
 	if (!flush_kind(R_STARTED))
 		return false;
 	if (!flush_kind(R_EXITED))

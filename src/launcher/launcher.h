@@ -4,8 +4,9 @@
  *
  * The launcher is plain C with libpq.  main.c owns the options and the event
  * loop, db.c talks to the database (claims and batched reports), proc.c runs
- * the work (shepherd processes, process groups, the state directory that
- * lets a restarted launcher adopt what an earlier one started).
+ * the work (the shepherd process that starts commands and records their
+ * exits, process groups, the state directory that lets a restarted
+ * launcher adopt what an earlier one started).
  */
 #ifndef TIDE_LAUNCHER_H
 #define TIDE_LAUNCHER_H
@@ -18,6 +19,8 @@
 #include <stdint.h>
 #include <signal.h>
 #include <sys/types.h>
+
+struct pollfd;
 
 /* Exit code reported for a job that has no command (like sh's "not found"). */
 #define TL_EXIT_NO_COMMAND	127
@@ -53,9 +56,14 @@ typedef struct Alloc
 	int64_t		id;
 	int64_t		job_id;
 	int			replica;
-	pid_t		pid;			/* shepherd = process group; 0: none */
-	unsigned long long starttime;	/* of an adopted shepherd (/proc) */
-	bool		adopted;		/* started by an earlier launcher */
+	pid_t		pid;			/* the command (/bin/sh) = its process group;
+								 * 0: none (yet) */
+	unsigned long long starttime;	/* of an adopted process (/proc) */
+	char	   *cvd;			/* CUDA_VISIBLE_DEVICES, for the started line */
+	double		zombie_since;	/* adopted: first seen ended, not reaped */
+	bool		spawning;		/* asked the shepherd, no answer yet */
+	bool		adopted;		/* not our child: watched through /proc and
+								 * the state directory */
 	bool		evicting;		/* asked to stop (claim_evictions) */
 	bool		killed;			/* SIGKILL sent */
 	double		kill_at;		/* monotonic deadline for SIGKILL */
@@ -102,11 +110,14 @@ int			state_dir_open(void);
 void		state_dir_adopt(void);
 pid_t		spawn_allocation(const SpawnSpec *spec);
 void		reap_children(void);
+bool		shepherd_start(void);
+void		shepherd_pump(void);
+int			shepherd_pollfds(struct pollfd *pfd);
+void		shepherd_stop(double timeout);
 void		check_adopted(void);
 void		stop_allocation(Alloc *a);
 void		check_kill_deadlines(double now);
-void		forget_allocation_files(int64_t id);
-void		close_inherited_fds(void);
+void		forget_allocation_files(int64_t id, bool also_exit);
 bool		have_adopted_running(void);
 double		earliest_kill_deadline(void);
 
@@ -117,7 +128,8 @@ bool		db_connect(bool first);
 void		db_disconnect(const char *why);
 bool		db_sync(void);
 bool		db_heartbeat(void);
-bool		db_flush_reports(void);
+bool		db_flush_reports(bool force);
+double		db_report_due(void);
 bool		db_consume_input(void);
 
 #endif							/* TIDE_LAUNCHER_H */

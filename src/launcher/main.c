@@ -1,11 +1,13 @@
 /*
  * main.c: tide-launcher's options, signal handling and event loop.
  *
- * The loop waits with poll() on two descriptors: the libpq socket (for
- * NOTIFY on the node's channel) and a self-pipe that the signal handlers
- * write to (SIGCHLD, SIGTERM, SIGINT).  Every wake-up does the same few
- * idempotent steps: reap children, claim when woken or when the slow poll
- * is due, send a heartbeat when due, flush the queued reports in batches.
+ * The loop waits with poll() on the libpq socket (for NOTIFY on the node's
+ * channel), a self-pipe that the signal handlers write to (SIGCHLD,
+ * SIGTERM, SIGINT) and the pipes to the shepherd (its answers; our
+ * requests while they do not fit).  Every wake-up does the same few
+ * idempotent steps: reap children, take the shepherd's answers, claim when
+ * woken or when the slow poll is due, send a heartbeat when due, flush the
+ * queued reports in batches (at most every 0.2 s under load).
  * Nothing is lost when the database is away: reports stay queued and the
  * loop reconnects with backoff.
  */
@@ -132,20 +134,85 @@ tl_event(const char *event, const char *fmt,...)
 
 /* ---- the table of known allocations ---- */
 
+/*
+ * An index from allocation id to its place in allocs[] (open addressing,
+ * linear probing; slots hold index + 1, 0 is free): a burst of 10,000
+ * allocations answers, reports and forgets each one by id.
+ */
+static int *id_slots;
+static unsigned id_cap;
+
+static unsigned
+id_home(int64_t id)
+{
+	return (unsigned) (((uint64_t) id * 0x9E3779B97F4A7C15ull) >> 32) & (id_cap - 1);
+}
+
+static void
+id_index_rebuild(void)
+{
+	free(id_slots);
+	id_cap = 1024;
+	while (id_cap < (unsigned) allocs_cap * 2)
+		id_cap *= 2;
+	id_slots = tl_realloc(NULL, id_cap * sizeof(int));
+	memset(id_slots, 0, id_cap * sizeof(int));
+	for (int i = 0; i < nallocs; i++)
+	{
+		unsigned	h = id_home(allocs[i].id);
+
+		while (id_slots[h] != 0)
+			h = (h + 1) & (id_cap - 1);
+		id_slots[h] = i + 1;
+	}
+}
+
+/* The slot that holds this id, or -1. */
+static int
+id_slot(int64_t id)
+{
+	if (id_cap == 0)
+		return -1;
+	for (unsigned h = id_home(id);; h = (h + 1) & (id_cap - 1))
+	{
+		if (id_slots[h] == 0)
+			return -1;
+		if (allocs[id_slots[h] - 1].id == id)
+			return (int) h;
+	}
+}
+
+/* Free a slot, shifting back the entries whose probe ran through it. */
+static void
+id_slot_free(unsigned i)
+{
+	unsigned	mask = id_cap - 1;
+
+	for (unsigned j = (i + 1) & mask; id_slots[j] != 0; j = (j + 1) & mask)
+	{
+		unsigned	k = id_home(allocs[id_slots[j] - 1].id);
+
+		if (i <= j ? (i < k && k <= j) : (i < k || k <= j))
+			continue;
+		id_slots[i] = id_slots[j];
+		i = j;
+	}
+	id_slots[i] = 0;
+}
+
 Alloc *
 alloc_find(int64_t id)
 {
-	for (int i = 0; i < nallocs; i++)
-		if (allocs[i].id == id)
-			return &allocs[i];
-	return NULL;
+	int			h = id_slot(id);
+
+	return h < 0 ? NULL : &allocs[id_slots[h] - 1];
 }
 
 Alloc *
 alloc_find_pid(pid_t pid)
 {
 	for (int i = 0; i < nallocs; i++)
-		if (allocs[i].pid == pid && !allocs[i].ended)
+		if (allocs[i].pid == pid && !allocs[i].ended && !allocs[i].spawning)
 			return &allocs[i];
 	return NULL;
 }
@@ -154,6 +221,7 @@ Alloc *
 alloc_add(int64_t id, int64_t job_id, int replica)
 {
 	Alloc	   *a;
+	unsigned	h;
 
 	if (nallocs == allocs_cap)
 	{
@@ -165,6 +233,14 @@ alloc_add(int64_t id, int64_t job_id, int replica)
 	a->id = id;
 	a->job_id = job_id;
 	a->replica = replica;
+	if ((unsigned) nallocs * 2 > id_cap)
+		id_index_rebuild();
+	else
+	{
+		for (h = id_home(id); id_slots[h] != 0; h = (h + 1) & (id_cap - 1))
+			;
+		id_slots[h] = nallocs;
+	}
 	return a;
 }
 
@@ -173,10 +249,22 @@ void
 alloc_remove(Alloc *a)
 {
 	int			i = (int) (a - allocs);
+	int			h;
 
 	if (i < 0 || i >= nallocs)
 		return;
-	allocs[i] = allocs[nallocs - 1];
+	h = id_slot(a->id);
+	if (h >= 0)
+		id_slot_free((unsigned) h);
+	free(a->cvd);
+	if (i != nallocs - 1)
+	{
+		int			hl = id_slot(allocs[nallocs - 1].id);
+
+		allocs[i] = allocs[nallocs - 1];
+		if (hl >= 0)
+			id_slots[hl] = i + 1;
+	}
 	nallocs--;
 }
 
@@ -273,10 +361,10 @@ usage(FILE *out)
 			"      --output-dir DIR         write each allocation's stdout and stderr to\n"
 			"                               DIR/job-JOB-REPLICA-ALLOC.log (default: inherit\n"
 			"                               the launcher's)\n"
-			"      --no-shepherd            start commands directly, without a shepherd\n"
-			"                               process: about twice the starts per second,\n"
-			"                               but an exit that happens while no launcher\n"
-			"                               runs is reported as lost (137)\n"
+			"      --no-shepherd            start commands directly, without the shepherd\n"
+			"                               process that records their exit codes: an\n"
+			"                               exit that happens while no launcher runs is\n"
+			"                               then reported as lost (137)\n"
 			"  -q, --quiet                  log only lifecycle and errors, not every\n"
 			"                               allocation event\n"
 			"  -v, --verbose                also log each claim and report batch with its\n"
@@ -417,6 +505,7 @@ main(int argc, char **argv)
 	double		next_poll = 0;
 	double		next_heartbeat = 0;
 	double		retry_at = 1e18;
+	double		next_adopted_check = 0;
 	bool		ever_connected = false;
 	bool		need_sync = true;
 
@@ -438,13 +527,16 @@ main(int argc, char **argv)
 	tl_log("start", "pid=%d poll_interval=%g heartbeat_interval=%g grace_period=%g state_dir=%s%s",
 		   (int) getpid(), opt.poll_interval, opt.heartbeat_interval,
 		   opt.grace_period, opt.state_dir, opt.no_shepherd ? " no_shepherd" : "");
+	/* before connecting: the one fork of the launcher is cheapest now */
+	if (!opt.no_shepherd && !shepherd_start())
+		exit(1);
 	state_dir_adopt();
 
 	while (!got_stop)
 	{
 		double		now = now_mono();
 		double		wake;
-		struct pollfd pfd[2];
+		struct pollfd pfd[4];
 		int			nfd = 0;
 		int			timeout_ms;
 
@@ -471,7 +563,13 @@ main(int argc, char **argv)
 			got_child = 0;
 			reap_children();
 		}
-		check_adopted();
+		shepherd_pump();
+		/* /proc and the state files of adopted work: a few times a second */
+		if (now >= next_adopted_check)
+		{
+			check_adopted();
+			next_adopted_check = now + 0.2;
+		}
 		now = now_mono();
 		check_kill_deadlines(now);
 
@@ -501,7 +599,9 @@ main(int argc, char **argv)
 				reap_children();
 			}
 			if (ok)
-				ok = db_flush_reports();
+				shepherd_pump();
+			if (ok)
+				ok = db_flush_reports(false);
 			if (!ok && !db_connected())
 			{
 				reconnect_at = now_mono() + backoff;
@@ -522,6 +622,8 @@ main(int argc, char **argv)
 				wake = next_heartbeat;
 			if (retry_at < wake)
 				wake = retry_at;
+			if (db_report_due() < wake)
+				wake = db_report_due();
 		}
 		else if (reconnect_at < wake)
 			wake = reconnect_at;
@@ -542,12 +644,21 @@ main(int argc, char **argv)
 			pfd[nfd].revents = 0;
 			nfd++;
 		}
-		if (got_stop || got_child)
-			timeout_ms = 0;
-		if (poll(pfd, nfd, timeout_ms) < 0 && errno != EINTR)
 		{
-			tl_log("error", "poll failed: %s", strerror(errno));
-			sleep(1);
+			int			db_nfd = nfd;
+
+			nfd += shepherd_pollfds(pfd + nfd);
+			if (got_stop || got_child)
+				timeout_ms = 0;
+			if (poll(pfd, nfd, timeout_ms) < 0 && errno != EINTR)
+			{
+				tl_log("error", "poll failed: %s", strerror(errno));
+				sleep(1);
+			}
+			for (int i = db_nfd; i < nfd; i++)
+				if (pfd[i].revents)
+					shepherd_pump();
+			nfd = db_nfd;
 		}
 		if (pfd[0].revents)
 			drain_signal_pipe();
@@ -563,11 +674,15 @@ main(int argc, char **argv)
 		}
 	}
 
-	/* a last chance to report what already ended, then leave the rest running */
+	/*
+	 * Let the shepherd answer what it was asked (no command may start after
+	 * we are gone), report what already ended, leave the rest running.
+	 */
+	shepherd_stop(2.0);
 	if (db_connected())
 	{
 		reap_children();
-		db_flush_reports();
+		db_flush_reports(true);
 	}
 	{
 		int			running = 0;

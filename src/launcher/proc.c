@@ -1,18 +1,22 @@
 /*
  * proc.c: how tide-launcher runs work, stops it, and never loses its exit.
  *
- * Each allocation runs under a small "shepherd": a forked copy of the
- * launcher that makes itself a process-group leader, records itself in the
- * state directory (ALLOC.pid), forks /bin/sh -c COMMAND in that group,
- * waits for it, writes the exit code to ALLOC.exit and exits with it.
- * The launcher reaps its shepherds with waitpid() on SIGCHLD; when the
- * launcher itself was stopped or killed, the shepherds keep running, and
- * the next launcher for the node adopts them from the state directory and
- * reads their exit files.  The process group (= the shepherd's pid) is
+ * Every command runs as /bin/sh -c COMMAND, the leader of its own process
+ * group, started by the launcher's "shepherd": one small process per
+ * launcher, forked once at start-up, that starts commands on request
+ * (posix_spawn, nothing copied), records each in the state directory
+ * (ALLOC.pid), waits for them, appends each exit code to ALLOC.pid and
+ * tells the launcher over a pipe.  When the launcher stops or dies the
+ * shepherd stays until its last command has ended, still recording exits;
+ * the next launcher for the node adopts the work from the state directory
+ * and reads the exit files.  The process group (= the command's pid) is
  * what evictions signal: SIGTERM, then SIGKILL after the grace period.
- * The shepherd ignores nothing and survives SIGTERM only to record the
- * command's exit; once an allocation ends, whatever is left in its group
- * is killed so that no stray process keeps a GPU that is given to others.
+ * Once a command ends, whatever is left in its group is killed so that no
+ * stray process keeps a GPU that is given to others.
+ *
+ * (A shepherd per allocation, a fork of the launcher each time, cost a
+ * copy of the launcher's page tables per start: 40% of the machine at
+ * 1,200 starts/s.  See docs/launcher.md, "Throughput".)
  */
 #include "launcher.h"
 
@@ -24,14 +28,24 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/file.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 static int	state_fd = -1;		/* the state directory, O_CLOEXEC */
 static int	lock_fd = -1;		/* flock: one launcher per node and directory */
 static char state_path[4096];
+
+static void allocation_ended(Alloc *a, int code, const char *how, bool kill_group);
+static void record_pid_file(const SpawnSpec *spec, pid_t pid);
+static bool shepherd_reaped(pid_t pid, int status);
+static void record_exit(int64_t id, int code);
+static void shepherd_gone(void);
 
 /* ---- the state directory ---- */
 
@@ -187,15 +201,23 @@ read_state_file(const char *name, char *buf, size_t size)
 	return 0;
 }
 
-/* The final report was accepted: the allocation leaves the directory. */
+/*
+ * The final report was accepted: the allocation leaves the directory.
+ * also_exit: there may be an ALLOC.exit too (adopted work); it goes
+ * first, since a .pid without an exit record reads as "lost", never the
+ * reverse.  (A shepherd that could not append to ALLOC.pid also writes
+ * ALLOC.exit; state_dir_adopt() removes such leftovers.)
+ */
 void
-forget_allocation_files(int64_t id)
+forget_allocation_files(int64_t id, bool also_exit)
 {
 	char		name[64];
 
-	/* exit first: a .pid without .exit reads as "lost", never the reverse */
-	snprintf(name, sizeof(name), "%lld.exit", (long long) id);
-	unlinkat(state_fd, name, 0);
+	if (also_exit)
+	{
+		snprintf(name, sizeof(name), "%lld.exit", (long long) id);
+		unlinkat(state_fd, name, 0);
+	}
 	snprintf(name, sizeof(name), "%lld.pid", (long long) id);
 	unlinkat(state_fd, name, 0);
 }
@@ -239,9 +261,12 @@ proc_starttime(pid_t pid, char *state)
 	return start;
 }
 
-/* Is this adopted shepherd still the same live process? */
-static bool
-shepherd_alive(const Alloc *a)
+/*
+ * Is this adopted process still there?  0: gone (or its pid reused),
+ * else its state letter from /proc ('Z': ended, not yet reaped).
+ */
+static char
+adopted_state(const Alloc *a)
 {
 	char		state = '?';
 	unsigned long long st = proc_starttime(a->pid, &state);
@@ -250,12 +275,12 @@ shepherd_alive(const Alloc *a)
 	{
 		/* no /proc entry: gone, unless /proc is not mounted at all */
 		if (access("/proc/self/stat", R_OK) != 0)
-			return kill(a->pid, 0) == 0 || errno == EPERM;
-		return false;
+			return (kill(a->pid, 0) == 0 || errno == EPERM) ? '?' : 0;
+		return 0;
 	}
-	if (a->starttime != 0 && st != a->starttime)
-		return false;			/* the pid was reused */
-	return state != 'Z' && state != 'X';
+	if (a->starttime != 0 && st > a->starttime)
+		return 0;				/* the pid was reused: started after ours */
+	return state == 'X' ? 0 : state;
 }
 
 /*
@@ -328,21 +353,6 @@ state_dir_adopt(void)
 }
 
 /* ---- running work ---- */
-
-static void
-noop_handler(int sig)
-{
-	(void) sig;
-}
-
-/* Close every inherited descriptor above stderr except the state directory. */
-void
-close_inherited_fds(void)
-{
-	if (state_fd > 3)
-		close_range(3, state_fd - 1, 0);
-	close_range(state_fd + 1, ~0U, 0);
-}
 
 /* Is this environment entry one the launcher sets (or removes) itself? */
 static bool
@@ -449,122 +459,894 @@ spawn_command(const SpawnSpec *spec, pid_t *pid, bool own_group)
 	return rc;
 }
 
-/* The shepherd: own process group, record, run, wait, record the exit. */
+/* ---- the shepherd: one small process per launcher ---- */
+
+/*
+ * Launcher -> shepherd: a SpawnHeader, then its strings (command,
+ * CUDA_VISIBLE_DEVICES, then role and gpu_milli when present), each
+ * NUL-terminated.  Shepherd -> launcher: fixed-size ShepherdReply records.
+ * One writer and one reader per pipe, so a record is never interleaved.
+ */
+typedef struct SpawnHeader
+{
+	int64_t		id;
+	int64_t		job_id;
+	int32_t		replica;
+	uint32_t	flags;			/* SPAWN_HAS_* */
+	uint32_t	len;			/* bytes of strings that follow */
+	uint32_t	pad;
+} SpawnHeader;
+
+#define SPAWN_HAS_ROLE		1
+#define SPAWN_HAS_GPU_MILLI 2
+
+typedef struct ShepherdReply
+{
+	int64_t		id;
+	int32_t		kind;			/* REPLY_* */
+	int32_t		value;			/* pid, errno or exit code */
+} ShepherdReply;
+
+#define REPLY_SPAWNED	1
+#define REPLY_FAILED	2
+#define REPLY_EXITED	3
+
+/* Launcher side. */
+static pid_t shepherd_pid;		/* 0: none running */
+static int	req_fd = -1;		/* write end: spawn requests */
+static int	rsp_fd = -1;		/* read end: replies */
+static bool shepherd_hung_up;	/* we are stopping: its going is expected */
+static bool shepherd_was_reaped;	/* reap_children collected it ... */
+static int	shepherd_status;	/* ... with this status */
+static char *reqbuf;			/* requests not yet written */
+static size_t reqlen,
+			reqcap;
+
+/* Append bytes to a growing buffer. */
 static void
-shepherd_main(const SpawnSpec *spec)
+buf_append(char **buf, size_t *len, size_t *cap, const void *p, size_t n)
+{
+	if (*len + n > *cap)
+	{
+		*cap = (*len + n) * 2 + 4096;
+		*buf = tl_realloc(*buf, *cap);
+	}
+	memcpy(*buf + *len, p, n);
+	*len += n;
+}
+
+/* Write what a non-blocking descriptor takes; false when the reader is gone. */
+static bool
+buf_flush(int fd, char *buf, size_t *len)
+{
+	size_t		off = 0;
+
+	while (off < *len)
+	{
+		ssize_t		w = write(fd, buf + off, *len - off);
+
+		if (w > 0)
+			off += w;
+		else if (w < 0 && errno == EINTR)
+			continue;
+		else if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			break;
+		else
+		{
+			*len = 0;
+			return false;
+		}
+	}
+	if (off > 0)
+	{
+		memmove(buf, buf + off, *len - off);
+		*len -= off;
+	}
+	return true;
+}
+
+/* Shepherd side: its children, by pid (open addressing, linear probing). */
+typedef struct Kid
+{
+	pid_t		pid;			/* 0: free slot */
+	int64_t		id;
+} Kid;
+
+static Kid *kids;
+static unsigned kids_cap;
+static unsigned nkids;
+
+static unsigned
+kid_slot(pid_t pid)
+{
+	return ((unsigned) pid * 2654435761u) & (kids_cap - 1);
+}
+
+static void
+kid_put(pid_t pid, int64_t id)
+{
+	unsigned	i;
+
+	if ((nkids + 1) * 2 > kids_cap)
+	{
+		Kid		   *old = kids;
+		unsigned	oldcap = kids_cap;
+
+		kids_cap = kids_cap ? kids_cap * 2 : 1024;
+		kids = tl_realloc(NULL, kids_cap * sizeof(Kid));
+		memset(kids, 0, kids_cap * sizeof(Kid));
+		nkids = 0;
+		for (unsigned j = 0; j < oldcap; j++)
+			if (old[j].pid != 0)
+				kid_put(old[j].pid, old[j].id);
+		free(old);
+	}
+	for (i = kid_slot(pid); kids[i].pid != 0; i = (i + 1) & (kids_cap - 1))
+		;
+	kids[i].pid = pid;
+	kids[i].id = id;
+	nkids++;
+}
+
+/* Remove a child; its allocation id, or 0 when it is not one of ours. */
+static int64_t
+kid_take(pid_t pid)
+{
+	unsigned	i,
+				j,
+				mask = kids_cap - 1;
+	int64_t		id;
+
+	if (kids_cap == 0)
+		return 0;
+	for (i = kid_slot(pid); kids[i].pid != pid; i = (i + 1) & mask)
+		if (kids[i].pid == 0)
+			return 0;
+	id = kids[i].id;
+	/* backward-shift deletion keeps every probe chain unbroken */
+	for (j = (i + 1) & mask; kids[j].pid != 0; j = (j + 1) & mask)
+	{
+		unsigned	k = kid_slot(kids[j].pid);
+
+		if (i <= j ? (i < k && k <= j) : (i < k || k <= j))
+			continue;
+		kids[i] = kids[j];
+		i = j;
+	}
+	kids[i].pid = 0;
+	nkids--;
+	return id;
+}
+
+static void
+queue_reply(char **q, size_t *len, size_t *cap, int64_t id, int kind, int value)
+{
+	ShepherdReply r = {.id = id, .kind = kind, .value = value};
+
+	buf_append(q, len, cap, &r, sizeof(r));
+}
+
+/*
+ * Collect every ended child.  waitid(WNOWAIT) first: while the command is
+ * a zombie its pid (and so its process group id) cannot be reused, so the
+ * exit file is written and the rest of the group killed before the pid is
+ * released.  Whoever sees the pid gone therefore finds the exit file.
+ */
+static void
+shepherd_reap(char **q, size_t *len, size_t *cap)
+{
+	for (;;)
+	{
+		siginfo_t	si;
+		int64_t		id;
+		int			code = 0;
+
+		memset(&si, 0, sizeof(si));
+		if (waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT) != 0 || si.si_pid == 0)
+			break;
+		id = kid_take(si.si_pid);
+		if (id > 0)
+		{
+			code = si.si_code == CLD_EXITED ? si.si_status : 128 + si.si_status;
+			record_exit(id, code);
+			/* anything the command left behind in its group goes with it */
+			kill(-si.si_pid, SIGKILL);
+		}
+		while (waitpid(si.si_pid, NULL, 0) < 0 && errno == EINTR)
+			;
+		if (id > 0)
+			queue_reply(q, len, cap, id, REPLY_EXITED, code);
+	}
+}
+
+/*
+ * Start up to max of the requests in buf[0..*len), keeping the rest (and an
+ * incomplete last one) for later.  True when complete requests are left.
+ */
+static bool
+shepherd_spawn_requests(char *buf, size_t *start, size_t *len, pid_t launcher,
+						char **q, size_t *qlen, size_t *qcap, int max)
+{
+	size_t		pos = *start;
+	bool		more;
+
+	while (*len - pos >= sizeof(SpawnHeader) && max-- > 0)
+	{
+		SpawnHeader h;
+		SpawnSpec	spec;
+		char	   *s;
+		char	   *end;
+		pid_t		pid;
+		int			rc;
+
+		memcpy(&h, buf + pos, sizeof(h));
+		if (*len - pos - sizeof(h) < h.len)
+			break;
+		s = buf + pos + sizeof(h);
+		end = s + h.len;
+		pos += sizeof(h) + h.len;
+		if (h.len == 0 || end[-1] != '\0')
+			continue;			/* cannot happen: same program on both ends */
+
+		/*
+		 * A launcher that died after asking may already have a successor
+		 * that claimed the same allocation: start nothing for an orphan.
+		 */
+		if (getppid() != launcher)
+			continue;
+		memset(&spec, 0, sizeof(spec));
+		spec.id = h.id;
+		spec.job_id = h.job_id;
+		spec.replica = h.replica;
+		spec.command = s;
+		s += strlen(s) + 1;
+		spec.cuda_visible_devices = s < end ? s : "";
+		s += s < end ? strlen(s) + 1 : 0;
+		if ((h.flags & SPAWN_HAS_ROLE) && s < end)
+		{
+			spec.role = s;
+			s += strlen(s) + 1;
+		}
+		if ((h.flags & SPAWN_HAS_GPU_MILLI) && s < end)
+			spec.gpu_milli = s;
+
+		rc = spawn_command(&spec, &pid, true);
+		if (rc != 0)
+		{
+			queue_reply(q, qlen, qcap, h.id, REPLY_FAILED, rc);
+			continue;
+		}
+		kid_put(pid, h.id);
+		record_pid_file(&spec, pid);
+		queue_reply(q, qlen, qcap, h.id, REPLY_SPAWNED, pid);
+	}
+	*start = pos;
+	if (*len - pos < sizeof(SpawnHeader))
+		more = false;
+	else
+	{
+		SpawnHeader h;
+
+		memcpy(&h, buf + pos, sizeof(h));
+		more = *len - pos - sizeof(h) >= h.len;
+	}
+	return more;
+}
+
+/*
+ * The shepherd's life: start what the launcher asks for, in its own process
+ * group each, wait for every command, record its exit code in the state
+ * directory (appended to ALLOC.pid) and tell the launcher.  When the
+ * launcher is gone it keeps recording exits, and leaves once its last
+ * command has ended.
+ */
+static void
+shepherd_serve(int in, int out, pid_t launcher)
 {
 	struct sigaction sa;
-	char		name[64];
-	char		buf[256];
-	pid_t		child;
-	int			code;
-	int			fd;
+	sigset_t	chld;
+	int			sfd;
+	char	   *inbuf = NULL,
+			   *outq = NULL;
+	size_t		inlen = 0,
+				inpos = 0,
+				incap = 0,
+				outlen = 0,
+				outcap = 0;
+	bool		in_open = true,
+				out_open = true,
+				pending = false;
 
+	/* stdin first: a launcher started with it closed must not lose an fd to it */
+	{
+		int			fd = open("/dev/null", O_RDONLY);
+
+		if (fd >= 0 && fd != STDIN_FILENO)
+		{
+			dup2(fd, STDIN_FILENO);
+			close(fd);
+		}
+	}
+	/* not in the launcher's group: a Ctrl-C or a group kill of it spares us */
 	setpgid(0, 0);
+	(void) prctl(PR_SET_NAME, "tide-shepherd", 0, 0, 0);
+	/* orphans of the commands come to us, not to init: we reap them */
+	(void) prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
 	memset(&sa, 0, sizeof(sa));
 	sigemptyset(&sa.sa_mask);
-	sa.sa_handler = SIG_DFL;
-	sigaction(SIGCHLD, &sa, NULL);
+	sa.sa_handler = SIG_IGN;
+	/* survive what stops the launcher: exit codes must still be recorded */
+	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
 	sigaction(SIGPIPE, &sa, NULL);
-	/* survive the group's SIGTERM long enough to record the command's exit */
-	sa.sa_handler = noop_handler;
-	sigaction(SIGTERM, &sa, NULL);
-
-	close_inherited_fds();
-	fd = open("/dev/null", O_RDONLY);
-	if (fd >= 0 && fd != STDIN_FILENO)
+	sa.sa_handler = SIG_DFL;
+	sigaction(SIGCHLD, &sa, NULL);
+	sigemptyset(&chld);
+	sigaddset(&chld, SIGCHLD);
+	sigprocmask(SIG_BLOCK, &chld, NULL);
+	sfd = signalfd(-1, &chld, SFD_NONBLOCK | SFD_CLOEXEC);
+	if (sfd < 0)
 	{
-		dup2(fd, STDIN_FILENO);
-		close(fd);
+		tl_log("fatal", "shepherd: signalfd: %s", strerror(errno));
+		_exit(1);
 	}
+	fcntl(in, F_SETFL, O_NONBLOCK);
+	fcntl(out, F_SETFL, O_NONBLOCK);
+
+	while (in_open || nkids > 0 || pending)
+	{
+		struct pollfd pfd[3];
+		int			n = 0;
+
+		pfd[n].fd = sfd;
+		pfd[n].events = POLLIN;
+		n++;
+		if (in_open)
+		{
+			pfd[n].fd = in;
+			pfd[n].events = POLLIN;
+			n++;
+		}
+		if (out_open && outlen > 0)
+		{
+			pfd[n].fd = out;
+			pfd[n].events = POLLOUT;
+			n++;
+		}
+		for (int i = 0; i < n; i++)
+			pfd[i].revents = 0;
+		if (poll(pfd, n, pending ? 0 : -1) < 0 && errno != EINTR)
+		{
+			tl_log("error", "shepherd: poll: %s", strerror(errno));
+			sleep(1);
+		}
+		if (pfd[0].revents)
+		{
+			struct signalfd_siginfo ssi[16];
+
+			while (read(sfd, ssi, sizeof(ssi)) > 0)
+				;
+		}
+		shepherd_reap(&outq, &outlen, &outcap);
+		/* drop what was started (now and then: the backlog may be long) */
+		if (inpos > 0 && (inpos == inlen || inpos >= 65536))
+		{
+			memmove(inbuf, inbuf + inpos, inlen - inpos);
+			inlen -= inpos;
+			inpos = 0;
+		}
+		while (in_open)
+		{
+			ssize_t		r;
+
+			if (incap - inlen < 65536)
+			{
+				incap = incap * 2 + 65536;
+				inbuf = tl_realloc(inbuf, incap);
+			}
+			r = read(in, inbuf + inlen, incap - inlen);
+			if (r > 0)
+			{
+				inlen += r;
+				break;
+			}
+			if (r < 0 && errno == EINTR)
+				continue;
+			if (r == 0 || (errno != EAGAIN && errno != EWOULDBLOCK))
+			{
+				in_open = false;	/* the launcher is gone */
+				close(in);
+			}
+			break;
+		}
+
+		/*
+		 * A few starts at a time, then reap and answer: the launcher
+		 * reports the first starts while later ones are still queued.
+		 */
+		pending = shepherd_spawn_requests(inbuf, &inpos, &inlen, launcher,
+										  &outq, &outlen, &outcap, 32);
+		if (out_open && outlen > 0 && !buf_flush(out, outq, &outlen))
+			out_open = false;
+		if (!out_open)
+			outlen = 0;
+	}
+	_exit(0);
+}
+
+/*
+ * Start the shepherd: a fork of the launcher while it is still small (before
+ * it connects), so the one copy of its address space is cheap, and never
+ * again per allocation.  Commands are started from the shepherd with
+ * posix_spawn, which copies nothing.
+ */
+bool
+shepherd_start(void)
+{
+	int			req[2],
+				rsp[2];
+	pid_t		launcher = getpid();
+	pid_t		pid;
+
+	if (pipe2(req, O_CLOEXEC) != 0)
+	{
+		tl_log("error", "cannot start the shepherd: pipe: %s", strerror(errno));
+		return false;
+	}
+	if (pipe2(rsp, O_CLOEXEC) != 0)
+	{
+		tl_log("error", "cannot start the shepherd: pipe: %s", strerror(errno));
+		close(req[0]);
+		close(req[1]);
+		return false;
+	}
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0)
+	{
+		tl_log("error", "cannot start the shepherd: fork: %s", strerror(errno));
+		close(req[0]);
+		close(req[1]);
+		close(rsp[0]);
+		close(rsp[1]);
+		return false;
+	}
+	if (pid == 0)
+	{
+		int			keep[3] = {state_fd, req[0], rsp[1]};
+		int			from = 3;
+
+		/* keep only the state directory and our pipe ends (not the lock!) */
+		for (int i = 0; i < 3; i++)
+			for (int j = i + 1; j < 3; j++)
+				if (keep[j] < keep[i])
+				{
+					int			t = keep[i];
+
+					keep[i] = keep[j];
+					keep[j] = t;
+				}
+		for (int i = 0; i < 3; i++)
+		{
+			if (keep[i] > from)
+				close_range(from, keep[i] - 1, 0);
+			from = keep[i] + 1;
+		}
+		close_range(from, ~0U, 0);
+		shepherd_serve(req[0], rsp[1], launcher);
+	}
+	close(req[0]);
+	close(rsp[1]);
+	req_fd = req[1];
+	rsp_fd = rsp[0];
+	fcntl(req_fd, F_SETFL, O_NONBLOCK);
+	fcntl(rsp_fd, F_SETFL, O_NONBLOCK);
+	shepherd_pid = pid;
+	reqlen = 0;
+	tl_log("shepherd", "pid=%d (records the exit codes of the commands it starts)", (int) pid);
+	return true;
+}
+
+/*
+ * The shepherd died (killed, out of memory): its commands are now the
+ * launcher's children (it is their subreaper) or already recorded.  Watch
+ * them like adopted work; start a new shepherd for new work.
+ */
+static void
+shepherd_lost(const char *why)
+{
+	tl_log("error", "shepherd pid=%d %s; its running work is watched from the state directory",
+		   (int) shepherd_pid, why);
+	if (req_fd >= 0)
+		close(req_fd);
+	if (rsp_fd >= 0)
+		close(rsp_fd);
+	req_fd = rsp_fd = -1;
+	reqlen = 0;
+	shepherd_pid = 0;
+	for (int i = 0; i < nallocs; i++)
+	{
+		Alloc	   *a = &allocs[i];
+
+		if (a->spawning)
+		{
+			char		name[64];
+			char		buf[256];
+			long long	pid = 0,
+						job = 0;
+			unsigned long long start = 0;
+			int			replica = 0;
+
+			snprintf(name, sizeof(name), "%lld.pid", (long long) a->id);
+			if (read_state_file(name, buf, sizeof(buf)) == 0 &&
+				sscanf(buf, "%lld %llu %lld %d", &pid, &start, &job, &replica) == 4 && pid > 1)
+			{
+				/* it did start: the answer was lost with the shepherd */
+				a->spawning = false;
+				a->pid = (pid_t) pid;
+				a->starttime = start;
+				a->adopted = true;
+				a->need_started = !a->evicting;
+				if (a->evicting)
+				{
+					a->kill_at = now_mono() + opt.grace_period;
+					kill(-a->pid, SIGTERM);
+				}
+			}
+			else if (a->evicting)
+			{
+				a->spawning = false;
+				a->ended = true;
+				a->need_final = true;
+			}
+			else
+			{
+				/* never started: still assigned, the next claim retries */
+				alloc_remove(a);
+				i--;
+			}
+		}
+		else if (!a->ended && a->pid > 0)
+			a->adopted = true;
+	}
+}
+
+/* Handle one answer of the shepherd. */
+static void
+shepherd_answer(const ShepherdReply *r)
+{
+	Alloc	   *a = alloc_find(r->id);
+
+	if (a == NULL)
+		return;
+	switch (r->kind)
+	{
+		case REPLY_SPAWNED:
+			if (!a->spawning)
+				return;
+			a->spawning = false;
+			a->pid = r->value;
+			if (a->evicting)
+			{
+				/* evicted while being started: stop it now */
+				a->kill_at = now_mono() + opt.grace_period;
+				kill(-a->pid, SIGTERM);
+				tl_event("evict", "alloc=%lld job=%lld replica=%d pgid=%d signal=TERM grace=%gs",
+						 (long long) a->id, (long long) a->job_id, a->replica, (int) a->pid,
+						 opt.grace_period);
+			}
+			else
+				a->need_started = true;
+			tl_event("started", "alloc=%lld job=%lld replica=%d pid=%d CUDA_VISIBLE_DEVICES=%s",
+					 (long long) a->id, (long long) a->job_id, a->replica, (int) a->pid,
+					 a->cvd ? a->cvd : "");
+			break;
+		case REPLY_FAILED:
+			if (!a->spawning)
+				return;
+			tl_log("error", "alloc=%lld job=%lld cannot start /bin/sh: %s",
+				   (long long) a->id, (long long) a->job_id, strerror(r->value));
+			/* like a shell that cannot run the command: the job learns why */
+			a->spawning = false;
+			a->need_started = !a->evicting;
+			a->ended = true;
+			a->need_final = true;
+			a->exit_code = TL_EXIT_CANNOT_START;
+			break;
+		case REPLY_EXITED:
+			if (!a->ended && !a->spawning)
+				allocation_ended(a, r->value, "", false);
+			break;
+	}
+}
+
+/*
+ * Move requests and answers between the launcher and its shepherd without
+ * blocking.  Called whenever either pipe may be ready.
+ */
+void
+shepherd_pump(void)
+{
+	if (shepherd_pid == 0)
+		return;
+	if (reqlen > 0 && req_fd >= 0 && !buf_flush(req_fd, reqbuf, &reqlen))
+	{
+		shepherd_lost("stopped reading requests");
+		return;
+	}
+	for (;;)
+	{
+		ShepherdReply r[256];
+		ssize_t		n = read(rsp_fd, r, sizeof(r));
+
+		if (n > 0)
+		{
+			/* records are 16 bytes and pipes move them whole */
+			for (int i = 0; i < (int) (n / sizeof(ShepherdReply)); i++)
+				shepherd_answer(&r[i]);
+			continue;
+		}
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n == 0 && shepherd_hung_up)
+		{
+			/* it answered everything and its commands are over */
+			close(rsp_fd);
+			rsp_fd = -1;
+			shepherd_pid = 0;
+		}
+		else if (n == 0)
+			shepherd_gone();
+		break;
+	}
+}
+
+/* The descriptors the event loop should poll for the shepherd. */
+int
+shepherd_pollfds(struct pollfd *pfd)
+{
+	int			n = 0;
+
+	if (shepherd_pid == 0)
+		return 0;
+	pfd[n].fd = rsp_fd;
+	pfd[n].events = POLLIN;
+	pfd[n].revents = 0;
+	n++;
+	if (reqlen > 0)
+	{
+		pfd[n].fd = req_fd;
+		pfd[n].events = POLLOUT;
+		pfd[n].revents = 0;
+		n++;
+	}
+	return n;
+}
+
+/*
+ * Its end of the pipe closed: it died.  Say how (reaping it if
+ * reap_children has not), then take over its work.
+ */
+static void
+shepherd_gone(void)
+{
+	char		why[64];
+	int			status = shepherd_status;
+
+	if (!shepherd_was_reaped)
+	{
+		/* the pipe closes as it exits: the wait is short */
+		while (waitpid(shepherd_pid, &status, 0) < 0)
+			if (errno != EINTR)
+			{
+				status = -1;
+				break;
+			}
+	}
+	shepherd_was_reaped = false;
+	if (status == -1)
+		snprintf(why, sizeof(why), "is gone");
+	else if (WIFSIGNALED(status))
+		snprintf(why, sizeof(why), "was killed by signal %d", WTERMSIG(status));
+	else
+		snprintf(why, sizeof(why), "exited with status %d", WEXITSTATUS(status));
+	shepherd_lost(why);
+}
+
+/* Is this pid our shepherd (it died: reap_children saw it)? */
+static bool
+shepherd_reaped(pid_t pid, int status)
+{
+	if (shepherd_pid == 0 || pid != shepherd_pid)
+		return false;
+	shepherd_status = status;
+	shepherd_was_reaped = true;
+	/* its last answers are still in the pipe: take them, up to its end */
+	shepherd_pump();
+	if (shepherd_pid == pid)
+		shepherd_gone();
+	return true;
+}
+
+/*
+ * Stopping: wait (a little) until every request is answered, so that no
+ * command starts after we are gone, then hang up: the shepherd stays while
+ * its commands run.
+ */
+void
+shepherd_stop(double timeout)
+{
+	double		until = now_mono() + timeout;
+
+	while (shepherd_pid != 0 && now_mono() < until)
+	{
+		struct pollfd pfd[2];
+		int			n;
+		bool		waiting = false;
+
+		for (int i = 0; i < nallocs; i++)
+			if (allocs[i].spawning)
+				waiting = true;
+		if (!waiting)
+			break;
+		n = shepherd_pollfds(pfd);
+		(void) poll(pfd, n, 50);
+		shepherd_pump();
+	}
+	if (req_fd >= 0)
+		close(req_fd);
+	req_fd = -1;
+	reqlen = 0;
+	shepherd_hung_up = true;
+}
+
+/*
+ * Now, in the clock ticks since boot of /proc/PID/stat's start time
+ * (CLOCK_BOOTTIME, which is what the kernel stamps a new process with).
+ * Taken right after a start, it is at or after the process's start time,
+ * and a later process reusing the pid starts after it: that tells them
+ * apart without reading /proc for every start.
+ */
+static unsigned long long
+boot_ticks_now(void)
+{
+	struct timespec ts;
+	long		hz = sysconf(_SC_CLK_TCK);
+
+	if (hz <= 0 || clock_gettime(CLOCK_BOOTTIME, &ts) != 0)
+		return 0;				/* 0: no pid-reuse check */
+	return (unsigned long long) ts.tv_sec * hz +
+		(unsigned long long) ts.tv_nsec / (1000000000ULL / hz);
+}
+
+/*
+ * Write ALLOC.pid: "PID TICKS JOB REPLICA" for a restarted launcher; the
+ * shepherd appends the exit code as a second line when the command ends.
+ */
+static void
+record_pid_file(const SpawnSpec *spec, pid_t pid)
+{
+	char		name[64];
+	char		buf[256];
 
 	snprintf(name, sizeof(name), "%lld.pid", (long long) spec->id);
-	snprintf(buf, sizeof(buf), "%d %llu %lld %d\n", (int) getpid(),
-			 proc_starttime(getpid(), NULL), (long long) spec->job_id, spec->replica);
+	snprintf(buf, sizeof(buf), "%d %llu %lld %d\n", (int) pid,
+			 boot_ticks_now(), (long long) spec->job_id, spec->replica);
 	if (write_state_file(name, buf) != 0)
 		tl_log("warning", "alloc=%lld cannot record itself in %s: %s",
 			   (long long) spec->id, opt.state_dir, strerror(errno));
-
-	if (spawn_command(spec, &child, false) != 0)
-		code = TL_EXIT_CANNOT_START;
-	else
-	{
-		int			status;
-
-		while (waitpid(child, &status, 0) < 0)
-		{
-			if (errno != EINTR)
-			{
-				status = TL_EXIT_LOST << 8;
-				break;
-			}
-		}
-		if (WIFEXITED(status))
-			code = WEXITSTATUS(status);
-		else if (WIFSIGNALED(status))
-			code = 128 + WTERMSIG(status);
-		else
-			code = TL_EXIT_LOST;
-	}
-	snprintf(name, sizeof(name), "%lld.exit", (long long) spec->id);
-	snprintf(buf, sizeof(buf), "%d\n", code);
-	write_state_file(name, buf);
-	_exit(code & 0xff);
 }
 
-/* Start one allocation under a shepherd; its pid (= process group) or -1. */
+/*
+ * Record an exit code: appended to ALLOC.pid as its second line (one small
+ * write to a file that exists: cheaper than creating another), or in
+ * ALLOC.exit when there is no ALLOC.pid to append to.
+ */
+static void
+record_exit(int64_t id, int code)
+{
+	char		name[64];
+	char		buf[32];
+	int			len = snprintf(buf, sizeof(buf), "%d\n", code);
+	int			fd;
+
+	snprintf(name, sizeof(name), "%lld.pid", (long long) id);
+	fd = openat(state_fd, name, O_WRONLY | O_APPEND | O_CLOEXEC);
+	if (fd >= 0)
+	{
+		bool		ok = write(fd, buf, len) == len;
+
+		close(fd);
+		if (ok)
+			return;
+	}
+	snprintf(name, sizeof(name), "%lld.exit", (long long) id);
+	if (write_state_file(name, buf) != 0)
+		tl_log("warning", "alloc=%lld cannot record its exit in %s: %s",
+			   (long long) id, opt.state_dir, strerror(errno));
+}
+
+/*
+ * The recorded exit code of an allocation, or -1 while there is none:
+ * the second line of ALLOC.pid, or ALLOC.exit (written by launchers
+ * before this one, and when appending failed).
+ */
+static int
+read_exit_record(int64_t id)
+{
+	char		name[64];
+	char		buf[320];
+	char	   *nl;
+
+	snprintf(name, sizeof(name), "%lld.pid", (long long) id);
+	if (read_state_file(name, buf, sizeof(buf)) == 0 &&
+		(nl = strchr(buf, '\n')) != NULL && nl[1] >= '0' && nl[1] <= '9')
+		return atoi(nl + 1);
+	snprintf(name, sizeof(name), "%lld.exit", (long long) id);
+	if (read_state_file(name, buf, sizeof(buf)) == 0)
+		return atoi(buf);
+	return -1;
+}
+
+/*
+ * Start one allocation.  With the shepherd: queue the request and return 0
+ * (the pid comes with the answer, see shepherd_pump).  With --no-shepherd:
+ * posix_spawn from here and return the pid (= process group).  -1: not
+ * started, the next claim retries.
+ */
 pid_t
 spawn_allocation(const SpawnSpec *spec)
 {
 	pid_t		pid;
 
-	if (opt.no_shepherd)
+	if (!opt.no_shepherd)
 	{
-		/*
-		 * The command straight from the launcher (posix_spawn: no copy of
-		 * our address space), recorded here so that a restarted launcher
-		 * still adopts it; only its exit code is lost if it ends while no
-		 * launcher runs.
-		 */
-		char		name[64];
-		char		buf[256];
-		int			rc = spawn_command(spec, &pid, true);
+		SpawnHeader h;
+		size_t		lc = strlen(spec->command) + 1,
+					lv = strlen(spec->cuda_visible_devices ? spec->cuda_visible_devices : "") + 1,
+					lr = spec->role ? strlen(spec->role) + 1 : 0,
+					lg = spec->gpu_milli ? strlen(spec->gpu_milli) + 1 : 0;
 
-		if (rc != 0)
+		if (shepherd_pid == 0 && !shepherd_start())
 			return -1;
-		snprintf(name, sizeof(name), "%lld.pid", (long long) spec->id);
-		snprintf(buf, sizeof(buf), "%d %llu %lld %d\n", (int) pid,
-				 proc_starttime(pid, NULL), (long long) spec->job_id, spec->replica);
-		if (write_state_file(name, buf) != 0)
-			tl_log("warning", "alloc=%lld cannot record itself in %s: %s",
-				   (long long) spec->id, opt.state_dir, strerror(errno));
-		return pid;
+		memset(&h, 0, sizeof(h));
+		h.id = spec->id;
+		h.job_id = spec->job_id;
+		h.replica = spec->replica;
+		h.flags = (spec->role ? SPAWN_HAS_ROLE : 0) | (spec->gpu_milli ? SPAWN_HAS_GPU_MILLI : 0);
+		h.len = (uint32_t) (lc + lv + lr + lg);
+		buf_append(&reqbuf, &reqlen, &reqcap, &h, sizeof(h));
+		buf_append(&reqbuf, &reqlen, &reqcap, spec->command, lc);
+		buf_append(&reqbuf, &reqlen, &reqcap,
+				   spec->cuda_visible_devices ? spec->cuda_visible_devices : "", lv);
+		if (spec->role)
+			buf_append(&reqbuf, &reqlen, &reqcap, spec->role, lr);
+		if (spec->gpu_milli)
+			buf_append(&reqbuf, &reqlen, &reqcap, spec->gpu_milli, lg);
+		return 0;
 	}
 
-	fflush(NULL);
-	pid = fork();
-	if (pid < 0)
-	{
-		tl_log("error", "alloc=%lld job=%lld cannot fork: %s (will retry)",
-			   (long long) spec->id, (long long) spec->job_id, strerror(errno));
+	/*
+	 * The command straight from the launcher, recorded here so that a
+	 * restarted launcher still adopts it; only its exit code is lost if it
+	 * ends while no launcher runs.
+	 */
+	if (spawn_command(spec, &pid, true) != 0)
 		return -1;
-	}
-	if (pid == 0)
-		shepherd_main(spec);
-	/* also from the parent, so the group exists before anyone signals it */
-	if (setpgid(pid, pid) != 0 && errno != EACCES && errno != ESRCH)
-		tl_log("warning", "alloc=%lld setpgid: %s", (long long) spec->id, strerror(errno));
+	record_pid_file(spec, pid);
 	return pid;
 }
 
-/* Record the end of an allocation's process and clean up its group. */
+/*
+ * Record the end of an allocation's process.  kill_group: clean up what the
+ * command left in its group (the shepherd did that already for its own,
+ * before the pid could be reused).
+ */
 static void
-allocation_ended(Alloc *a, int code, const char *how)
+allocation_ended(Alloc *a, int code, const char *how, bool kill_group)
 {
-	/* anything the command left behind in its group goes with it */
-	if (a->pid > 1)
+	if (kill_group && a->pid > 1)
 		kill(-a->pid, SIGKILL);
 	a->ended = true;
 	a->exit_code = code;
@@ -574,7 +1356,11 @@ allocation_ended(Alloc *a, int code, const char *how)
 			 (long long) a->id, (long long) a->job_id, a->replica, (int) a->pid, code, how);
 }
 
-/* Collect every exited shepherd (SIGCHLD arrived). */
+/*
+ * Collect every ended child (SIGCHLD arrived): commands started with
+ * --no-shepherd, the shepherd itself, and commands of a dead shepherd
+ * (we are their subreaper), whose exit codes we then see here.
+ */
 void
 reap_children(void)
 {
@@ -583,10 +1369,13 @@ reap_children(void)
 
 	while ((pid = waitpid(-1, &status, WNOHANG)) > 0)
 	{
-		Alloc	   *a = alloc_find_pid(pid);
+		Alloc	   *a;
 		int			code;
 
-		if (a == NULL || a->adopted)
+		if (shepherd_reaped(pid, status))
+			continue;
+		a = alloc_find_pid(pid);
+		if (a == NULL)
 			continue;
 		if (WIFEXITED(status))
 			code = WEXITSTATUS(status);
@@ -594,7 +1383,7 @@ reap_children(void)
 			code = 128 + WTERMSIG(status);
 		else
 			continue;
-		allocation_ended(a, code, "");
+		allocation_ended(a, code, a->adopted ? " (adopted)" : "", true);
 	}
 }
 
@@ -605,22 +1394,29 @@ check_adopted(void)
 	for (int i = 0; i < nallocs; i++)
 	{
 		Alloc	   *a = &allocs[i];
-		char		name[64];
-		char		buf[64];
-		bool		alive;
+		char		state;
+		int			code;
 
 		if (!a->adopted || a->ended)
 			continue;
-		alive = shepherd_alive(a);
-		/* read the exit file only after seeing the shepherd gone */
-		snprintf(name, sizeof(name), "%lld.exit", (long long) a->id);
-		if (read_state_file(name, buf, sizeof(buf)) == 0)
-			allocation_ended(a, atoi(buf), " (adopted)");
-		else if (!alive)
+		state = adopted_state(a);
+
+		/*
+		 * Read the exit file only after looking at the process: a shepherd
+		 * writes it before it reaps the command (and an old-style
+		 * per-allocation shepherd before it exits), so a process that is
+		 * gone always left its record.
+		 */
+		if ((code = read_exit_record(a->id)) >= 0)
+			allocation_ended(a, code, " (adopted)", false);
+		else if (state == 'Z' && a->zombie_since == 0)
+			a->zombie_since = now_mono();	/* its shepherd is about to write it */
+		else if (state == 0 || (state == 'Z' && now_mono() > a->zombie_since + 5.0))
 		{
-			tl_log("lost", "alloc=%lld job=%lld pid=%d: its shepherd is gone without an exit record; reporting exit code %d",
+			/* gone, or a zombie that nobody records (its shepherd died) */
+			tl_log("lost", "alloc=%lld job=%lld pid=%d: it ended without an exit record; reporting exit code %d",
 				   (long long) a->id, (long long) a->job_id, (int) a->pid, TL_EXIT_LOST);
-			allocation_ended(a, TL_EXIT_LOST, " (lost)");
+			allocation_ended(a, TL_EXIT_LOST, " (lost)", true);
 		}
 	}
 }
@@ -642,6 +1438,13 @@ stop_allocation(Alloc *a)
 		return;
 	a->evicting = true;
 	a->need_started = false;	/* the database has moved on */
+	if (a->spawning)
+	{
+		/* the shepherd is starting it: stopped as soon as its pid is known */
+		tl_event("evict", "alloc=%lld job=%lld replica=%d (being started; stopped once it is)",
+				 (long long) a->id, (long long) a->job_id, a->replica);
+		return;
+	}
 	if (a->ended || a->pid <= 1)
 	{
 		a->ended = true;
@@ -667,7 +1470,7 @@ check_kill_deadlines(double now)
 	{
 		Alloc	   *a = &allocs[i];
 
-		if (!a->evicting || a->ended || a->killed || now < a->kill_at)
+		if (!a->evicting || a->ended || a->killed || a->pid <= 1 || now < a->kill_at)
 			continue;
 		a->killed = true;
 		kill(-a->pid, SIGKILL);
@@ -685,7 +1488,7 @@ earliest_kill_deadline(void)
 	{
 		Alloc	   *a = &allocs[i];
 
-		if (a->evicting && !a->ended && !a->killed && a->kill_at < t)
+		if (a->evicting && !a->ended && !a->killed && a->pid > 1 && a->kill_at < t)
 			t = a->kill_at;
 	}
 	return t;
