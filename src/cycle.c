@@ -1017,7 +1017,9 @@ write_decisions(Cycle *c, const TideResult *r, int64 cycle_id, int *jobs_placed,
 			if (ret != SPI_OK_SELECT || SPI_processed != 1)
 				elog(ERROR, "tide.run_cycle: updating jobs failed: %s", SPI_result_code_string(ret));
 			mark_confirmed(c, SPI_tuptable, confirmed, jobs_placed);
+			INSTR_TIME_SET_CURRENT(t0);
 			check_tasks_unchanged(c, confirmed);
+			elog(DEBUG1, "tide.run_cycle: tasks of %d placed jobs checked in %.1f ms", *jobs_placed, elapsed_ms(t0));
 		}
 		INSTR_TIME_SET_CURRENT(t0);
 		write_reason_backlog(deferred, ndeferred, cycle_id);
