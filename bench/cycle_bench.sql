@@ -82,7 +82,7 @@ BEGIN
     PERFORM t.job_id, t.role, t.replicas, t.request
        FROM tide.job_tasks t JOIN tide.jobs j ON j.id = t.job_id
       WHERE j.state = 'pending' AND NOT j.unschedulable AND NOT j.cancel_requested
-      ORDER BY t.job_id, t.role COLLATE "C";
+      ORDER BY t.job_id;
     PERFORM a.* FROM tide.allocations a JOIN tide.jobs j ON j.id = a.job_id WHERE a.state <> 'released';
     select_ms := 1000 * extract(epoch FROM clock_timestamp() - t0);
     t0 := clock_timestamp();

@@ -70,7 +70,7 @@ static const char *const Q_TASKS =
 "SELECT t.job_id, t.role, t.replicas, t.request, t.ctid"
 "  FROM tide.job_tasks t JOIN tide.jobs j ON j.id = t.job_id"
 " WHERE j.state = 'pending' AND NOT j.unschedulable AND NOT j.cancel_requested"
-" ORDER BY t.job_id, t.role COLLATE \"C\"";
+" ORDER BY t.job_id";	/* roles sorted by name in load_snapshot (a merge, no sort) */
 
 static const char *const Q_ALLOCS =
 "SELECT a.id, a.job_id, a.node, a.resources, a.gpus, a.gpu_milli, a.state, j.queue,"
@@ -407,6 +407,36 @@ service_of(const char *s)
 	return TIDE_SVC_UNKNOWN;
 }
 
+/*
+ * Roles are walked in name order (C collation), whatever order the task
+ * rows came in: insertion sort of one job's roles, most jobs have one.
+ */
+static void
+sort_roles(Cycle *c, int first, int n)
+{
+	TideRole   *roles = &c->s->roles[first];
+
+	for (int i = 1; i < n; i++)
+	{
+		for (int k = i; k > 0 && strcmp(c->role_name[first + k - 1], c->role_name[first + k]) > 0; k--)
+		{
+			TideRole	r = roles[k];
+			char	   *name = c->role_name[first + k];
+			Datum		req = c->role_request[first + k];
+			ItemPointerData tid = c->role_tid[first + k];
+
+			roles[k] = roles[k - 1];
+			roles[k - 1] = r;
+			c->role_name[first + k] = c->role_name[first + k - 1];
+			c->role_name[first + k - 1] = name;
+			c->role_request[first + k] = c->role_request[first + k - 1];
+			c->role_request[first + k - 1] = req;
+			c->role_tid[first + k] = c->role_tid[first + k - 1];
+			c->role_tid[first + k - 1] = tid;
+		}
+	}
+}
+
 /* Load the five tables and build the snapshot (load phase). */
 static void
 load_snapshot(Cycle *c)
@@ -622,6 +652,7 @@ load_snapshot(Cycle *c)
 			nroles++;
 			ti++;
 		}
+		sort_roles(c, (int) (j->roles - s->roles), j->nroles);
 	}
 	s->nroles = nroles;
 
