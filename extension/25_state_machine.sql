@@ -883,9 +883,10 @@ CREATE FUNCTION tide._nodes_lost(nodes text[], reason text DEFAULT 'node down') 
     AS $$
 DECLARE
     affected bigint[];
+    hit text[];
 BEGIN
     UPDATE tide.nodes n SET state = 'down' WHERE n.name = ANY (nodes) AND n.state <> 'down';
-    SELECT pg_catalog.array_agg(DISTINCT a.job_id) INTO affected
+    SELECT pg_catalog.array_agg(DISTINCT a.job_id), pg_catalog.array_agg(DISTINCT a.node) INTO affected, hit
       FROM tide.allocations a
      WHERE a.node = ANY (nodes) AND a.state <> 'released';
     -- Lock the jobs first (lock order: jobs, then allocations).
@@ -893,6 +894,11 @@ BEGIN
     UPDATE tide.allocations a
        SET state = 'released', released_at = pg_catalog.now(), release_reason = reason
      WHERE a.node = ANY (nodes) AND a.state <> 'released';
+    -- A launcher that is only slow, not gone, must stop that work now, not
+    -- at its next poll: the GPUs are free for the next cycle.  Its sync
+    -- stops whatever it runs that the database released.
+    PERFORM pg_catalog.pg_notify(tide.node_channel(h.node), 'evict')
+       FROM pg_catalog.unnest(hit) AS h(node);
     RETURN coalesce(affected, '{}');
 END
 $$;

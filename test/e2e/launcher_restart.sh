@@ -75,8 +75,24 @@ if [ "$(q "SELECT to_regprocedure('tide._nodes_lost(text[], text)') IS NOT NULL"
     alive "$(cat "$WORK/m.pid")"
     is "$?" 1 "the launcher that comes back stops it"
     like "$(cat "$WORK/launcher-n1.log")" "event=gone alloc=[0-9]+ job=$jm" "and says why"
+
+    # a launcher that is alive but whose node was given up (heartbeats
+    # late): the NOTIFY of _nodes_lost makes it stop that work at once, long
+    # before its next poll (60 s here)
+    stop_launchers
+    q "SELECT tide.resume_node('n1')" >/dev/null
+    start_launcher n1 --grace-period 1 --poll-interval 60
+    jn=$(submit 'gpu=1' "echo \$\$ > $WORK/n.pid; sleep 300")
+    place "$jn" n1 0
+    is "$(wait_for "SELECT state FROM tide.jobs WHERE id = $jn" running)" running "a job runs under a launcher that polls once a minute"
+    for _ in $(seq 50); do [ -s "$WORK/n.pid" ] && break; sleep 0.1; done
+    q "SELECT tide._nodes_lost(ARRAY['n1'], 'e2e: heartbeat late')" >/dev/null
+    for _ in $(seq 200); do alive "$(cat "$WORK/n.pid")" || break; sleep 0.1; done
+    alive "$(cat "$WORK/n.pid")"
+    is "$?" 1 "the live launcher stops the work of its lost node when told, not at its next poll"
+    like "$(cat "$WORK/launcher-n1.log")" "event=gone alloc=[0-9]+ job=$jn" "and says why"
 else
-    for i in 1 2 3 4 5; do skip "tide._nodes_lost() not in this schema"; done
+    for i in 1 2 3 4 5 6 7 8; do skip "tide._nodes_lost() not in this schema"; done
 fi
 
 for x in a b c d l; do
