@@ -69,6 +69,7 @@ INSERT INTO tide.job_transitions VALUES
     ('running',   'evicting',  'eviction (preempt, reclaim, cancel, lost node)'),
     ('running',   'succeeded', 'every allocation exited 0'),
     ('running',   'failed',    'an allocation exited non-zero'),
+    ('allocated', 'pending',   'the cycle gave up its placement: the job''s tasks changed while it placed it (no allocation was made); only tide.run_cycle() makes it'),
     ('evicting',  'pending',   'eviction done, goal requeue'),
     ('evicting',  'failed',    'eviction done, goal fail'),
     ('evicting',  'cancelled', 'eviction done, goal cancel');
@@ -170,16 +171,25 @@ CREATE FUNCTION tide._job_tasks_before_write() RETURNS trigger
 DECLARE
     job_state text;
     gpu numeric;
+    jid bigint;
 BEGIN
     IF tide._restoring() THEN
         RETURN CASE TG_OP WHEN 'DELETE' THEN OLD ELSE NEW END;
     END IF;
     -- Tasks are frozen once a job has left pending: the cycle placed them.
-    -- FOR SHARE waits for a cycle that is placing the job (its UPDATE holds
-    -- the row) and then reads the state it left.
-    SELECT j.state INTO job_state FROM tide.jobs j
-     WHERE j.id = CASE TG_OP WHEN 'DELETE' THEN OLD.job_id ELSE NEW.job_id END
-       FOR SHARE;
+    -- The job row FOR SHARE: a cycle that holds it (its UPDATE is placing
+    -- the job or rewriting its reason) keeps the tasks from changing under
+    -- it.  SKIP LOCKED, then an error: a task writer never waits for a
+    -- cycle, so several task writes in one statement cannot deadlock with
+    -- it (and no exception block: a subtransaction per task row would not
+    -- scale to bulk inserts).
+    jid := CASE TG_OP WHEN 'DELETE' THEN OLD.job_id ELSE NEW.job_id END;
+    SELECT j.state INTO job_state FROM tide.jobs j WHERE j.id = jid FOR SHARE SKIP LOCKED;
+    IF NOT FOUND AND EXISTS (SELECT 1 FROM tide.jobs j WHERE j.id = jid) THEN
+        RAISE EXCEPTION 'tasks of job % cannot change right now: the job is being written (by a scheduling cycle or a cancel)', jid
+            USING ERRCODE = 'lock_not_available',
+                  HINT = 'Retry in a moment. Tasks inserted in the transaction that inserts their job never meet this.';
+    END IF;
     IF FOUND AND job_state <> 'pending' THEN
         RAISE EXCEPTION 'tasks of job % cannot change: the job is %',
                 CASE TG_OP WHEN 'DELETE' THEN OLD.job_id ELSE NEW.job_id END, job_state
@@ -339,18 +349,31 @@ BEGIN
              ORDER BY c.id
             RETURNING job_id, old_state, new_state)
         SELECT b.job_id AS bad_id, b.old_state, b.new_state,
-               (SELECT pg_catalog.array_agg(c.id ORDER BY c.id) FROM changed c WHERE c.cancel) AS cancels
+               (SELECT pg_catalog.array_agg(c.id ORDER BY c.id) FROM changed c WHERE c.cancel) AS cancels,
+               -- a pending job holds nothing: it may not become pending
+               -- while an allocation of it is live
+               (SELECT c.id FROM changed c
+                 WHERE c.new_state = 'pending'
+                   AND EXISTS (SELECT 1 FROM tide.allocations a WHERE a.job_id = c.id AND a.state <> 'released')
+                 ORDER BY c.id LIMIT 1) AS live_id
           FROM (SELECT 1) one
           LEFT JOIN LATERAL (
               SELECT l.job_id, l.old_state, l.new_state FROM logged l
                WHERE NOT EXISTS (SELECT 1 FROM tide.job_transitions t
                                   WHERE t.old_state = l.old_state AND t.new_state = l.new_state)
+                  -- only the cycle gives a placement back (src/cycle.c)
+                  OR (l.old_state = 'allocated' AND l.new_state = 'pending' AND NOT tide._cycle_writing())
                ORDER BY l.job_id
                LIMIT 1) b ON true $q$ INTO r USING tide._current_cycle();
     IF r.bad_id IS NOT NULL THEN
         RAISE EXCEPTION 'job % cannot go from % to %', r.bad_id, r.old_state, r.new_state
             USING ERRCODE = 'object_not_in_prerequisite_state',
                   HINT = 'The allowed changes are listed in tide.job_transitions (docs/lifecycle.md).';
+    END IF;
+    IF r.live_id IS NOT NULL THEN
+        RAISE EXCEPTION 'job % cannot be pending: it has live allocations', r.live_id
+            USING ERRCODE = 'object_not_in_prerequisite_state',
+                  HINT = 'Evict it first (its allocations must be released before it waits again).';
     END IF;
     IF r.cancels IS NOT NULL THEN
         PERFORM tide._apply_cancel(r.cancels);
@@ -458,7 +481,6 @@ CREATE FUNCTION tide._allocations_after_insert() RETURNS trigger
     AS $$
 DECLARE
     bad record;
-    cycle bigint;
 BEGIN
     IF tide._restoring() THEN
         RETURN NULL;
@@ -474,18 +496,17 @@ BEGIN
     -- key to tide.job_tasks would check, without locking every task row).
     -- The cycle's own insert has checked more (its jobs' tasks are those it
     -- loaded, and cannot change: src/cycle.c), so it skips this.
-    cycle := tide._current_cycle();
-    IF cycle IS NULL OR EXISTS (SELECT 1 FROM new_allocations n WHERE n.cycle_id IS DISTINCT FROM cycle) THEN
+    IF NOT tide._cycle_writing() THEN
         EXECUTE $q$
             SELECT n.id, n.job_id, n.role FROM new_allocations n
              WHERE NOT EXISTS (SELECT 1 FROM tide.job_tasks t
                                 WHERE t.job_id = n.job_id AND t.role = n.role)
              ORDER BY n.id LIMIT 1 $q$ INTO bad;
-    END IF;
-    IF bad.id IS NOT NULL THEN
-        RAISE EXCEPTION 'allocation % names task "%" of job %, which does not exist', bad.id, bad.role, bad.job_id
-            USING ERRCODE = 'foreign_key_violation',
-                  HINT = 'Allocations place replicas of rows of tide.job_tasks.';
+        IF bad.id IS NOT NULL THEN
+            RAISE EXCEPTION 'allocation % names task "%" of job %, which does not exist', bad.id, bad.role, bad.job_id
+                USING ERRCODE = 'foreign_key_violation',
+                      HINT = 'Allocations place replicas of rows of tide.job_tasks.';
+        END IF;
     END IF;
     -- R-C4: what the live allocations of a node hold fits in its capacity,
     -- and no GPU is given twice (whole GPUs: masks never overlap; shares of

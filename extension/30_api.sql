@@ -86,15 +86,19 @@ BEGIN
     IF st = 'failed' THEN
         -- A job that failed may live on as its automatic retry (R-O3), made
         -- by the same failure that a cancel may have raced: cancelling the
-        -- job cancels the attempt that is still alive.
-        WITH RECURSIVE chain AS (
-            SELECT r.id, r.state FROM tide.jobs r WHERE r.retry_of = cancel.job_id
+        -- job cancels the attempt that is still alive (the deepest; the path
+        -- ends a chain that an edited retry_of would loop).
+        WITH RECURSIVE chain(id, state, path) AS (
+            SELECT r.id, r.state, ARRAY[cancel.job_id, r.id] FROM tide.jobs r
+             WHERE r.retry_of = cancel.job_id AND r.id <> cancel.job_id
             UNION ALL
-            SELECT r.id, r.state FROM tide.jobs r JOIN chain c ON r.retry_of = c.id
+            SELECT r.id, r.state, c.path OPERATOR(pg_catalog.||) r.id
+              FROM tide.jobs r JOIN chain c ON r.retry_of = c.id
+             WHERE r.id <> ALL (c.path)
         )
         SELECT c.id INTO retry FROM chain c
          WHERE c.state NOT IN ('succeeded', 'failed', 'cancelled')
-         ORDER BY c.id DESC LIMIT 1;
+         ORDER BY pg_catalog.cardinality(c.path) DESC, c.id DESC LIMIT 1;
         IF retry IS NOT NULL THEN
             RAISE NOTICE 'job % already failed; cancelling its retry, job %', cancel.job_id, retry;
             RETURN tide.cancel(retry);

@@ -156,6 +156,6 @@ GRANT EXECUTE ON FUNCTION
     tide._node_info(text),
     tide._launcher_target(bigint, text)
     TO tide_launcher, tide_admin;
--- tide.node_channel, tide._may_launch, tide._launches_job, tide._cycle_lock_key,
+-- tide.node_channel, tide._may_launch, tide._launches_job, tide._cycle_lock_key, tide._cycle_writing,
 -- tide._current_cycle and tide._restoring stay executable by PUBLIC: they only compute or
 -- answer yes or no (and policies call them as the querying role).

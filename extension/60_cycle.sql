@@ -13,3 +13,13 @@ COMMENT ON FUNCTION tide.run_cycle() IS
     'one scheduling cycle in the caller''s transaction: places pending jobs (R-O1..R-O4, R-A1, R-A2, R-L1..R-L6), records pending reasons (R-C2); returns the cycle id, or NULL at once when another cycle is running (R-C1)';
 REVOKE ALL ON FUNCTION tide.run_cycle() FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION tide.run_cycle() TO tide_admin;
+
+-- True only while this backend's tide.run_cycle() runs one of its own
+-- writes (a flag in C, not a setting, so nothing else can turn it on): its
+-- allocation insert skips the task check it made itself, and only its
+-- give-up UPDATE may move a job from allocated back to pending.
+CREATE FUNCTION tide._cycle_writing() RETURNS boolean
+    LANGUAGE c VOLATILE PARALLEL RESTRICTED
+    AS 'MODULE_PATHNAME', 'tide_cycle_writing';
+COMMENT ON FUNCTION tide._cycle_writing() IS
+    'true only while this backend''s tide.run_cycle() runs one of its own writes (for the triggers: the allocation insert''s task check, allocated -> pending)';

@@ -27,6 +27,7 @@
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
+#include "utils/snapmgr.h"
 #include "utils/timestamp.h"
 
 #include "cycle.h"
@@ -36,6 +37,18 @@
 #include "resvec.h"
 
 PG_FUNCTION_INFO_V1(tide_run_cycle);
+PG_FUNCTION_INFO_V1(tide_cycle_writing);
+
+/*
+ * True only while tide.run_cycle() runs one of its own writes that the
+ * triggers treat specially: its allocation insert skips the task check the
+ * cycle has already made (with the jobs locked), and only its give-up
+ * UPDATE may move a job from allocated back to pending.  A backend-local
+ * flag, so no setting can fake it.
+ */
+static bool cycle_writing = false;
+
+static int	execute_as_cycle(const char *sql, int nargs, Oid *types, Datum *args);
 
 #define REASON_MAX 1024
 #define SPI_processed_of(t) ((t)->numvals)
@@ -107,16 +120,23 @@ static const char *const W_JOBS =
  * The task rows of the jobs placed, compared with those loaded (by ctid: an
  * inserted, deleted or updated task row differs).  Run after W_JOBS, whose
  * row locks keep the tasks of these jobs from changing any more (the tasks
- * trigger reads the job FOR SHARE), in a fresh snapshot: it sees a task
- * change that committed between the load and those locks.
+ * trigger reads the job FOR SHARE), in the latest snapshot (whatever the
+ * isolation level): it sees a task change that committed between the load
+ * and those locks.
  */
 static const char *const Q_TASKS_CHANGED =
-"SELECT coalesce(l.job_id, n.job_id)"
+"SELECT pg_catalog.array_agg(DISTINCT coalesce(l.job_id, n.job_id))"
 "  FROM unnest($1::bigint[], $2::tid[]) AS l(job_id, tid)"
 "  FULL JOIN (SELECT t.job_id, t.ctid AS tid FROM tide.job_tasks t WHERE t.job_id = ANY ($3::bigint[])) n"
 "    ON n.job_id = l.job_id AND n.tid = l.tid"
-" WHERE l.job_id IS NULL OR n.job_id IS NULL"
-" LIMIT 1";
+" WHERE l.job_id IS NULL OR n.job_id IS NULL";
+
+/* Placed jobs whose tasks changed go back to pending, without allocations. */
+static const char *const W_GIVE_UP =
+"UPDATE tide.jobs j"
+"   SET state = 'pending', state_reason = 'its tasks changed while a cycle placed it',"
+"       pending_reason = 'its tasks changed while a cycle placed it; the next cycle looks again'"
+" WHERE j.id = ANY ($1::bigint[]) AND j.state = 'allocated'";
 
 /* Every cycle replaces the backlog of reasons not yet in job rows. */
 static const char *const W_BACKLOG =
@@ -869,14 +889,15 @@ write_reason_backlog(DeferredReason *d, int n, int64 cycle_id)
 }
 
 /*
- * Refuse to place jobs whose tasks changed since the load: a task row
- * committed between the load and W_JOBS's row locks would otherwise leave a
- * job allocated without one of its roles.  Rare (tasks added to a pending
- * job in a later transaction than the job), so the whole cycle gives way:
- * the next one loads the new tasks.
+ * Jobs whose tasks changed since the load are not placed after all: a task
+ * row committed between the load and W_JOBS's row locks would otherwise
+ * leave a job allocated without one of its roles.  Rare (tasks added to a
+ * pending job in a later transaction than the job), and only the changed
+ * jobs give way, so no submitter can stall the cycle by changing tasks:
+ * they go back to pending, and the next cycle loads their new tasks.
  */
 static void
-check_tasks_unchanged(Cycle *c, const bool *confirmed)
+give_up_changed_tasks(Cycle *c, bool *confirmed, int *jobs_placed)
 {
 	TideSnapshot *s = c->s;
 	int			nj = 0,
@@ -886,6 +907,12 @@ check_tasks_unchanged(Cycle *c, const bool *confirmed)
 	Datum	   *tids = palloc(sizeof(Datum) * (s->nroles + 1));
 	Datum		args[3];
 	Oid			types[3] = {INT8ARRAYOID, TIDARRAYOID, INT8ARRAYOID};
+	SPIPlanPtr	plan;
+	Datum		d;
+	bool		isnull;
+	Datum	   *ids;
+	bool	   *nulls;
+	int			n;
 	int			ret;
 
 	for (int j = 0; j < s->njobs; j++)
@@ -908,20 +935,63 @@ check_tasks_unchanged(Cycle *c, const bool *confirmed)
 	args[0] = PointerGetDatum(make_array(role_jobs, NULL, nr, INT8OID));
 	args[1] = PointerGetDatum(make_array(tids, NULL, nr, TIDOID));
 	args[2] = PointerGetDatum(make_array(jobs, NULL, nj, INT8OID));
-	ret = SPI_execute_with_args(Q_TASKS_CHANGED, 3, types, args, NULL, false, 1);
-	if (ret != SPI_OK_SELECT)
+	plan = SPI_prepare(Q_TASKS_CHANGED, 3, types);
+	if (plan == NULL)
+		elog(ERROR, "tide.run_cycle: preparing the task check failed: %s", SPI_result_code_string(SPI_result));
+	ret = SPI_execute_snapshot(plan, args, NULL, GetLatestSnapshot(), InvalidSnapshot, false, false, 1);
+	if (ret != SPI_OK_SELECT || SPI_processed != 1)
 		elog(ERROR, "tide.run_cycle: checking tasks failed: %s", SPI_result_code_string(ret));
-	if (SPI_processed > 0)
-	{
-		bool		isnull;
-		int64		id = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+	SPI_freeplan(plan);
+	if (isnull)
+		return;					/* the usual case: nothing changed */
 
-		ereport(ERROR,
-				(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
-				 errmsg("the tasks of job %lld changed while this cycle placed it", (long long) id),
-				 errdetail("A task row was added, changed or deleted after the cycle read the job's tasks."),
-				 errhint("Nothing of this cycle was kept; the next cycle places the job with its new tasks.")));
+	ret = execute_as_cycle(W_GIVE_UP, 1, &types[2], &d);
+	if (ret != SPI_OK_UPDATE)
+		elog(ERROR, "tide.run_cycle: giving up changed jobs failed: %s", SPI_result_code_string(ret));
+	deconstruct_array(DatumGetArrayTypeP(d), INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE, &ids, &nulls, &n);
+	for (int i = 0; i < n; i++)
+	{
+		int64		id = DatumGetInt64(ids[i]);
+
+		for (int j = 0; j < s->njobs; j++)
+			if (confirmed[j] && s->jobs[j].id == id)
+			{
+				confirmed[j] = false;
+				(*jobs_placed)--;
+			}
 	}
+	ereport(LOG,
+			(errmsg("tide.run_cycle: %d placed jobs left pending: their tasks changed while the cycle placed them", n)));
+}
+
+/* One write of the cycle's own, with cycle_writing set for its triggers. */
+static int
+execute_as_cycle(const char *sql, int nargs, Oid *types, Datum *args)
+{
+	volatile int ret = 0;
+
+	cycle_writing = true;
+	PG_TRY();
+	{
+		ret = SPI_execute_with_args(sql, nargs, types, args, NULL, false, 0);
+	}
+	PG_FINALLY();
+	{
+		cycle_writing = false;
+	}
+	PG_END_TRY();
+	return ret;
+}
+
+/*
+ * tide._cycle_writing() returns boolean: is this backend's tide.run_cycle()
+ * running one of its own writes right now (for the triggers).
+ */
+Datum
+tide_cycle_writing(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_BOOL(cycle_writing);
 }
 
 /*
@@ -1049,7 +1119,7 @@ write_decisions(Cycle *c, const TideResult *r, int64 cycle_id, int *jobs_placed,
 				elog(ERROR, "tide.run_cycle: updating jobs failed: %s", SPI_result_code_string(ret));
 			mark_confirmed(c, SPI_tuptable, confirmed, jobs_placed);
 			INSTR_TIME_SET_CURRENT(t0);
-			check_tasks_unchanged(c, confirmed);
+			give_up_changed_tasks(c, confirmed, jobs_placed);
 			elog(DEBUG1, "tide.run_cycle: tasks of %d placed jobs checked in %.1f ms", *jobs_placed, elapsed_ms(t0));
 		}
 		INSTR_TIME_SET_CURRENT(t0);
@@ -1113,7 +1183,7 @@ write_decisions(Cycle *c, const TideResult *r, int64 cycle_id, int *jobs_placed,
 		types[6] = INT4ARRAYOID;
 		types[7] = INT8OID;
 		INSTR_TIME_SET_CURRENT(t0);
-		ret = np == 0 ? SPI_OK_INSERT : SPI_execute_with_args(W_ALLOCS, 8, types, args, NULL, false, 0);
+		ret = np == 0 ? SPI_OK_INSERT : execute_as_cycle(W_ALLOCS, 8, types, args);
 		elog(DEBUG1, "tide.run_cycle: %d allocations inserted in %.1f ms", np, elapsed_ms(t0));
 		if (ret != SPI_OK_INSERT)
 			elog(ERROR, "tide.run_cycle: writing allocations failed: %s", SPI_result_code_string(ret));

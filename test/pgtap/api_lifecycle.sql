@@ -3,7 +3,7 @@
 BEGIN;
 CREATE EXTENSION pg_tide;
 \ir _fixture.psql
-SELECT plan(61);
+SELECT plan(62);
 
 -- ---- success
 SELECT tide.submit('q1', 'gpu=1', replicas => 2) AS j \gset
@@ -72,6 +72,8 @@ SELECT is(pg_temp.jstate(:c3), 'cancelled', 'the live attempt, two retries down 
 SELECT is(pg_temp.jstate(:c1), 'failed', 'the failed attempts stay failed');
 SELECT is(tide.cancel(:c1), 'failed', 'a second cancel finds nothing alive');
 SELECT is((SELECT count(*)::int FROM tide.jobs WHERE retry_of = :c3), 0, 'and no retry follows a cancel');
+UPDATE tide.jobs SET retry_of = :c3 WHERE id = :c1;   -- a loop, edited by hand
+SELECT is(tide.cancel(:c1), 'failed', 'a retry_of loop does not make cancel loop');
 -- A failing job without retries.
 SELECT tide.submit('q1', 'gpu=1') AS j \gset
 SELECT pg_temp.place(:j, ARRAY['n1']);
