@@ -29,6 +29,10 @@ CREATE TABLE tide.queues (
     capability        tide.resvec,
     priority          integer NOT NULL DEFAULT 0,
     max_priority      integer,
+    -- what a non-administrator may do with this queue (tide._jobs_before_insert)
+    submit_role       text CONSTRAINT queues_submit_role_check CHECK (submit_role <> ''),
+    fixed_service_type boolean NOT NULL DEFAULT false,
+    preemptable_only  boolean NOT NULL DEFAULT false,
     reclaimable       boolean NOT NULL DEFAULT true,
     preemption_within text NOT NULL DEFAULT 'never'
                       CONSTRAINT queues_preemption_within_check
@@ -49,6 +53,9 @@ COMMENT ON TABLE tide.queues IS
 COMMENT ON COLUMN tide.queues.quota IS 'resources the queue is entitled to; NULL: no guarantee (everything it runs borrows)';
 COMMENT ON COLUMN tide.queues.capability IS 'hard limit on everything the queue holds, borrowing included; NULL: no limit';
 COMMENT ON COLUMN tide.queues.max_priority IS 'highest job priority a non-administrator may submit with (job priority decides in-queue preemption, R-E3); NULL: no cap';
+COMMENT ON COLUMN tide.queues.submit_role IS 'only members of this role (and administrators) may submit to the queue; NULL: any tide_submitter';
+COMMENT ON COLUMN tide.queues.fixed_service_type IS 'jobs of non-administrators take the queue''s service_type, another is refused (inference jobs may reclaim training jobs, R-E2)';
+COMMENT ON COLUMN tide.queues.preemptable_only IS 'jobs of non-administrators must be preemptable (a non-preemptable job that borrows cannot be reclaimed, R-E1)';
 COMMENT ON COLUMN tide.queues.reclaimable IS 'may other queues take back what this queue holds above its quota (R-E1, R-E2)';
 COMMENT ON COLUMN tide.queues.preemption_within IS 'never, or lower_priority: jobs may evict lower-priority preemptable jobs of the same queue (R-E3)';
 COMMENT ON COLUMN tide.queues.service_type IS 'default service_type of the jobs submitted to this queue';

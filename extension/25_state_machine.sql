@@ -100,30 +100,53 @@ CREATE FUNCTION tide._jobs_before_insert() RETURNS trigger
     SET search_path = pg_catalog, pg_temp
     AS $$
 DECLARE
-    queue_service text;
-    queue_max_priority integer;
+    q tide.queues;
+    admin boolean;
 BEGIN
     IF tide._restoring() THEN
         RETURN NEW;
     END IF;
-    SELECT q.service_type, q.max_priority INTO queue_service, queue_max_priority
-      FROM tide.queues q WHERE q.name = NEW.queue;
+    SELECT * INTO q FROM tide.queues x WHERE x.name = NEW.queue;
     IF NOT FOUND THEN
         RAISE EXCEPTION 'queue "%" does not exist', NEW.queue
             USING ERRCODE = 'foreign_key_violation',
                   HINT = 'Submit to one of the queues in tide.queues; an administrator creates queues.';
     END IF;
+    -- The job's owner, not the current role: retries are inserted by the
+    -- state machine on the owner's behalf and keep what it was allowed.
+    -- (an owner that is no role at all is no administrator and no member)
+    admin := EXISTS (SELECT 1 FROM pg_catalog.pg_roles o
+                      WHERE o.rolname = NEW.owner
+                        AND pg_catalog.pg_has_role(o.oid, 'tide_admin', 'MEMBER'));
+    IF q.submit_role IS NOT NULL AND NOT admin AND NEW.retry_of IS NULL
+       AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_roles o, pg_catalog.pg_roles r
+                        WHERE o.rolname = NEW.owner AND r.rolname = q.submit_role
+                          AND pg_catalog.pg_has_role(o.oid, r.oid, 'MEMBER')) THEN
+        RAISE EXCEPTION 'role "%" may not submit to queue "%"', NEW.owner, NEW.queue
+            USING ERRCODE = 'insufficient_privilege',
+                  HINT = pg_catalog.format('Queue %s takes jobs of members of role %s (tide.queues.submit_role).', NEW.queue, q.submit_role);
+    END IF;
+    IF q.preemptable_only AND NOT NEW.preemptable AND NOT admin AND NEW.retry_of IS NULL THEN
+        RAISE EXCEPTION 'queue "%" takes only preemptable jobs', NEW.queue
+            USING ERRCODE = 'insufficient_privilege',
+                  HINT = 'Leave preemptable at true (tide.queues.preemptable_only), or ask an administrator.';
+    END IF;
+    IF q.fixed_service_type AND NEW.service_type IS DISTINCT FROM q.service_type AND NEW.service_type IS NOT NULL
+       AND NOT admin AND NEW.retry_of IS NULL THEN
+        RAISE EXCEPTION 'queue "%" takes only % jobs, not %', NEW.queue, q.service_type, NEW.service_type
+            USING ERRCODE = 'insufficient_privilege',
+                  HINT = 'Leave service_type NULL to take the queue''s (tide.queues.fixed_service_type), or use a queue of that type.';
+    END IF;
     -- A submitter's priority decides whom its job may preempt (R-E3): the
     -- queue caps it.  Administrators may go above; a retry keeps the
     -- priority its original was admitted with.
-    IF queue_max_priority IS NOT NULL AND NEW.priority > queue_max_priority AND NEW.retry_of IS NULL
-       AND NOT pg_catalog.pg_has_role(NEW.owner, 'tide_admin', 'MEMBER') THEN
-        RAISE EXCEPTION 'priority % is above the max_priority % of queue "%"', NEW.priority, queue_max_priority, NEW.queue
+    IF q.max_priority IS NOT NULL AND NEW.priority > q.max_priority AND NEW.retry_of IS NULL AND NOT admin THEN
+        RAISE EXCEPTION 'priority % is above the max_priority % of queue "%"', NEW.priority, q.max_priority, NEW.queue
             USING ERRCODE = 'insufficient_privilege',
                   HINT = 'Submit at or below the queue''s max_priority, or ask an administrator to raise it.';
     END IF;
     IF NEW.service_type IS NULL THEN
-        NEW.service_type := queue_service;
+        NEW.service_type := q.service_type;
     ELSIF NEW.service_type NOT IN ('training', 'inference') THEN
         RAISE EXCEPTION 'invalid service_type "%" for a job', NEW.service_type
             USING ERRCODE = 'check_violation',
@@ -160,7 +183,7 @@ BEGIN
 END
 $$;
 COMMENT ON FUNCTION tide._jobs_before_insert() IS
-    'trigger: checks a new job (queue exists, priority within the queue''s max_priority for non-administrators, valid service_type, on_evict, state pending) and takes the queue''s service_type when none is given';
+    'trigger: checks a new job (queue exists; for non-administrators: the queue''s submit_role, max_priority, preemptable_only and fixed_service_type; valid service_type, on_evict, state pending) and takes the queue''s service_type when none is given';
 CREATE TRIGGER jobs_before_insert BEFORE INSERT ON tide.jobs
     FOR EACH ROW EXECUTE FUNCTION tide._jobs_before_insert();
 

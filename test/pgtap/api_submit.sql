@@ -2,7 +2,7 @@
 BEGIN;
 CREATE EXTENSION pg_tide;
 \ir _fixture.psql
-SELECT plan(56);
+SELECT plan(68);
 
 -- Good submissions.
 SELECT tide.submit('q1', 'cpu=4, gpu=2', replicas => 3, priority => 7, name => 'train', idle => true,
@@ -137,6 +137,47 @@ SELECT lives_ok($$SELECT tide.submit('q1', 'gpu=1', priority => 1000)$$, 'an adm
 RESET ROLE;
 SELECT is((SELECT count(*)::int FROM tide.jobs WHERE queue = 'q1' AND priority > 100 AND owner = 'tap_alice'), 0,
           'nothing of the refused submission stayed');
+
+-- Who may use a queue, and what its submitters may choose: by default
+-- anyone and anything; an administrator closes what the queue needs.
+CREATE ROLE tap_team;
+GRANT tap_team TO tap_bob;
+INSERT INTO tide.queues (name, submit_role, preemptable_only, fixed_service_type)
+VALUES ('team', 'tap_team', true, true);
+SET LOCAL ROLE tap_alice;
+SELECT throws_ok($$SELECT tide.submit('team', 'gpu=1')$$, '42501',
+                 'role "tap_alice" may not submit to queue "team"', 'submit_role: a non-member is refused');
+RESET ROLE;
+SET LOCAL ROLE tap_bob;
+SELECT lives_ok($$SELECT tide.submit('team', 'gpu=1')$$, 'a member of the submit_role submits');
+SELECT throws_ok($$SELECT tide.submit('team', 'gpu=1', preemptable => false)$$, '42501',
+                 'queue "team" takes only preemptable jobs', 'preemptable_only: a non-preemptable job is refused');
+SELECT throws_ok($$SELECT tide.submit('team', 'gpu=1', service_type => 'inference')$$, '42501',
+                 'queue "team" takes only training jobs, not inference', 'fixed_service_type: another service type is refused');
+SELECT lives_ok($$SELECT tide.submit('team', 'gpu=1', service_type => 'training')$$, 'the queue''s own type is fine');
+SELECT throws_ok($$INSERT INTO tide.jobs (queue, preemptable) VALUES ('team', false)$$, '42501',
+                 'queue "team" takes only preemptable jobs', 'an INSERT meets the same checks');
+RESET ROLE;
+SET LOCAL ROLE tap_admin;
+SELECT lives_ok($$SELECT tide.submit('team', 'gpu=1', preemptable => false, service_type => 'inference')$$,
+                'an administrator may do all of it');
+RESET ROLE;
+SELECT is((SELECT array_agg(owner || ':' || preemptable || ':' || service_type ORDER BY id) FROM tide.jobs WHERE queue = 'team'),
+          ARRAY['tap_bob:true:training', 'tap_bob:true:training', 'tap_admin:false:inference'],
+          'exactly the allowed jobs were made');
+SELECT lives_ok($$SELECT tide.submit('q1', 'gpu=1', preemptable => false, service_type => 'inference')$$,
+                'a queue without these settings lets submitters choose (default)');
+-- a retry keeps what its original was allowed, even after the queue closed
+UPDATE tide.queues SET submit_role = 'tap_admin' WHERE name = 'team';
+SELECT id AS bobs FROM tide.jobs WHERE queue = 'team' AND owner = 'tap_bob' ORDER BY id LIMIT 1 \gset
+UPDATE tide.jobs SET max_retries = 1 WHERE id = :bobs;
+SELECT pg_temp.place(:bobs, ARRAY['n1']);
+SELECT tide.exited(a.id, 1) FROM tide.allocations a WHERE a.job_id = :bobs;
+SELECT is((SELECT count(*)::int FROM tide.jobs WHERE retry_of = :bobs), 1, 'a retry is made for a member who lost access');
+SELECT throws_ok($$INSERT INTO tide.queues (name, submit_role) VALUES ('blank', '')$$, '23514', NULL,
+                 'an empty submit_role is refused (NULL means anyone)');
+SELECT throws_ok(format($$INSERT INTO tide.jobs (queue, owner) VALUES ('team', 'nobody_%s')$$, pg_backend_pid()), '42501', NULL,
+                 'an owner that is no role may not use a closed queue');
 
 SELECT * FROM finish();
 ROLLBACK;
