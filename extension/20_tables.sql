@@ -143,7 +143,8 @@ CREATE TABLE tide.jobs (
     gpu_type         text CONSTRAINT jobs_gpu_type_check CHECK (gpu_type <> ''),
     time_limit       interval CONSTRAINT jobs_time_limit_check
                      CHECK (time_limit > interval '0' AND time_limit <= interval '100 years'),
-    max_retries      integer NOT NULL DEFAULT 0 CONSTRAINT jobs_max_retries_check CHECK (max_retries >= 0),
+    -- at most 100: each retry enters the retry lane ahead of its queue (R-O3)
+    max_retries      integer NOT NULL DEFAULT 0 CONSTRAINT jobs_max_retries_check CHECK (max_retries BETWEEN 0 AND 100),
     retry_of         bigint,   -- not a foreign key: a self-reference makes pg_dump warn on every dump
     attempt          integer NOT NULL DEFAULT 1 CONSTRAINT jobs_attempt_check CHECK (attempt >= 1),
     avoid_nodes      text[] NOT NULL DEFAULT '{}',

@@ -208,10 +208,14 @@ BEGIN
     -- scale to bulk inserts).
     jid := CASE TG_OP WHEN 'DELETE' THEN OLD.job_id ELSE NEW.job_id END;
     SELECT j.state INTO job_state FROM tide.jobs j WHERE j.id = jid FOR SHARE SKIP LOCKED;
-    IF NOT FOUND AND EXISTS (SELECT 1 FROM tide.jobs j WHERE j.id = jid) THEN
-        RAISE EXCEPTION 'tasks of job % cannot change right now: the job is being written (by a scheduling cycle or a cancel)', jid
-            USING ERRCODE = 'lock_not_available',
-                  HINT = 'Retry in a moment. Tasks inserted in the transaction that inserts their job never meet this.';
+    IF NOT FOUND THEN
+        -- held by another transaction (or gone): only a pending job is worth a retry
+        SELECT j.state INTO job_state FROM tide.jobs j WHERE j.id = jid;
+        IF FOUND AND job_state = 'pending' THEN
+            RAISE EXCEPTION 'tasks of job % cannot change right now: another transaction holds the job (a scheduling cycle, a cancel)', jid
+                USING ERRCODE = 'lock_not_available',
+                      HINT = 'Retry in a moment. Tasks inserted in the transaction that inserts their job never meet this.';
+        END IF;
     END IF;
     IF FOUND AND job_state <> 'pending' THEN
         RAISE EXCEPTION 'tasks of job % cannot change: the job is %',

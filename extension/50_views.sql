@@ -42,8 +42,10 @@ SELECT p.job_id, p.name, p.queue, p.owner, p.priority, p.idle, p.retry, p.positi
                coalesce(w.since, j.created_at) AS waiting_since,
                j.created_at
           FROM tide.jobs j
+          -- (a placement the cycle gave back, allocated -> pending, is no new wait)
           LEFT JOIN LATERAL (SELECT max(e.at) AS since FROM tide.job_events e
-                              WHERE e.job_id = j.id AND e.new_state = 'pending') w ON true
+                              WHERE e.job_id = j.id AND e.new_state = 'pending'
+                                AND e.old_state IS DISTINCT FROM 'allocated') w ON true
           -- the latest cycle's reason, when it is not in the job row yet
           LEFT JOIN (SELECT u.job_id, r.reason
                        FROM tide.reason_backlog r, pg_catalog.unnest(r.job_ids) AS u(job_id)) b

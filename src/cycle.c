@@ -18,15 +18,18 @@
  */
 #include "postgres.h"
 
-#include "catalog/pg_type.h"
 #include "access/htup_details.h"
+#include "access/xact.h"
+#include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "fmgr.h"
 #include "portability/instr_time.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
+#include "utils/guc.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
+#include "utils/resowner.h"
 #include "utils/snapmgr.h"
 #include "utils/timestamp.h"
 
@@ -103,18 +106,39 @@ static const char *const W_ALLOCS =
  * is no longer pending, so the UPDATE skips it, and only the placed jobs it
  * returns get allocation rows.
  */
+#define W_JOBS_SET \
+"    SET state = CASE WHEN u.placed THEN 'allocated' ELSE j.state END," \
+"        state_reason = CASE WHEN u.placed THEN u.reason ELSE j.state_reason END," \
+"        pending_reason = CASE WHEN u.placed THEN NULL ELSE u.reason END," \
+"        unschedulable = u.unschedulable" \
+"   FROM unnest($1::bigint[], $2::boolean[], $3::text[], $4::boolean[])" \
+"        AS u(id, placed, reason, unschedulable)"
+
 static const char *const W_JOBS =
 "WITH upd AS ("
-" UPDATE tide.jobs j"
-"    SET state = CASE WHEN u.placed THEN 'allocated' ELSE j.state END,"
-"        state_reason = CASE WHEN u.placed THEN u.reason ELSE j.state_reason END,"
-"        pending_reason = CASE WHEN u.placed THEN NULL ELSE u.reason END,"
-"        unschedulable = u.unschedulable"
-"   FROM unnest($1::bigint[], $2::boolean[], $3::text[], $4::boolean[])"
-"        AS u(id, placed, reason, unschedulable)"
+" UPDATE tide.jobs j" W_JOBS_SET
 "  WHERE j.id = u.id AND j.state = 'pending' AND NOT j.cancel_requested"
 " RETURNING j.id, u.placed)"
 "SELECT pg_catalog.array_agg(upd.id) FROM upd WHERE upd.placed";
+
+/*
+ * The same, skipping the job rows another transaction holds (they stay as
+ * they are this cycle): what W_JOBS falls back to when it could not get its
+ * row locks within tide.cycle_lock_timeout.  Locking first costs a lock record
+ * per row, so it is not the usual path.
+ */
+static const char *const W_JOBS_SKIP_LOCKED =
+"WITH lk AS MATERIALIZED ("
+" SELECT j.id FROM tide.jobs j"
+"  WHERE j.id = ANY ($1::bigint[]) AND j.state = 'pending' AND NOT j.cancel_requested"
+"    FOR NO KEY UPDATE OF j SKIP LOCKED),"
+" upd AS ("
+" UPDATE tide.jobs j" W_JOBS_SET
+"  WHERE j.id = u.id AND j.id IN (SELECT lk.id FROM lk)"
+" RETURNING j.id, u.placed)"
+"SELECT pg_catalog.array_agg(upd.id) FROM upd WHERE upd.placed";
+
+
 
 /*
  * The task rows of the jobs placed, compared with those loaded (by ctid: an
@@ -889,6 +913,59 @@ write_reason_backlog(DeferredReason *d, int n, int64 cycle_id)
 }
 
 /*
+ * W_JOBS in a subtransaction with lock_timeout = tide.cycle_lock_timeout; if
+ * some job row is held longer by another transaction (a submitter's open
+ * transaction on its own pending job: a cancel request, a task change),
+ * W_JOBS_SKIP_LOCKED instead: no open transaction stalls the cycle for
+ * everyone.  Leaves the result in SPI_tuptable, like SPI_execute.
+ */
+static int
+update_jobs(Oid *types, Datum *args)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+	ResourceOwner owner = CurrentResourceOwner;
+	volatile int ret = 0;
+	char		timeout[32];
+
+	if (tide_cycle_lock_timeout == 0)
+		return SPI_execute_with_args(W_JOBS_SKIP_LOCKED, 4, types, args, NULL, false, 1);
+	snprintf(timeout, sizeof(timeout), "%dms", tide_cycle_lock_timeout);
+	BeginInternalSubTransaction(NULL);
+	MemoryContextSwitchTo(cxt);
+	PG_TRY();
+	{
+		int			nest = NewGUCNestLevel();
+
+		(void) set_config_option("lock_timeout", timeout, PGC_USERSET, PGC_S_SESSION,
+								 GUC_ACTION_SAVE, true, 0, false);
+		ret = SPI_execute_with_args(W_JOBS, 4, types, args, NULL, false, 1);
+		AtEOXact_GUC(true, nest);
+		ReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(cxt);
+		CurrentResourceOwner = owner;
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata;
+
+		MemoryContextSwitchTo(cxt);
+		edata = CopyErrorData();
+		FlushErrorState();
+		RollbackAndReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(cxt);
+		CurrentResourceOwner = owner;
+		if (edata->sqlerrcode != ERRCODE_LOCK_NOT_AVAILABLE)
+			ReThrowError(edata);
+		FreeErrorData(edata);
+		ereport(LOG,
+				(errmsg("tide.run_cycle: a job row was held by another transaction; this cycle skips the held ones")));
+		ret = SPI_execute_with_args(W_JOBS_SKIP_LOCKED, 4, types, args, NULL, false, 1);
+	}
+	PG_END_TRY();
+	return ret;
+}
+
+/*
  * Jobs whose tasks changed since the load are not placed after all: a task
  * row committed between the load and W_JOBS's row locks would otherwise
  * leave a job allocated without one of its roles.  Rare (tasks added to a
@@ -1113,7 +1190,7 @@ write_decisions(Cycle *c, const TideResult *r, int64 cycle_id, int *jobs_placed,
 			args[2] = PointerGetDatum(make_array(reasons, NULL, n, TEXTOID));
 			args[3] = PointerGetDatum(make_array(unsched, NULL, n, BOOLOID));
 			INSTR_TIME_SET_CURRENT(t0);
-			ret = SPI_execute_with_args(W_JOBS, 4, types, args, NULL, false, 1);
+			ret = update_jobs(types, args);
 			elog(DEBUG1, "tide.run_cycle: %d jobs updated in %.1f ms", n, elapsed_ms(t0));
 			if (ret != SPI_OK_SELECT || SPI_processed != 1)
 				elog(ERROR, "tide.run_cycle: updating jobs failed: %s", SPI_result_code_string(ret));

@@ -200,7 +200,13 @@ tide_cycle_write_evictions(TideSnapshot *s, const TideResult *r, int64 cycle_id,
 	int			ret;
 	bool		isnull;
 
-	/* victims: one call with arrays (R-E5: whole jobs; NOTIFY by tide._evict) */
+	/*
+	 * victims: one call with arrays (R-E5: whole jobs; NOTIFY by tide._evict).
+	 * They come from the engine's result: in the rare cycle that gives a
+	 * placement back (its tasks changed, cycle.c) a victim chosen while that
+	 * placement counted may turn out unneeded; the held resources then go to
+	 * the preemptor's next cycle.
+	 */
 	if (r->nevictions > 0)
 	{
 		int			n = r->nevictions;

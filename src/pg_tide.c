@@ -18,6 +18,7 @@ PG_MODULE_MAGIC;
 void		_PG_init(void);
 
 int			tide_reason_updates_per_cycle = 1000;
+int			tide_cycle_lock_timeout = 100;
 
 void
 _PG_init(void)
@@ -47,5 +48,20 @@ _PG_init(void)
 							&tide_reason_updates_per_cycle,
 							1000, -1, PG_INT32_MAX,
 							PGC_USERSET, 0,
+							NULL, NULL, NULL);
+
+	/*
+	 * Any submitter may hold its own pending job's row in an open
+	 * transaction (a cancel request, a task change): the cycle must not wait
+	 * for it on everyone's behalf.
+	 */
+	DefineCustomIntVariable("tide.cycle_lock_timeout",
+							"How long a cycle waits for a job row another transaction holds.",
+							"After this the cycle leaves such jobs as they are (not placed, "
+							"reason unchanged) and places the others; the next cycle looks "
+							"again. 0 skips held rows at once (each row then costs a lock).",
+							&tide_cycle_lock_timeout,
+							100, 0, 60 * 1000,
+							PGC_USERSET, GUC_UNIT_MS,
 							NULL, NULL, NULL);
 }
