@@ -5,7 +5,8 @@
  * group, started by the launcher's "shepherd": one small process per
  * launcher, forked once at start-up, that starts commands on request
  * (posix_spawn, nothing copied), records each in the state directory
- * (ALLOC.pid), waits for them, appends each exit code to ALLOC.pid and
+ * (ALLOC.pid: created empty and locked before the start, completed after
+ * it; what cannot be recorded does not run), waits for them, appends each exit code to ALLOC.pid and
  * tells the launcher over a pipe.  When the launcher stops or dies the
  * shepherd stays until its last command has ended, still recording exits;
  * the next launcher for the node adopts the work from the state directory
