@@ -6,8 +6,8 @@
  * launcher, forked once at start-up, that starts commands on request
  * (posix_spawn, nothing copied), records each in the state directory
  * (ALLOC.pid: created empty and locked before the start, completed after
- * it; what cannot be recorded does not run), waits for them, appends each exit code to ALLOC.pid and
- * tells the launcher over a pipe.  When the launcher stops or dies the
+ * it; what cannot be recorded does not run), waits for them, appends each
+ * exit code to ALLOC.pid and tells the launcher over a pipe.  When the launcher stops or dies the
  * shepherd stays until its last command has ended, still recording exits;
  * the next launcher for the node adopts the work from the state directory
  * and reads the exit files.  The process group (= the command's pid) is
@@ -191,13 +191,14 @@ write_state_file(const char *name, const char *content)
 {
 	int			fd;
 	size_t		len = strlen(content);
+	ssize_t		w;
 
 	fd = openat(state_fd, name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return -1;
-	if (write(fd, content, len) != (ssize_t) len)
+	if ((w = write(fd, content, len)) != (ssize_t) len)
 	{
-		int			save = errno ? errno : ENOSPC;
+		int			save = w < 0 ? errno : ENOSPC;
 
 		close(fd);
 		unlinkat(state_fd, name, 0);
