@@ -74,6 +74,7 @@ typedef struct Alloc
 	bool		need_final;		/* tide.exited / tide.evicted pending */
 	bool		in_db_assigned; /* seen in the last claim */
 	bool		other_boot;		/* adopted record of an earlier boot */
+	bool		shepherd_kills; /* the shepherd carries out its eviction */
 } Alloc;
 
 /* Set by the SIGCHLD handler (main.c). */

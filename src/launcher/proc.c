@@ -34,6 +34,7 @@
 #include <linux/falloc.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
+#include <sys/syscall.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -556,6 +557,8 @@ typedef struct SpawnHeader
 
 #define SPAWN_HAS_ROLE		1
 #define SPAWN_HAS_GPU_MILLI 2
+#define SPAWN_EVICT			4	/* not a start: evict pid (in replica) with a
+								 * grace period of pad milliseconds */
 
 typedef struct ShepherdReply
 {
@@ -705,6 +708,214 @@ queue_reply(char **q, size_t *len, size_t *cap, int64_t id, int kind, int value)
 	buf_append(q, len, cap, &r, sizeof(r));
 }
 
+/* The allocation id of a running child, or 0. */
+static int64_t
+kid_find(pid_t pid)
+{
+	unsigned	mask = kids_cap - 1;
+
+	if (kids_cap == 0)
+		return 0;
+	for (unsigned i = kid_slot(pid); kids[i].pid != 0; i = (i + 1) & mask)
+		if (kids[i].pid == pid)
+			return kids[i].id;
+	return 0;
+}
+
+/*
+ * Evictions in progress, carried out by the shepherd because only it knows
+ * whether a command's pid (= its group) is still its own: SIGTERM to the
+ * group at once, SIGKILL at the deadline.  The grace period covers the
+ * whole group: when the command (sh) ends first, the members it leaves
+ * (a program that traps SIGTERM to save a checkpoint) are held by pidfds
+ * and keep their time; the exit is answered once they are gone or killed.
+ */
+typedef struct Eviction
+{
+	pid_t		pgid;			/* the command's pid = its process group */
+	int64_t		id;
+	int64_t		job_id;
+	double		deadline;		/* monotonic: SIGKILL then */
+	bool		ended;			/* the command ended, code waits ... */
+	int			code;
+	int			nfds;			/* ... while these members live */
+	int		   *fds;
+} Eviction;
+
+static Eviction *evs;
+static int	nevs,
+			evs_cap;
+
+static Eviction *
+eviction_find(pid_t pgid)
+{
+	for (int i = 0; i < nevs; i++)
+		if (evs[i].pgid == pgid)
+			return &evs[i];
+	return NULL;
+}
+
+static void
+eviction_remove(Eviction *e)
+{
+	for (int i = 0; i < e->nfds; i++)
+		close(e->fds[i]);
+	free(e->fds);
+	*e = evs[--nevs];
+}
+
+/* The launcher asks: evict this command (if it still runs). */
+static void
+shepherd_evict(int64_t id, int64_t job_id, pid_t pid, double grace)
+{
+	Eviction   *e;
+
+	if (pid <= 1 || kid_find(pid) != id || eviction_find(pid))
+		return;					/* ended already: its answer is on its way */
+	kill(-pid, SIGTERM);
+	if (nevs == evs_cap)
+	{
+		evs_cap = evs_cap ? evs_cap * 2 : 16;
+		evs = tl_realloc(evs, evs_cap * sizeof(Eviction));
+	}
+	e = &evs[nevs++];
+	memset(e, 0, sizeof(*e));
+	e->pgid = pid;
+	e->id = id;
+	e->job_id = job_id;
+	e->deadline = now_mono() + grace;
+}
+
+/*
+ * The command of an eviction ended before its deadline: hold a pidfd on
+ * every other live member of its group (read from /proc while the
+ * command's zombie still holds the group id, so each is ours).  True
+ * when there is any: then the group lives on until they end or the
+ * deadline.  (Without pidfds, or /proc, nothing is held: the group is
+ * killed at once, as before.)
+ */
+static bool
+eviction_hold_members(Eviction *e)
+{
+	DIR		   *d = opendir("/proc");
+	struct dirent *de;
+
+	if (d == NULL)
+		return false;
+	while ((de = readdir(d)) != NULL)
+	{
+		char	   *end;
+		long		pid = strtol(de->d_name, &end, 10);
+		char		path[64];
+		char		buf[512];
+		char	   *p;
+		int			fd;
+		ssize_t		n;
+		long		pgrp;
+		char		state;
+
+		if (*end != '\0' || pid <= 1 || pid == e->pgid)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		n = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		if (n <= 0)
+			continue;
+		buf[n] = '\0';
+		p = strrchr(buf, ')');
+		/* after the name: state ppid pgrp */
+		if (p == NULL || sscanf(p + 2, "%c %*d %ld", &state, &pgrp) != 2 ||
+			pgrp != e->pgid || state == 'Z' || state == 'X')
+			continue;
+		fd = (int) syscall(SYS_pidfd_open, (pid_t) pid, 0);
+		if (fd < 0)
+			continue;
+		if (e->nfds % 16 == 0)
+			e->fds = tl_realloc(e->fds, (e->nfds + 16) * sizeof(int));
+		e->fds[e->nfds++] = fd;
+	}
+	closedir(d);
+	return e->nfds > 0;
+}
+
+/* Members of an ended command's group still alive (their pidfds not readable). */
+static int
+eviction_live_members(Eviction *e)
+{
+	int			live = 0;
+
+	for (int i = 0; i < e->nfds; i++)
+	{
+		struct pollfd pfd = {.fd = e->fds[i], .events = POLLIN};
+
+		if (poll(&pfd, 1, 0) == 0)
+			live++;
+	}
+	return live;
+}
+
+/*
+ * Deadlines and held groups: SIGKILL what outlived its grace period,
+ * answer the evictions whose groups are gone.  The time until the next
+ * look (seconds; -1: nothing to wait for).
+ */
+static double
+shepherd_evictions(char **q, size_t *len, size_t *cap)
+{
+	double		now = now_mono();
+	double		next = -1;
+
+	for (int i = 0; i < nevs; i++)
+	{
+		Eviction   *e = &evs[i];
+		int			live;
+
+		if (!e->ended)
+		{
+			/* the command itself still runs (unreaped: its group is ours) */
+			if (now >= e->deadline && e->deadline > 0)
+			{
+				kill(-e->pgid, SIGKILL);
+				tl_event("kill", "alloc=%lld job=%lld pgid=%d signal=KILL (grace period over)",
+						 (long long) e->id, (long long) e->job_id, (int) e->pgid);
+				e->deadline = 0;	/* killed: shepherd_reap ends it */
+			}
+			else if (e->deadline > 0 && (next < 0 || e->deadline - now < next))
+				next = e->deadline - now;
+			continue;
+		}
+		live = eviction_live_members(e);
+		if (live > 0 && now >= e->deadline)
+		{
+			/*
+			 * A live member holds the group id, so the group is still
+			 * ours: kill it whole (members that started after we looked
+			 * too), and each member we hold by its pidfd.
+			 */
+			kill(-e->pgid, SIGKILL);
+			for (int k = 0; k < e->nfds; k++)
+				(void) syscall(SYS_pidfd_send_signal, e->fds[k], SIGKILL, NULL, 0);
+			tl_event("kill", "alloc=%lld job=%lld pgid=%d signal=KILL (grace period over; the command had ended, %d of its group had not)",
+					 (long long) e->id, (long long) e->job_id, (int) e->pgid, live);
+			live = 0;
+		}
+		if (live == 0)
+		{
+			queue_reply(q, len, cap, e->id, REPLY_EXITED, e->code);
+			eviction_remove(e);
+			i--;
+			continue;
+		}
+		/* members exit without telling us: look again soon */
+		if (next < 0 || next > 0.05)
+			next = 0.05;
+	}
+	return next;
+}
+
 /*
  * Collect every ended child.  waitid(WNOWAIT) first: while the command is
  * a zombie its pid (and so its process group id) cannot be reused, so the
@@ -726,8 +937,21 @@ shepherd_reap(char **q, size_t *len, size_t *cap)
 		id = kid_take(si.si_pid);
 		if (id > 0)
 		{
+			Eviction   *e = eviction_find(si.si_pid);
+
 			code = si.si_code == CLD_EXITED ? si.si_status : 128 + si.si_status;
 			record_exit(id, code);
+			if (e != NULL && e->deadline > now_mono() && eviction_hold_members(e))
+			{
+				/* evicted: the rest of its group keeps its grace period */
+				e->ended = true;
+				e->code = code;
+				while (waitpid(si.si_pid, NULL, 0) < 0 && errno == EINTR)
+					;
+				continue;
+			}
+			if (e != NULL)
+				eviction_remove(e);
 			/* anything the command left behind in its group goes with it */
 			kill(-si.si_pid, SIGKILL);
 		}
@@ -767,6 +991,11 @@ shepherd_spawn_requests(char *buf, size_t *start, size_t *len, pid_t launcher,
 		pos += sizeof(h) + h.len;
 		if (h.len == 0 || end[-1] != '\0')
 			continue;			/* cannot happen: same program on both ends */
+		if (h.flags & SPAWN_EVICT)
+		{
+			shepherd_evict(h.id, h.job_id, (pid_t) h.replica, h.pad / 1000.0);
+			continue;
+		}
 
 		/*
 		 * The record first (empty and locked), then the check that our
@@ -866,6 +1095,7 @@ shepherd_serve(int in, int out, pid_t launcher)
 	bool		in_open = true,
 				out_open = true,
 				pending = false;
+	double		wait = -1;		/* until the next look at evictions */
 
 	/* stdin first: a launcher started with it closed must not lose an fd to it */
 	{
@@ -904,7 +1134,7 @@ shepherd_serve(int in, int out, pid_t launcher)
 	fcntl(in, F_SETFL, O_NONBLOCK);
 	fcntl(out, F_SETFL, O_NONBLOCK);
 
-	while (in_open || nkids > 0 || pending)
+	while (in_open || nkids > 0 || pending || nevs > 0)
 	{
 		struct pollfd pfd[3];
 		int			n = 0;
@@ -926,7 +1156,8 @@ shepherd_serve(int in, int out, pid_t launcher)
 		}
 		for (int i = 0; i < n; i++)
 			pfd[i].revents = 0;
-		if (poll(pfd, n, pending ? 0 : -1) < 0 && errno != EINTR)
+		if (poll(pfd, n, pending ? 0 : wait < 0 ? -1 : (int) (wait * 1000) + 1) < 0 &&
+			errno != EINTR)
 		{
 			tl_log("error", "shepherd: poll: %s", strerror(errno));
 			sleep(1);
@@ -977,6 +1208,7 @@ shepherd_serve(int in, int out, pid_t launcher)
 		 */
 		pending = shepherd_spawn_requests(inbuf, &inpos, &inlen, launcher,
 										  &outq, &outlen, &outcap, 32);
+		wait = shepherd_evictions(&outq, &outlen, &outcap);
 		if (out_open && outlen > 0 && !buf_flush(out, outq, &outlen))
 			out_open = false;
 		if (!out_open)
@@ -1124,8 +1356,43 @@ shepherd_lost(const char *why)
 			}
 		}
 		else if (!a->ended && a->pid > 0)
+		{
+			/* its eviction deadline is ours again (checked as adopted) */
 			a->adopted = true;
+			a->shepherd_kills = false;
+		}
 	}
+}
+
+/*
+ * Signal an allocation's group for its eviction: SIGTERM now, SIGKILL at
+ * a->kill_at.  The shepherd does it for its own commands (it alone knows
+ * whether the pid is still its child, and it gives the grace period to
+ * the whole group); the launcher for adopted work and --no-shepherd.
+ */
+static void
+evict_signal(Alloc *a)
+{
+	if (!a->adopted && !opt.no_shepherd && shepherd_pid != 0 && req_fd >= 0)
+	{
+		SpawnHeader h;
+		double		grace = a->kill_at - now_mono();
+
+		memset(&h, 0, sizeof(h));
+		h.id = a->id;
+		h.job_id = a->job_id;
+		h.replica = (int32_t) a->pid;
+		h.flags = SPAWN_EVICT;
+		h.pad = (uint32_t) (grace > 0 ? grace * 1000 : 0);
+		h.len = 1;
+		buf_append(&reqbuf, &reqlen, &reqcap, &h, sizeof(h));
+		buf_append(&reqbuf, &reqlen, &reqcap, "", 1);
+		a->shepherd_kills = true;	/* sent by the event loop (POLLOUT) */
+		return;
+	}
+	if (kill(-a->pid, SIGTERM) != 0 && errno != ESRCH)
+		tl_log("warning", "alloc=%lld kill(-%d, SIGTERM): %s",
+			   (long long) a->id, (int) a->pid, strerror(errno));
 }
 
 /* Handle one answer of the shepherd. */
@@ -1147,7 +1414,7 @@ shepherd_answer(const ShepherdReply *r)
 			{
 				/* evicted while being started: stop it now */
 				a->kill_at = now_mono() + opt.grace_period;
-				kill(-a->pid, SIGTERM);
+				evict_signal(a);
 				tl_event("evict", "alloc=%lld job=%lld replica=%d pgid=%d signal=TERM grace=%gs",
 						 (long long) a->id, (long long) a->job_id, a->replica, (int) a->pid,
 						 opt.grace_period);
@@ -1851,9 +2118,7 @@ stop_allocation(Alloc *a)
 		return;
 	}
 	a->kill_at = now_mono() + opt.grace_period;
-	if (kill(-a->pid, SIGTERM) != 0 && errno != ESRCH)
-		tl_log("warning", "alloc=%lld kill(-%d, SIGTERM): %s",
-			   (long long) a->id, (int) a->pid, strerror(errno));
+	evict_signal(a);
 	tl_event("evict", "alloc=%lld job=%lld replica=%d pgid=%d signal=TERM grace=%gs",
 			 (long long) a->id, (long long) a->job_id, a->replica, (int) a->pid,
 			 opt.grace_period);
@@ -1869,7 +2134,8 @@ check_kill_deadlines(double now)
 	{
 		Alloc	   *a = &allocs[i];
 
-		if (!a->evicting || a->ended || a->killed || a->pid <= 1 || now < a->kill_at)
+		if (!a->evicting || a->ended || a->killed || a->pid <= 1 || now < a->kill_at ||
+			a->shepherd_kills)
 			continue;
 
 		/*
@@ -1901,7 +2167,8 @@ earliest_kill_deadline(void)
 	{
 		Alloc	   *a = &allocs[i];
 
-		if (a->evicting && !a->ended && !a->killed && a->pid > 1 && a->kill_at < t)
+		if (a->evicting && !a->ended && !a->killed && a->pid > 1 && a->kill_at < t &&
+			!a->shepherd_kills)
 			t = a->kill_at;
 	}
 	return t;
