@@ -142,8 +142,8 @@ log_sql_error(const char *event, const char *what, PGresult *res)
 bool
 db_connect(bool first)
 {
-	const char *keys[5];
-	const char *vals[5];
+	const char *keys[12];
+	const char *vals[12];
 	char		appname[64];
 	int			k = 0;
 	PGresult   *res;
@@ -158,6 +158,22 @@ db_connect(bool first)
 	vals[k++] = "10";
 	keys[k] = "fallback_application_name";
 	vals[k++] = appname;
+	/*
+	 * A server that vanishes (host down, network cut) must not leave the
+	 * launcher waiting for hours on a dead socket: TCP keepalives and a
+	 * user timeout, unless the connection string sets its own (its values
+	 * come later and win).
+	 */
+	keys[k] = "keepalives";
+	vals[k++] = "1";
+	keys[k] = "keepalives_idle";
+	vals[k++] = "30";
+	keys[k] = "keepalives_interval";
+	vals[k++] = "10";
+	keys[k] = "keepalives_count";
+	vals[k++] = "3";
+	keys[k] = "tcp_user_timeout";
+	vals[k++] = "60000";
 	if (opt.dsn)
 	{
 		keys[k] = "dbname";
@@ -363,6 +379,7 @@ db_sync(void)
 	PGresult   *res;
 	int			n;
 	int			started = 0;
+	bool		can_start = state_dir_can_start();
 
 	/*
 	 * Work we run that the database has released without us (a node
@@ -419,6 +436,23 @@ db_sync(void)
 		int			replica = atoi(PQgetvalue(res, i, 3));
 		Alloc	   *a = alloc_find(id);
 
+		/*
+		 * Unknown here: a shepherd of an earlier launcher may have started
+		 * it (or be starting it) after this launcher read the state
+		 * directory.  Adopt it, or wait while it is being recorded.
+		 */
+		if (a == NULL)
+		{
+			int			r = state_record_take(id, job, replica, &a);
+
+			if (r == RECORD_BUSY)
+			{
+				sync_again_at = now_mono() + 0.2;
+				continue;
+			}
+			if (r == RECORD_ADOPTED && run_it)
+				continue;
+		}
 		if (!run_it)
 		{
 			if (strcmp(PQgetvalue(res, i, 0), "gone") == 0 && a != NULL && !a->evicting)
@@ -436,6 +470,9 @@ db_sync(void)
 				a->need_started = true;
 			continue;
 		}
+		/* the state directory refuses writes: start nothing (retried) */
+		if (!can_start)
+			continue;
 		if (PQgetisnull(res, i, 5) || PQgetvalue(res, i, 5)[strspn(PQgetvalue(res, i, 5), " \t\n")] == '\0')
 		{
 			a = alloc_add(id, job, replica);

@@ -42,7 +42,8 @@ typedef struct LauncherOptions
 	const char *output_dir;		/* NULL: children inherit stdout/stderr */
 	bool		quiet;			/* no per-allocation event lines */
 	bool		verbose;		/* also a line per round trip (timings) */
-	bool		no_shepherd;	/* spawn commands directly (faster; see docs) */
+	bool		no_shepherd;	/* spawn commands directly, from the launcher
+								 * (no faster on two cores; see docs) */
 } LauncherOptions;
 
 extern LauncherOptions opt;
@@ -72,10 +73,16 @@ typedef struct Alloc
 	bool		need_started;	/* tide.started not yet accepted */
 	bool		need_final;		/* tide.exited / tide.evicted pending */
 	bool		in_db_assigned; /* seen in the last claim */
+	bool		other_boot;		/* adopted record of an earlier boot */
+	bool		shepherd_kills; /* the shepherd carries out its eviction */
 } Alloc;
 
 /* Set by the SIGCHLD handler (main.c). */
 extern volatile sig_atomic_t got_child;
+/* Claim again at this monotonic time (a start had to wait); 1e18: none. */
+extern double sync_again_at;
+/* True in the shepherd process: out of memory there is _exit, not exit. */
+extern bool tl_in_shepherd;
 
 /* The table of known allocations (main.c). */
 extern Alloc *allocs;
@@ -108,6 +115,13 @@ typedef struct SpawnSpec
 
 int			state_dir_open(void);
 void		state_dir_adopt(void);
+bool		state_dir_can_start(void);
+
+/* state_record_take(): what the state directory says of an allocation */
+#define RECORD_NONE		0		/* nothing: start it */
+#define RECORD_BUSY		1		/* a shepherd is starting it: ask again soon */
+#define RECORD_ADOPTED	2		/* started by an earlier shepherd: now adopted */
+int			state_record_take(int64_t id, int64_t job_id, int replica, Alloc **adopted);
 pid_t		spawn_allocation(const SpawnSpec *spec);
 void		reap_children(void);
 bool		shepherd_start(void);

@@ -43,6 +43,8 @@ static int	signal_pipe[2] = {-1, -1};
 static volatile sig_atomic_t got_stop;
 static volatile sig_atomic_t stop_signal;
 volatile sig_atomic_t got_child;
+double		sync_again_at = 1e18;
+bool		tl_in_shepherd;
 
 /* ---- small utilities ---- */
 
@@ -64,6 +66,9 @@ tl_realloc(void *p, size_t n)
 	if (q == NULL)
 	{
 		fprintf(stderr, "tide-launcher: out of memory\n");
+		/* the shepherd must not run the launcher's atexit work (libpq) */
+		if (tl_in_shepherd)
+			_exit(1);
 		exit(1);
 	}
 	return q;
@@ -583,8 +588,10 @@ main(int argc, char **argv)
 				ok = db_heartbeat();
 				next_heartbeat = now + opt.heartbeat_interval;
 			}
-			if (ok && (need_sync || now >= next_poll || now >= retry_at))
+			if (ok && (need_sync || now >= next_poll || now >= retry_at ||
+					   now >= sync_again_at))
 			{
+				sync_again_at = 1e18;
 				ok = db_sync();
 				if (ok)
 				{
@@ -622,6 +629,8 @@ main(int argc, char **argv)
 				wake = next_heartbeat;
 			if (retry_at < wake)
 				wake = retry_at;
+			if (sync_again_at < wake)
+				wake = sync_again_at;
 			if (db_report_due() < wake)
 				wake = db_report_due();
 		}

@@ -5,8 +5,9 @@
  * group, started by the launcher's "shepherd": one small process per
  * launcher, forked once at start-up, that starts commands on request
  * (posix_spawn, nothing copied), records each in the state directory
- * (ALLOC.pid), waits for them, appends each exit code to ALLOC.pid and
- * tells the launcher over a pipe.  When the launcher stops or dies the
+ * (ALLOC.pid: created empty and locked before the start, completed after
+ * it; what cannot be recorded does not run), waits for them, appends each
+ * exit code to ALLOC.pid and tells the launcher over a pipe.  When the launcher stops or dies the
  * shepherd stays until its last command has ended, still recording exits;
  * the next launcher for the node adopts the work from the state directory
  * and reads the exit files.  The process group (= the command's pid) is
@@ -30,8 +31,10 @@
 #include <string.h>
 #include <poll.h>
 #include <sys/file.h>
+#include <linux/falloc.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
+#include <sys/syscall.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -40,12 +43,19 @@
 static int	state_fd = -1;		/* the state directory, O_CLOEXEC */
 static int	lock_fd = -1;		/* flock: one launcher per node and directory */
 static char state_path[4096];
+static char boot_id[40];		/* /proc/sys/kernel/random/boot_id, "" if unknown */
+static bool state_unwritable;	/* a record could not be written: start nothing */
 
 static void allocation_ended(Alloc *a, int code, const char *how, bool kill_group);
-static void record_pid_file(const SpawnSpec *spec, pid_t pid);
+static int	record_begin(int64_t id);
+static int	record_finish(int fd, const SpawnSpec *spec, pid_t pid);
+static void record_abort(int fd, int64_t id);
+static int	record_placeholder_state(int64_t id, bool remove_stale);
+static void state_dir_failed(int err);
 static bool shepherd_reaped(pid_t pid, int status);
 static void record_exit(int64_t id, int code);
 static void shepherd_gone(void);
+static bool check_one_adopted(Alloc *a);
 
 /* ---- the state directory ---- */
 
@@ -126,6 +136,16 @@ state_dir_open(void)
 	opt.state_dir = state_path;
 	if (ensure_private_dir(state_path) != 0)
 		return -1;
+	{
+		/* records of another boot name processes that no longer exist */
+		int			fd = open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC);
+		ssize_t		n = fd >= 0 ? read(fd, boot_id, sizeof(boot_id) - 1) : -1;
+
+		if (fd >= 0)
+			close(fd);
+		boot_id[n > 0 ? n : 0] = '\0';
+		boot_id[strcspn(boot_id, "\n ")] = '\0';
+	}
 
 	state_fd = open(state_path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (state_fd < 0)
@@ -164,20 +184,26 @@ state_dir_open(void)
  * Write a small state file.  No temporary name and rename: that would take
  * the directory lock twice per allocation, the launcher's bottleneck at
  * thousands of starts a second.  Readers treat an empty or partial file as
- * "not written yet" instead.
+ * "not written yet" instead, and a failed write removes the file: nothing
+ * half-written stays behind.
  */
 static int
 write_state_file(const char *name, const char *content)
 {
 	int			fd;
 	size_t		len = strlen(content);
+	ssize_t		w;
 
 	fd = openat(state_fd, name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return -1;
-	if (write(fd, content, len) != (ssize_t) len)
+	if ((w = write(fd, content, len)) != (ssize_t) len)
 	{
+		int			save = w < 0 ? errno : ENOSPC;
+
 		close(fd);
+		unlinkat(state_fd, name, 0);
+		errno = save;
 		return -1;
 	}
 	close(fd);
@@ -262,25 +288,67 @@ proc_starttime(pid_t pid, char *state)
 }
 
 /*
- * Is this adopted process still there?  0: gone (or its pid reused),
- * else its state letter from /proc ('Z': ended, not yet reaped).
+ * Parse the first line of ALLOC.pid: "PID TICKS JOB REPLICA [BOOT_ID]".
+ * A record of another boot (the state directory outlived a reboot) names
+ * a pid that is now someone else's: *other_boot says so.  Records without
+ * a boot id (older launchers) count as this boot's.
+ */
+static bool
+parse_state_record(const char *buf, long long *pid, unsigned long long *start,
+				   long long *job, int *replica, bool *other_boot)
+{
+	char		boot[40] = "";
+	char		line[256];
+	size_t		n = strcspn(buf, "\n");
+
+	/* the first line only: the second (the exit code) is not a boot id */
+	if (n >= sizeof(line))
+		n = sizeof(line) - 1;
+	memcpy(line, buf, n);
+	line[n] = '\0';
+	if (sscanf(line, "%lld %llu %lld %d %39s", pid, start, job, replica, boot) < 4 ||
+		*pid <= 1)
+		return false;
+	*other_boot = boot[0] != '\0' && boot_id[0] != '\0' && strcmp(boot, boot_id) != 0;
+	return true;
+}
+
+/* What /proc says about an adopted command's pid (see adopted_state). */
+#define PROC_GONE		0		/* no such process */
+#define PROC_NOT_OURS	1		/* the pid belongs to another process now */
+
+/*
+ * Is this adopted process still there?  PROC_GONE: no process has its pid;
+ * PROC_NOT_OURS: one has, but not ours (it started more than a few seconds
+ * before our record or after it, or the record is of another boot); else
+ * its state letter from /proc ('Z': ended, not yet reaped).
+ *
+ * The recorded start time is taken right after the start returned, so our
+ * process started at or shortly before it: later means the pid was reused,
+ * much earlier means an older process (a daemon of a later boot that got
+ * the same pid, when the boot id was not recorded).
  */
 static char
 adopted_state(const Alloc *a)
 {
 	char		state = '?';
-	unsigned long long st = proc_starttime(a->pid, &state);
+	unsigned long long st;
+	long		hz = sysconf(_SC_CLK_TCK);
+	unsigned long long slack = (unsigned long long) (hz > 0 ? hz : 100) * 5;
 
+	if (a->other_boot)
+		return PROC_NOT_OURS;
+	st = proc_starttime(a->pid, &state);
 	if (st == 0)
 	{
 		/* no /proc entry: gone, unless /proc is not mounted at all */
 		if (access("/proc/self/stat", R_OK) != 0)
-			return (kill(a->pid, 0) == 0 || errno == EPERM) ? '?' : 0;
-		return 0;
+			return (kill(a->pid, 0) == 0 || errno == EPERM) ? '?' : PROC_GONE;
+		return PROC_GONE;
 	}
-	if (a->starttime != 0 && st > a->starttime)
-		return 0;				/* the pid was reused: started after ours */
-	return state == 'X' ? 0 : state;
+	if (a->starttime != 0 && (st > a->starttime || st + slack < a->starttime))
+		return PROC_NOT_OURS;
+	return state == 'X' ? PROC_GONE : state;
 }
 
 /*
@@ -311,6 +379,7 @@ state_dir_adopt(void)
 					job = 0;
 		unsigned long long start = 0;
 		int			replica = 0;
+		bool		other_boot = false;
 		Alloc	   *a;
 
 		if (end == de->d_name || id <= 0)
@@ -332,21 +401,30 @@ state_dir_adopt(void)
 		}
 		if (strcmp(end, ".pid") != 0)
 			continue;
-		if (read_state_file(de->d_name, buf, sizeof(buf)) != 0 ||
-			sscanf(buf, "%lld %llu %lld %d", &pid, &start, &job, &replica) != 4 ||
-			pid <= 1)
+		if (alloc_find(id))
+			continue;
+		if (read_state_file(de->d_name, buf, sizeof(buf)) != 0)
+		{
+			/*
+			 * Empty: a shepherd is starting it (or died doing so).  The
+			 * claim decides when the allocation comes (state_record_take);
+			 * here only a stale one is removed.
+			 */
+			(void) record_placeholder_state(id, true);
+			continue;
+		}
+		if (!parse_state_record(buf, &pid, &start, &job, &replica, &other_boot))
 		{
 			tl_log("warning", "ignoring unreadable state file %s/%s", opt.state_dir, de->d_name);
 			continue;
 		}
-		if (alloc_find(id))
-			continue;
 		a = alloc_add(id, job, replica);
 		a->adopted = true;
 		a->pid = (pid_t) pid;
 		a->starttime = start;
-		tl_log("adopt", "alloc=%lld job=%lld replica=%d pid=%lld (started by an earlier launcher)",
-			   id, job, replica, pid);
+		a->other_boot = other_boot;
+		tl_log("adopt", "alloc=%lld job=%lld replica=%d pid=%lld (started by an earlier launcher%s)",
+			   id, job, replica, pid, other_boot ? "; before the last reboot" : "");
 	}
 	closedir(d);
 	check_adopted();
@@ -383,7 +461,7 @@ spawn_command(const SpawnSpec *spec, pid_t *pid, bool own_group)
 	int			n = 0,
 				k = 0,
 				rc;
-	char		vars[7][128];
+	char		vars[7][256];	/* TIDE_NODE: names of up to 200 bytes */
 	posix_spawnattr_t attr;
 	posix_spawn_file_actions_t fa;
 	sigset_t	all,
@@ -479,6 +557,8 @@ typedef struct SpawnHeader
 
 #define SPAWN_HAS_ROLE		1
 #define SPAWN_HAS_GPU_MILLI 2
+#define SPAWN_EVICT			4	/* not a start: evict pid (in replica) with a
+								 * grace period of pad milliseconds */
 
 typedef struct ShepherdReply
 {
@@ -490,6 +570,8 @@ typedef struct ShepherdReply
 #define REPLY_SPAWNED	1
 #define REPLY_FAILED	2
 #define REPLY_EXITED	3
+#define REPLY_NOT_RECORDED 4	/* the state directory refused it: not run */
+#define REPLY_TAKEN		5		/* ALLOC.pid exists: another shepherd's */
 
 /* Launcher side. */
 static pid_t shepherd_pid;		/* 0: none running */
@@ -626,6 +708,214 @@ queue_reply(char **q, size_t *len, size_t *cap, int64_t id, int kind, int value)
 	buf_append(q, len, cap, &r, sizeof(r));
 }
 
+/* The allocation id of a running child, or 0. */
+static int64_t
+kid_find(pid_t pid)
+{
+	unsigned	mask = kids_cap - 1;
+
+	if (kids_cap == 0)
+		return 0;
+	for (unsigned i = kid_slot(pid); kids[i].pid != 0; i = (i + 1) & mask)
+		if (kids[i].pid == pid)
+			return kids[i].id;
+	return 0;
+}
+
+/*
+ * Evictions in progress, carried out by the shepherd because only it knows
+ * whether a command's pid (= its group) is still its own: SIGTERM to the
+ * group at once, SIGKILL at the deadline.  The grace period covers the
+ * whole group: when the command (sh) ends first, the members it leaves
+ * (a program that traps SIGTERM to save a checkpoint) are held by pidfds
+ * and keep their time; the exit is answered once they are gone or killed.
+ */
+typedef struct Eviction
+{
+	pid_t		pgid;			/* the command's pid = its process group */
+	int64_t		id;
+	int64_t		job_id;
+	double		deadline;		/* monotonic: SIGKILL then */
+	bool		ended;			/* the command ended, code waits ... */
+	int			code;
+	int			nfds;			/* ... while these members live */
+	int		   *fds;
+} Eviction;
+
+static Eviction *evs;
+static int	nevs,
+			evs_cap;
+
+static Eviction *
+eviction_find(pid_t pgid)
+{
+	for (int i = 0; i < nevs; i++)
+		if (evs[i].pgid == pgid)
+			return &evs[i];
+	return NULL;
+}
+
+static void
+eviction_remove(Eviction *e)
+{
+	for (int i = 0; i < e->nfds; i++)
+		close(e->fds[i]);
+	free(e->fds);
+	*e = evs[--nevs];
+}
+
+/* The launcher asks: evict this command (if it still runs). */
+static void
+shepherd_evict(int64_t id, int64_t job_id, pid_t pid, double grace)
+{
+	Eviction   *e;
+
+	if (pid <= 1 || kid_find(pid) != id || eviction_find(pid))
+		return;					/* ended already: its answer is on its way */
+	kill(-pid, SIGTERM);
+	if (nevs == evs_cap)
+	{
+		evs_cap = evs_cap ? evs_cap * 2 : 16;
+		evs = tl_realloc(evs, evs_cap * sizeof(Eviction));
+	}
+	e = &evs[nevs++];
+	memset(e, 0, sizeof(*e));
+	e->pgid = pid;
+	e->id = id;
+	e->job_id = job_id;
+	e->deadline = now_mono() + grace;
+}
+
+/*
+ * The command of an eviction ended before its deadline: hold a pidfd on
+ * every other live member of its group (read from /proc while the
+ * command's zombie still holds the group id, so each is ours).  True
+ * when there is any: then the group lives on until they end or the
+ * deadline.  (Without pidfds, or /proc, nothing is held: the group is
+ * killed at once, as before.)
+ */
+static bool
+eviction_hold_members(Eviction *e)
+{
+	DIR		   *d = opendir("/proc");
+	struct dirent *de;
+
+	if (d == NULL)
+		return false;
+	while ((de = readdir(d)) != NULL)
+	{
+		char	   *end;
+		long		pid = strtol(de->d_name, &end, 10);
+		char		path[64];
+		char		buf[512];
+		char	   *p;
+		int			fd;
+		ssize_t		n;
+		long		pgrp;
+		char		state;
+
+		if (*end != '\0' || pid <= 1 || pid == e->pgid)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		n = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		if (n <= 0)
+			continue;
+		buf[n] = '\0';
+		p = strrchr(buf, ')');
+		/* after the name: state ppid pgrp */
+		if (p == NULL || sscanf(p + 2, "%c %*d %ld", &state, &pgrp) != 2 ||
+			pgrp != e->pgid || state == 'Z' || state == 'X')
+			continue;
+		fd = (int) syscall(SYS_pidfd_open, (pid_t) pid, 0);
+		if (fd < 0)
+			continue;
+		if (e->nfds % 16 == 0)
+			e->fds = tl_realloc(e->fds, (e->nfds + 16) * sizeof(int));
+		e->fds[e->nfds++] = fd;
+	}
+	closedir(d);
+	return e->nfds > 0;
+}
+
+/* Members of an ended command's group still alive (their pidfds not readable). */
+static int
+eviction_live_members(Eviction *e)
+{
+	int			live = 0;
+
+	for (int i = 0; i < e->nfds; i++)
+	{
+		struct pollfd pfd = {.fd = e->fds[i], .events = POLLIN};
+
+		if (poll(&pfd, 1, 0) == 0)
+			live++;
+	}
+	return live;
+}
+
+/*
+ * Deadlines and held groups: SIGKILL what outlived its grace period,
+ * answer the evictions whose groups are gone.  The time until the next
+ * look (seconds; -1: nothing to wait for).
+ */
+static double
+shepherd_evictions(char **q, size_t *len, size_t *cap)
+{
+	double		now = now_mono();
+	double		next = -1;
+
+	for (int i = 0; i < nevs; i++)
+	{
+		Eviction   *e = &evs[i];
+		int			live;
+
+		if (!e->ended)
+		{
+			/* the command itself still runs (unreaped: its group is ours) */
+			if (now >= e->deadline && e->deadline > 0)
+			{
+				kill(-e->pgid, SIGKILL);
+				tl_event("kill", "alloc=%lld job=%lld pgid=%d signal=KILL (grace period over)",
+						 (long long) e->id, (long long) e->job_id, (int) e->pgid);
+				e->deadline = 0;	/* killed: shepherd_reap ends it */
+			}
+			else if (e->deadline > 0 && (next < 0 || e->deadline - now < next))
+				next = e->deadline - now;
+			continue;
+		}
+		live = eviction_live_members(e);
+		if (live > 0 && now >= e->deadline)
+		{
+			/*
+			 * A live member holds the group id, so the group is still
+			 * ours: kill it whole (members that started after we looked
+			 * too), and each member we hold by its pidfd.
+			 */
+			kill(-e->pgid, SIGKILL);
+			for (int k = 0; k < e->nfds; k++)
+				(void) syscall(SYS_pidfd_send_signal, e->fds[k], SIGKILL, NULL, 0);
+			tl_event("kill", "alloc=%lld job=%lld pgid=%d signal=KILL (grace period over; the command had ended, %d of its group had not)",
+					 (long long) e->id, (long long) e->job_id, (int) e->pgid, live);
+			live = 0;
+		}
+		if (live == 0)
+		{
+			queue_reply(q, len, cap, e->id, REPLY_EXITED, e->code);
+			eviction_remove(e);
+			i--;
+			continue;
+		}
+		/* members exit without telling us: look again soon */
+		if (next < 0 || next > 0.05)
+			next = 0.05;
+	}
+	return next;
+}
+
 /*
  * Collect every ended child.  waitid(WNOWAIT) first: while the command is
  * a zombie its pid (and so its process group id) cannot be reused, so the
@@ -647,8 +937,21 @@ shepherd_reap(char **q, size_t *len, size_t *cap)
 		id = kid_take(si.si_pid);
 		if (id > 0)
 		{
+			Eviction   *e = eviction_find(si.si_pid);
+
 			code = si.si_code == CLD_EXITED ? si.si_status : 128 + si.si_status;
 			record_exit(id, code);
+			if (e != NULL && e->deadline > now_mono() && eviction_hold_members(e))
+			{
+				/* evicted: the rest of its group keeps its grace period */
+				e->ended = true;
+				e->code = code;
+				while (waitpid(si.si_pid, NULL, 0) < 0 && errno == EINTR)
+					;
+				continue;
+			}
+			if (e != NULL)
+				eviction_remove(e);
 			/* anything the command left behind in its group goes with it */
 			kill(-si.si_pid, SIGKILL);
 		}
@@ -678,6 +981,7 @@ shepherd_spawn_requests(char *buf, size_t *start, size_t *len, pid_t launcher,
 		char	   *end;
 		pid_t		pid;
 		int			rc;
+		int			rfd;
 
 		memcpy(&h, buf + pos, sizeof(h));
 		if (*len - pos - sizeof(h) < h.len)
@@ -687,13 +991,35 @@ shepherd_spawn_requests(char *buf, size_t *start, size_t *len, pid_t launcher,
 		pos += sizeof(h) + h.len;
 		if (h.len == 0 || end[-1] != '\0')
 			continue;			/* cannot happen: same program on both ends */
+		if (h.flags & SPAWN_EVICT)
+		{
+			shepherd_evict(h.id, h.job_id, (pid_t) h.replica, h.pad / 1000.0);
+			continue;
+		}
 
 		/*
-		 * A launcher that died after asking may already have a successor
-		 * that claimed the same allocation: start nothing for an orphan.
+		 * The record first (empty and locked), then the check that our
+		 * launcher still lives: a successor that claims the allocation
+		 * after we passed the check finds the record and waits for it
+		 * (state_record_take), and one that came before the record
+		 * exists means our launcher is gone and we start nothing.
 		 */
-		if (getppid() != launcher)
+		rfd = record_begin(h.id);
+		if (rfd < 0)
+		{
+			int			err = errno;
+
+			if (err != EEXIST)
+				tl_log("error", "alloc=%lld not started: cannot record it in %s: %s (reported as exit code %d)",
+					   (long long) h.id, opt.state_dir, strerror(err), TL_EXIT_CANNOT_START);
+			queue_reply(q, qlen, qcap, h.id, err == EEXIST ? REPLY_TAKEN : REPLY_NOT_RECORDED, err);
 			continue;
+		}
+		if (getppid() != launcher)
+		{
+			record_abort(rfd, h.id);
+			continue;
+		}
 		memset(&spec, 0, sizeof(spec));
 		spec.id = h.id;
 		spec.job_id = h.job_id;
@@ -713,11 +1039,24 @@ shepherd_spawn_requests(char *buf, size_t *start, size_t *len, pid_t launcher,
 		rc = spawn_command(&spec, &pid, true);
 		if (rc != 0)
 		{
+			record_abort(rfd, h.id);
 			queue_reply(q, qlen, qcap, h.id, REPLY_FAILED, rc);
 			continue;
 		}
+		if (record_finish(rfd, &spec, pid) != 0)
+		{
+			/* unrecorded work must not run: stop it before it does much */
+			int			err = errno;
+
+			tl_log("error", "alloc=%lld stopped at once: cannot record it in %s: %s (reported as exit code %d)",
+				   (long long) h.id, opt.state_dir, strerror(err), TL_EXIT_CANNOT_START);
+			kill(-pid, SIGKILL);
+			while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+				;
+			queue_reply(q, qlen, qcap, h.id, REPLY_NOT_RECORDED, err);
+			continue;
+		}
 		kid_put(pid, h.id);
-		record_pid_file(&spec, pid);
 		queue_reply(q, qlen, qcap, h.id, REPLY_SPAWNED, pid);
 	}
 	*start = pos;
@@ -756,6 +1095,7 @@ shepherd_serve(int in, int out, pid_t launcher)
 	bool		in_open = true,
 				out_open = true,
 				pending = false;
+	double		wait = -1;		/* until the next look at evictions */
 
 	/* stdin first: a launcher started with it closed must not lose an fd to it */
 	{
@@ -794,7 +1134,7 @@ shepherd_serve(int in, int out, pid_t launcher)
 	fcntl(in, F_SETFL, O_NONBLOCK);
 	fcntl(out, F_SETFL, O_NONBLOCK);
 
-	while (in_open || nkids > 0 || pending)
+	while (in_open || nkids > 0 || pending || nevs > 0)
 	{
 		struct pollfd pfd[3];
 		int			n = 0;
@@ -816,7 +1156,8 @@ shepherd_serve(int in, int out, pid_t launcher)
 		}
 		for (int i = 0; i < n; i++)
 			pfd[i].revents = 0;
-		if (poll(pfd, n, pending ? 0 : -1) < 0 && errno != EINTR)
+		if (poll(pfd, n, pending ? 0 : wait < 0 ? -1 : (int) (wait * 1000) + 1) < 0 &&
+			errno != EINTR)
 		{
 			tl_log("error", "shepherd: poll: %s", strerror(errno));
 			sleep(1);
@@ -867,6 +1208,7 @@ shepherd_serve(int in, int out, pid_t launcher)
 		 */
 		pending = shepherd_spawn_requests(inbuf, &inpos, &inlen, launcher,
 										  &outq, &outlen, &outcap, 32);
+		wait = shepherd_evictions(&outq, &outlen, &outcap);
 		if (out_open && outlen > 0 && !buf_flush(out, outq, &outlen))
 			out_open = false;
 		if (!out_open)
@@ -934,6 +1276,7 @@ shepherd_start(void)
 			from = keep[i] + 1;
 		}
 		close_range(from, ~0U, 0);
+		tl_in_shepherd = true;
 		shepherd_serve(req[0], rsp[1], launcher);
 	}
 	close(req[0]);
@@ -943,6 +1286,8 @@ shepherd_start(void)
 	fcntl(req_fd, F_SETFL, O_NONBLOCK);
 	fcntl(rsp_fd, F_SETFL, O_NONBLOCK);
 	shepherd_pid = pid;
+	shepherd_was_reaped = false;
+	shepherd_hung_up = false;
 	reqlen = 0;
 	tl_log("shepherd", "pid=%d (records the exit codes of the commands it starts)", (int) pid);
 	return true;
@@ -965,6 +1310,7 @@ shepherd_lost(const char *why)
 	req_fd = rsp_fd = -1;
 	reqlen = 0;
 	shepherd_pid = 0;
+	shepherd_was_reaped = false;	/* whatever path got us here */
 	for (int i = 0; i < nallocs; i++)
 	{
 		Alloc	   *a = &allocs[i];
@@ -977,10 +1323,11 @@ shepherd_lost(const char *why)
 						job = 0;
 			unsigned long long start = 0;
 			int			replica = 0;
+			bool		other_boot = false;
 
 			snprintf(name, sizeof(name), "%lld.pid", (long long) a->id);
 			if (read_state_file(name, buf, sizeof(buf)) == 0 &&
-				sscanf(buf, "%lld %llu %lld %d", &pid, &start, &job, &replica) == 4 && pid > 1)
+				parse_state_record(buf, &pid, &start, &job, &replica, &other_boot))
 			{
 				/* it did start: the answer was lost with the shepherd */
 				a->spawning = false;
@@ -988,7 +1335,8 @@ shepherd_lost(const char *why)
 				a->starttime = start;
 				a->adopted = true;
 				a->need_started = !a->evicting;
-				if (a->evicting)
+				/* signalled only if still ours (we may have reaped it) */
+				if (a->evicting && check_one_adopted(a))
 				{
 					a->kill_at = now_mono() + opt.grace_period;
 					kill(-a->pid, SIGTERM);
@@ -1008,8 +1356,43 @@ shepherd_lost(const char *why)
 			}
 		}
 		else if (!a->ended && a->pid > 0)
+		{
+			/* its eviction deadline is ours again (checked as adopted) */
 			a->adopted = true;
+			a->shepherd_kills = false;
+		}
 	}
+}
+
+/*
+ * Signal an allocation's group for its eviction: SIGTERM now, SIGKILL at
+ * a->kill_at.  The shepherd does it for its own commands (it alone knows
+ * whether the pid is still its child, and it gives the grace period to
+ * the whole group); the launcher for adopted work and --no-shepherd.
+ */
+static void
+evict_signal(Alloc *a)
+{
+	if (!a->adopted && !opt.no_shepherd && shepherd_pid != 0 && req_fd >= 0)
+	{
+		SpawnHeader h;
+		double		grace = a->kill_at - now_mono();
+
+		memset(&h, 0, sizeof(h));
+		h.id = a->id;
+		h.job_id = a->job_id;
+		h.replica = (int32_t) a->pid;
+		h.flags = SPAWN_EVICT;
+		h.pad = (uint32_t) (grace > 0 ? grace * 1000 : 0);
+		h.len = 1;
+		buf_append(&reqbuf, &reqlen, &reqcap, &h, sizeof(h));
+		buf_append(&reqbuf, &reqlen, &reqcap, "", 1);
+		a->shepherd_kills = true;	/* sent by the event loop (POLLOUT) */
+		return;
+	}
+	if (kill(-a->pid, SIGTERM) != 0 && errno != ESRCH)
+		tl_log("warning", "alloc=%lld kill(-%d, SIGTERM): %s",
+			   (long long) a->id, (int) a->pid, strerror(errno));
 }
 
 /* Handle one answer of the shepherd. */
@@ -1031,7 +1414,7 @@ shepherd_answer(const ShepherdReply *r)
 			{
 				/* evicted while being started: stop it now */
 				a->kill_at = now_mono() + opt.grace_period;
-				kill(-a->pid, SIGTERM);
+				evict_signal(a);
 				tl_event("evict", "alloc=%lld job=%lld replica=%d pgid=%d signal=TERM grace=%gs",
 						 (long long) a->id, (long long) a->job_id, a->replica, (int) a->pid,
 						 opt.grace_period);
@@ -1054,6 +1437,26 @@ shepherd_answer(const ShepherdReply *r)
 			a->need_final = true;
 			a->exit_code = TL_EXIT_CANNOT_START;
 			break;
+		case REPLY_NOT_RECORDED:
+			if (!a->spawning)
+				return;
+			state_dir_failed(r->value);
+			/* like a start that failed: the job learns it did not run */
+			a->spawning = false;
+			a->need_started = !a->evicting;
+			a->ended = true;
+			a->need_final = true;
+			a->exit_code = TL_EXIT_CANNOT_START;
+			break;
+		case REPLY_TAKEN:
+			if (!a->spawning)
+				return;
+			/* an earlier launcher's shepherd has it: the next claim adopts it */
+			tl_log("adopt", "alloc=%lld job=%lld is already recorded by another shepherd; adopting it instead",
+				   (long long) a->id, (long long) a->job_id);
+			alloc_remove(a);
+			sync_again_at = now_mono() + 0.2;
+			break;
 		case REPLY_EXITED:
 			if (!a->ended && !a->spawning)
 				allocation_ended(a, r->value, "", false);
@@ -1070,11 +1473,12 @@ shepherd_pump(void)
 {
 	if (shepherd_pid == 0)
 		return;
-	if (reqlen > 0 && req_fd >= 0 && !buf_flush(req_fd, reqbuf, &reqlen))
-	{
-		shepherd_lost("stopped reading requests");
-		return;
-	}
+	/*
+	 * A write that fails (EPIPE) means it died: its last answers are still
+	 * in the other pipe, and its end of file below says how it went.
+	 */
+	if (reqlen > 0 && req_fd >= 0)
+		(void) buf_flush(req_fd, reqbuf, &reqlen);
 	for (;;)
 	{
 		ShepherdReply r[256];
@@ -1221,21 +1625,220 @@ boot_ticks_now(void)
 }
 
 /*
- * Write ALLOC.pid: "PID TICKS JOB REPLICA" for a restarted launcher; the
- * shepherd appends the exit code as a second line when the command ends.
+ * Begin the record of an allocation before anything runs (fail closed:
+ * what cannot be recorded is not started).  ALLOC.pid is created empty
+ * with O_EXCL, so an existing one (another shepherd's) is never taken
+ * over; it stays locked until the record is complete, which tells a
+ * restarted launcher that its creator is still at work; and its blocks are
+ * reserved, so that neither the record nor the exit code appended later
+ * can fail for want of space.  The descriptor, or -1 with errno (EEXIST:
+ * someone else's).
  */
+static int
+record_begin(int64_t id)
+{
+	char		name[64];
+	int			fd;
+
+	snprintf(name, sizeof(name), "%lld.pid", (long long) id);
+	fd = openat(state_fd, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -1;
+	(void) flock(fd, LOCK_EX | LOCK_NB);	/* a new file: cannot be taken */
+	if (fallocate(fd, FALLOC_FL_KEEP_SIZE, 0, 512) != 0 &&
+		errno != EOPNOTSUPP && errno != ENOSYS)
+	{
+		int			save = errno;
+
+		record_abort(fd, id);
+		errno = save;
+		return -1;
+	}
+	return fd;
+}
+
+/* Nothing was started: the empty record goes. */
 static void
-record_pid_file(const SpawnSpec *spec, pid_t pid)
+record_abort(int fd, int64_t id)
+{
+	char		name[64];
+
+	snprintf(name, sizeof(name), "%lld.pid", (long long) id);
+	unlinkat(state_fd, name, 0);
+	close(fd);
+}
+
+/*
+ * Complete ALLOC.pid: "PID TICKS JOB REPLICA BOOT_ID" for a restarted
+ * launcher; the shepherd appends the exit code as a second line when the
+ * command ends.  One write into the empty file: a reader sees nothing or
+ * all of it.  On failure the file is removed (nothing partial is left) and
+ * -1 returned with errno; the caller must then stop the command.
+ */
+static int
+record_finish(int fd, const SpawnSpec *spec, pid_t pid)
+{
+	char		buf[256];
+	int			len = snprintf(buf, sizeof(buf), "%d %llu %lld %d%s%s\n", (int) pid,
+							   boot_ticks_now(), (long long) spec->job_id, spec->replica,
+							   boot_id[0] ? " " : "", boot_id);
+	ssize_t		w = write(fd, buf, len);
+
+	if (w != len)
+	{
+		int			save = w < 0 ? errno : ENOSPC;
+
+		record_abort(fd, spec->id);
+		errno = save;
+		return -1;
+	}
+	close(fd);					/* and with it the lock: the record is complete */
+	return 0;
+}
+
+/* Wall-clock seconds since a file was last written. */
+static double
+file_age(int fd)
+{
+	struct stat st;
+	struct timespec now;
+
+	if (fstat(fd, &st) != 0 || clock_gettime(CLOCK_REALTIME, &now) != 0)
+		return 0;
+	return (now.tv_sec - st.st_mtim.tv_sec) + (now.tv_nsec - st.st_mtim.tv_nsec) / 1e9;
+}
+
+/*
+ * An ALLOC.pid that is empty (or not fully written): a shepherd is between
+ * creating and completing it, or died there.  RECORD_BUSY while its
+ * creator may still complete it: it holds the file's lock, or the file is
+ * a few seconds young (the creator locks it just after creating it).
+ * RECORD_ADOPTED when it is complete by now (the caller reads it).  Else
+ * the creator is gone without starting anything it recorded: with
+ * remove_stale the file is removed, RECORD_NONE.
+ */
+static int
+record_placeholder_state(int64_t id, bool remove_stale)
 {
 	char		name[64];
 	char		buf[256];
+	int			fd;
+	ssize_t		n;
+	double		age;
 
-	snprintf(name, sizeof(name), "%lld.pid", (long long) spec->id);
-	snprintf(buf, sizeof(buf), "%d %llu %lld %d\n", (int) pid,
-			 boot_ticks_now(), (long long) spec->job_id, spec->replica);
-	if (write_state_file(name, buf) != 0)
-		tl_log("warning", "alloc=%lld cannot record itself in %s: %s",
-			   (long long) spec->id, opt.state_dir, strerror(errno));
+	snprintf(name, sizeof(name), "%lld.pid", (long long) id);
+	fd = openat(state_fd, name, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return RECORD_NONE;
+	if (flock(fd, LOCK_SH | LOCK_NB) != 0)
+	{
+		close(fd);
+		return RECORD_BUSY;
+	}
+	n = pread(fd, buf, sizeof(buf) - 1, 0);
+	if (n > 0 && buf[n - 1] == '\n')
+	{
+		close(fd);
+		return RECORD_ADOPTED;
+	}
+	age = file_age(fd);
+	if ((age < 3.0 && age > -3.0) || !remove_stale)
+	{
+		close(fd);
+		return RECORD_BUSY;
+	}
+	tl_log("stale", "alloc=%lld: removing the unfinished record %s/%s (its shepherd is gone; nothing was started from it)",
+		   (long long) id, opt.state_dir, name);
+	unlinkat(state_fd, name, 0);
+	close(fd);
+	return RECORD_NONE;
+}
+
+/*
+ * Before starting an allocation the database assigns and this launcher
+ * does not know: has a shepherd of an earlier launcher already started it
+ * (it asked just before dying, the shepherd recorded it after we read the
+ * state directory)?  Then adopt it instead of starting it twice.
+ */
+int
+state_record_take(int64_t id, int64_t job_id, int replica, Alloc **adopted)
+{
+	char		name[64];
+	char		buf[256];
+	long long	pid = 0,
+				job = 0;
+	unsigned long long start = 0;
+	int			rep = 0;
+	bool		other_boot = false;
+	Alloc	   *a;
+
+	*adopted = NULL;
+	snprintf(name, sizeof(name), "%lld.pid", (long long) id);
+	if (read_state_file(name, buf, sizeof(buf)) != 0)
+	{
+		int			r = record_placeholder_state(id, true);
+
+		if (r != RECORD_ADOPTED || read_state_file(name, buf, sizeof(buf)) != 0)
+			return r == RECORD_ADOPTED ? RECORD_BUSY : r;
+	}
+	if (!parse_state_record(buf, &pid, &start, &job, &rep, &other_boot))
+	{
+		tl_log("warning", "alloc=%lld: removing unreadable state file %s/%s", (long long) id,
+			   opt.state_dir, name);
+		unlinkat(state_fd, name, 0);
+		return RECORD_NONE;
+	}
+	a = alloc_add(id, job_id, replica);
+	a->adopted = true;
+	a->pid = (pid_t) pid;
+	a->starttime = start;
+	a->other_boot = other_boot;
+	a->need_started = true;
+	tl_log("adopt", "alloc=%lld job=%lld replica=%d pid=%lld (started by the shepherd of an earlier launcher)",
+		   (long long) id, (long long) job_id, replica, pid);
+	*adopted = a;
+	return RECORD_ADOPTED;
+}
+
+/*
+ * A record could not be written: start nothing more until the state
+ * directory takes writes again (state_dir_can_start retries).
+ */
+static void
+state_dir_failed(int err)
+{
+	if (!state_unwritable)
+		tl_log("error", "state directory %s cannot be written (%s): starting no new work until it can (evictions and reports go on)",
+			   opt.state_dir, strerror(err));
+	state_unwritable = true;
+}
+
+/*
+ * May new work start?  Not while the state directory refuses writes: each
+ * start would fail (or run unrecorded).  Probed again at each claim: a
+ * write of a block, then removed.
+ */
+bool
+state_dir_can_start(void)
+{
+	int			fd;
+	bool		ok;
+
+	if (!state_unwritable)
+		return true;
+	fd = openat(state_fd, "write-probe", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return false;
+	ok = fallocate(fd, FALLOC_FL_KEEP_SIZE, 0, 512) == 0 ||
+		((errno == EOPNOTSUPP || errno == ENOSYS) && write(fd, "probe\n", 6) == 6);
+	close(fd);
+	unlinkat(state_fd, "write-probe", 0);
+	if (ok)
+	{
+		state_unwritable = false;
+		tl_log("state_dir", "state directory %s takes writes again: starting work again", opt.state_dir);
+	}
+	return ok;
 }
 
 /*
@@ -1332,9 +1935,32 @@ spawn_allocation(const SpawnSpec *spec)
 	 * restarted launcher still adopts it; only its exit code is lost if it
 	 * ends while no launcher runs.
 	 */
-	if (spawn_command(spec, &pid, true) != 0)
-		return -1;
-	record_pid_file(spec, pid);
+	{
+		int			rfd = record_begin(spec->id);
+
+		if (rfd < 0)
+		{
+			/* not started: still assigned, the next claim retries */
+			if (errno == EEXIST)
+				sync_again_at = now_mono() + 0.2;
+			else
+				state_dir_failed(errno);
+			return -1;
+		}
+		if (spawn_command(spec, &pid, true) != 0)
+		{
+			record_abort(rfd, spec->id);
+			return -1;
+		}
+		if (record_finish(rfd, spec, pid) != 0)
+		{
+			state_dir_failed(errno);
+			kill(-pid, SIGKILL);
+			while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+				;
+			return -1;
+		}
+	}
 	return pid;
 }
 
@@ -1387,18 +2013,19 @@ reap_children(void)
 	}
 }
 
-/* Adopted shepherds are not our children: look at /proc and their files. */
-void
-check_adopted(void)
+/*
+ * Adopted work is not our child: look at /proc and its files.  True while
+ * it still runs (as ours).
+ */
+static bool
+check_one_adopted(Alloc *a)
 {
-	for (int i = 0; i < nallocs; i++)
 	{
-		Alloc	   *a = &allocs[i];
 		char		state;
 		int			code;
 
 		if (!a->adopted || a->ended)
-			continue;
+			return !a->ended;
 		state = adopted_state(a);
 
 		/*
@@ -1411,14 +2038,44 @@ check_adopted(void)
 			allocation_ended(a, code, " (adopted)", false);
 		else if (state == 'Z' && a->zombie_since == 0)
 			a->zombie_since = now_mono();	/* its shepherd is about to write it */
-		else if (state == 0 || (state == 'Z' && now_mono() > a->zombie_since + 5.0))
+		else if (state == PROC_NOT_OURS)
 		{
-			/* gone, or a zombie that nobody records (its shepherd died) */
+			/*
+			 * Its pid now names another process (reused, or a record of
+			 * an earlier boot): ours ended long ago.  That process and
+			 * its group are someone else's: no signal.
+			 */
+			tl_log("lost", "alloc=%lld job=%lld pid=%d: it ended without an exit record (%s); reporting exit code %d",
+				   (long long) a->id, (long long) a->job_id, (int) a->pid,
+				   a->other_boot ? "recorded before the last reboot" : "its pid now belongs to another process",
+				   TL_EXIT_LOST);
+			allocation_ended(a, TL_EXIT_LOST, " (lost)", false);
+		}
+		else if (state == PROC_GONE || (state == 'Z' && now_mono() > a->zombie_since + 5.0))
+		{
+			/*
+			 * Gone, or a zombie that nobody records (its shepherd died).
+			 * Kill what is left of its process group: with no process of
+			 * that pid, a group of that id can only still exist if a
+			 * member of our command's group lives (the kernel does not
+			 * hand out a pid while it names a live group), and a zombie
+			 * of ours holds its pid; so only our command's leftovers are
+			 * hit.
+			 */
 			tl_log("lost", "alloc=%lld job=%lld pid=%d: it ended without an exit record; reporting exit code %d",
 				   (long long) a->id, (long long) a->job_id, (int) a->pid, TL_EXIT_LOST);
 			allocation_ended(a, TL_EXIT_LOST, " (lost)", true);
 		}
 	}
+	return !a->ended;
+}
+
+void
+check_adopted(void)
+{
+	for (int i = 0; i < nallocs; i++)
+		if (allocs[i].adopted && !allocs[i].ended)
+			(void) check_one_adopted(&allocs[i]);
 }
 
 bool
@@ -1453,10 +2110,15 @@ stop_allocation(Alloc *a)
 				 (long long) a->id, (long long) a->job_id, a->replica);
 		return;
 	}
+	/* adopted work is looked at first: its pid may no longer be ours */
+	if (a->adopted && !check_one_adopted(a))
+	{
+		tl_event("evict", "alloc=%lld job=%lld replica=%d (had already ended)",
+				 (long long) a->id, (long long) a->job_id, a->replica);
+		return;
+	}
 	a->kill_at = now_mono() + opt.grace_period;
-	if (kill(-a->pid, SIGTERM) != 0 && errno != ESRCH)
-		tl_log("warning", "alloc=%lld kill(-%d, SIGTERM): %s",
-			   (long long) a->id, (int) a->pid, strerror(errno));
+	evict_signal(a);
 	tl_event("evict", "alloc=%lld job=%lld replica=%d pgid=%d signal=TERM grace=%gs",
 			 (long long) a->id, (long long) a->job_id, a->replica, (int) a->pid,
 			 opt.grace_period);
@@ -1466,11 +2128,28 @@ stop_allocation(Alloc *a)
 void
 check_kill_deadlines(double now)
 {
+	bool		pumped = false;
+
 	for (int i = 0; i < nallocs; i++)
 	{
 		Alloc	   *a = &allocs[i];
 
-		if (!a->evicting || a->ended || a->killed || a->pid <= 1 || now < a->kill_at)
+		if (!a->evicting || a->ended || a->killed || a->pid <= 1 || now < a->kill_at ||
+			a->shepherd_kills)
+			continue;
+
+		/*
+		 * Not to a pid that has been reaped meanwhile: take the shepherd's
+		 * pending answers first, look at adopted work again.
+		 */
+		if (!pumped)
+		{
+			pumped = true;
+			shepherd_pump();
+			i = -1;
+			continue;
+		}
+		if (a->adopted && !check_one_adopted(a))
 			continue;
 		a->killed = true;
 		kill(-a->pid, SIGKILL);
@@ -1488,7 +2167,8 @@ earliest_kill_deadline(void)
 	{
 		Alloc	   *a = &allocs[i];
 
-		if (a->evicting && !a->ended && !a->killed && a->pid > 1 && a->kill_at < t)
+		if (a->evicting && !a->ended && !a->killed && a->pid > 1 && a->kill_at < t &&
+			!a->shepherd_kills)
 			t = a->kill_at;
 	}
 	return t;
