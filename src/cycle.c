@@ -9,10 +9,15 @@
  *   3. load: one query per table (nodes, queues, pending jobs, their tasks,
  *      live allocations), copied into the engine's snapshot;
  *   4. decide: tide_decide() (src/engine, plain C);
- *   5. write, set-based: one INSERT into tide.allocations from unnest(), one
- *      UPDATE of tide.jobs (placed jobs to allocated, pending reasons and
- *      the unschedulable mark, only rows that change), one UPDATE of the
- *      cycle row with counters and the load/decide/write times.
+ *   5. write, set-based: one UPDATE of tide.jobs (placed jobs to allocated,
+ *      unschedulable marks, changed pending reasons up to
+ *      tide.reason_updates_per_cycle; job rows another transaction holds
+ *      are left for the next cycle after tide.cycle_lock_timeout); a check
+ *      that the placed jobs' tasks did not change meanwhile (those that did
+ *      go back to pending); one statement replacing tide.reason_backlog
+ *      with the other reasons; one INSERT into tide.allocations from
+ *      unnest(); the evictions (cycle_evict.c); one UPDATE of the cycle row
+ *      with counters and the load/decide/write times.
  * Launchers are woken by the allocations' insert trigger (one NOTIFY per
  * node, delivered at commit).
  */
