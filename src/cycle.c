@@ -40,6 +40,7 @@
 
 #include "cycle.h"
 #include "cycle_evict.h"
+#include "cycle_rows.h"
 #include "engine.h"
 #include "gpumask.h"
 #include "resvec.h"
@@ -211,10 +212,7 @@ typedef struct Cycle
 	char	  **role_name;		/* [nroles] */
 	ItemPointerData *role_tid;	/* [nroles] ctid of the task row loaded */
 	char	  **job_reason;		/* [njobs] current pending_reason or NULL */
-	Oid			resvec_oid,
-				gpumask_oid,
-				resvec_array_oid,
-				gpumask_array_oid;
+	CycleTypes	types;			/* OIDs of tide.resvec, tide.gpumask and their arrays */
 } Cycle;
 
 /* The engine's allocator: the cycle's memory context, huge blocks allowed. */
@@ -760,24 +758,6 @@ type_oid(const char *name)
 	return oid;
 }
 
-/* A one-dimensional array of n elements, for an unnest() parameter. */
-static ArrayType *
-make_array(Datum *elems, bool *nulls, int n, Oid elemtype)
-{
-	int16		typlen;
-	bool		typbyval;
-	char		typalign;
-	int			dims[1];
-	int			lbs[1];
-
-	get_typlenbyvalalign(elemtype, &typlen, &typbyval, &typalign);
-	dims[0] = n;
-	lbs[0] = 1;
-	if (n == 0)
-		return construct_empty_array(elemtype);
-	return construct_md_array(elems, nulls, 1, dims, lbs, elemtype, typlen, typbyval, typalign);
-}
-
 /* "placed on n1, n2 and 3 more" */
 static char *
 placed_reason(Cycle *c, const TideResult *r, int j)
@@ -808,42 +788,49 @@ placed_reason(Cycle *c, const TideResult *r, int j)
 	return buf.data;
 }
 
-/* Mark the jobs the UPDATE confirmed placed (their ids as a bigint[]). */
-static void
-mark_confirmed(Cycle *c, SPITupleTable *t, bool *confirmed, int *count)
+/* Index of a job in the snapshot by id (jobs are sorted by id: the load query orders them), or -1. */
+static int
+job_index(const TideSnapshot *s, int64 id)
 {
-	bool		isnull;
-	Datum		d = SPI_getbinval(t->vals[0], t->tupdesc, 1, &isnull);
+	int			lo = 0,
+				hi = s->njobs - 1;
+
+	while (lo <= hi)
+	{
+		int			mid = (lo + hi) / 2;
+
+		if (s->jobs[mid].id == id)
+			return mid;
+		if (s->jobs[mid].id < id)
+			lo = mid + 1;
+		else
+			hi = mid - 1;
+	}
+	return -1;
+}
+
+/*
+ * Set confirmed[] to value for the jobs of a bigint[] of ids (NULL: none),
+ * keeping *count, the number confirmed, up to date.
+ */
+static void
+set_confirmed(const TideSnapshot *s, Datum ids_array, bool isnull, bool *confirmed, bool value, int *count)
+{
 	Datum	   *ids;
 	bool	   *nulls;
 	int			n;
-	TideSnapshot *s = c->s;
 
 	if (isnull)
 		return;
-	deconstruct_array(DatumGetArrayTypeP(d), INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE, &ids, &nulls, &n);
+	deconstruct_array(DatumGetArrayTypeP(ids_array), INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE, &ids, &nulls, &n);
 	for (int i = 0; i < n; i++)
 	{
-		int64		id = DatumGetInt64(ids[i]);
-		int			lo = 0,
-					hi = s->njobs - 1;
+		int			j = job_index(s, DatumGetInt64(ids[i]));
 
-		/* jobs are sorted by id (the load query orders them) */
-		while (lo <= hi)
+		if (j >= 0 && confirmed[j] != value)
 		{
-			int			mid = (lo + hi) / 2;
-
-			if (s->jobs[mid].id == id)
-			{
-				if (!confirmed[mid])
-					(*count)++;
-				confirmed[mid] = true;
-				break;
-			}
-			if (s->jobs[mid].id < id)
-				lo = mid + 1;
-			else
-				hi = mid - 1;
+			confirmed[j] = value;
+			*count += value ? 1 : -1;
 		}
 	}
 }
@@ -908,10 +895,10 @@ write_reason_backlog(DeferredReason *d, int n, int64 cycle_id)
 		hi[ngroups - 1] = Int32GetDatum(i + 1);
 	}
 	args[0] = Int64GetDatum(cycle_id);
-	args[1] = PointerGetDatum(make_array(ids, NULL, n, INT8OID));
-	args[2] = PointerGetDatum(make_array(texts, NULL, ngroups, TEXTOID));
-	args[3] = PointerGetDatum(make_array(lo, NULL, ngroups, INT4OID));
-	args[4] = PointerGetDatum(make_array(hi, NULL, ngroups, INT4OID));
+	args[1] = PointerGetDatum(tide_array_of(ids, NULL, n, INT8OID));
+	args[2] = PointerGetDatum(tide_array_of(texts, NULL, ngroups, TEXTOID));
+	args[3] = PointerGetDatum(tide_array_of(lo, NULL, ngroups, INT4OID));
+	args[4] = PointerGetDatum(tide_array_of(hi, NULL, ngroups, INT4OID));
 	ret = SPI_execute_with_args(W_BACKLOG, 5, types, args, NULL, false, 0);
 	if (ret != SPI_OK_INSERT)
 		elog(ERROR, "tide.run_cycle: writing tide.reason_backlog failed: %s", SPI_result_code_string(ret));
@@ -992,9 +979,7 @@ give_up_changed_tasks(Cycle *c, bool *confirmed, int *jobs_placed)
 	SPIPlanPtr	plan;
 	Datum		d;
 	bool		isnull;
-	Datum	   *ids;
-	bool	   *nulls;
-	int			n;
+	int			before;
 	int			ret;
 
 	for (int j = 0; j < s->njobs; j++)
@@ -1014,9 +999,9 @@ give_up_changed_tasks(Cycle *c, bool *confirmed, int *jobs_placed)
 	}
 	if (nj == 0)
 		return;
-	args[0] = PointerGetDatum(make_array(role_jobs, NULL, nr, INT8OID));
-	args[1] = PointerGetDatum(make_array(tids, NULL, nr, TIDOID));
-	args[2] = PointerGetDatum(make_array(jobs, NULL, nj, INT8OID));
+	args[0] = PointerGetDatum(tide_array_of(role_jobs, NULL, nr, INT8OID));
+	args[1] = PointerGetDatum(tide_array_of(tids, NULL, nr, TIDOID));
+	args[2] = PointerGetDatum(tide_array_of(jobs, NULL, nj, INT8OID));
 	plan = SPI_prepare(Q_TASKS_CHANGED, 3, types);
 	if (plan == NULL)
 		elog(ERROR, "tide.run_cycle: preparing the task check failed: %s", SPI_result_code_string(SPI_result));
@@ -1031,20 +1016,11 @@ give_up_changed_tasks(Cycle *c, bool *confirmed, int *jobs_placed)
 	ret = execute_as_cycle(W_GIVE_UP, 1, &types[2], &d);
 	if (ret != SPI_OK_UPDATE)
 		elog(ERROR, "tide.run_cycle: giving up changed jobs failed: %s", SPI_result_code_string(ret));
-	deconstruct_array(DatumGetArrayTypeP(d), INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE, &ids, &nulls, &n);
-	for (int i = 0; i < n; i++)
-	{
-		int64		id = DatumGetInt64(ids[i]);
-
-		for (int j = 0; j < s->njobs; j++)
-			if (confirmed[j] && s->jobs[j].id == id)
-			{
-				confirmed[j] = false;
-				(*jobs_placed)--;
-			}
-	}
+	before = *jobs_placed;
+	set_confirmed(s, d, false, confirmed, false, jobs_placed);
 	ereport(LOG,
-			(errmsg("tide.run_cycle: %d placed jobs left pending: their tasks changed while the cycle placed them", n)));
+			(errmsg("tide.run_cycle: %d placed jobs left pending: their tasks changed while the cycle placed them",
+					before - *jobs_placed)));
 }
 
 /* One write of the cycle's own, with cycle_writing set for its triggers. */
@@ -1190,16 +1166,21 @@ write_decisions(Cycle *c, const TideResult *r, int64 cycle_id, int *jobs_placed,
 			Datum		args[4];
 			Oid			types[4] = {INT8ARRAYOID, BOOLARRAYOID, TEXTARRAYOID, BOOLARRAYOID};
 
-			args[0] = PointerGetDatum(make_array(ids, NULL, n, INT8OID));
-			args[1] = PointerGetDatum(make_array(placed, NULL, n, BOOLOID));
-			args[2] = PointerGetDatum(make_array(reasons, NULL, n, TEXTOID));
-			args[3] = PointerGetDatum(make_array(unsched, NULL, n, BOOLOID));
+			args[0] = PointerGetDatum(tide_array_of(ids, NULL, n, INT8OID));
+			args[1] = PointerGetDatum(tide_array_of(placed, NULL, n, BOOLOID));
+			args[2] = PointerGetDatum(tide_array_of(reasons, NULL, n, TEXTOID));
+			args[3] = PointerGetDatum(tide_array_of(unsched, NULL, n, BOOLOID));
 			INSTR_TIME_SET_CURRENT(t0);
 			ret = update_jobs(types, args);
 			elog(DEBUG1, "tide.run_cycle: %d jobs updated in %.1f ms", n, elapsed_ms(t0));
 			if (ret != SPI_OK_SELECT || SPI_processed != 1)
 				elog(ERROR, "tide.run_cycle: updating jobs failed: %s", SPI_result_code_string(ret));
-			mark_confirmed(c, SPI_tuptable, confirmed, jobs_placed);
+			{
+				bool		isnull;
+				Datum		placed_ids = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+
+				set_confirmed(s, placed_ids, isnull, confirmed, true, jobs_placed);
+			}
 			INSTR_TIME_SET_CURRENT(t0);
 			give_up_changed_tasks(c, confirmed, jobs_placed);
 			elog(DEBUG1, "tide.run_cycle: tasks of %d placed jobs checked in %.1f ms", *jobs_placed, elapsed_ms(t0));
@@ -1212,20 +1193,12 @@ write_decisions(Cycle *c, const TideResult *r, int64 cycle_id, int *jobs_placed,
 
 	/* allocations of the confirmed jobs */
 	{
-		int			k = 0;
-
-		Datum	   *job_ids = palloc(sizeof(Datum) * (np + 1));
-		Datum	   *roles = palloc(sizeof(Datum) * (np + 1));
-		Datum	   *replicas = palloc(sizeof(Datum) * (np + 1));
-		Datum	   *nodes = palloc(sizeof(Datum) * (np + 1));
-		Datum	   *res = palloc(sizeof(Datum) * (np + 1));
-		Datum	   *gpus = palloc(sizeof(Datum) * (np + 1));
-		Datum	   *milli = palloc(sizeof(Datum) * (np + 1));
-		bool	   *milli_null = palloc(sizeof(bool) * (np + 1));
-		Datum		args[8];
-		Oid			types[8];
+		PlacementRows rows;
+		Datum		args[PLACEMENT_ROWS_NARGS];
+		Oid			types[PLACEMENT_ROWS_NARGS];
 		Datum	   *node_text = palloc0(sizeof(Datum) * (s->nnodes + 1));
 
+		placement_rows_init(&rows, np);
 		for (int i = 0; i < np; i++)
 		{
 			const TidePlacement *p = &r->placements[i];
@@ -1234,39 +1207,16 @@ write_decisions(Cycle *c, const TideResult *r, int64 cycle_id, int *jobs_placed,
 
 			if (!confirmed[p->job])
 				continue;
-			job_ids[k] = Int64GetDatum(job->id);
-			roles[k] = CStringGetTextDatum(c->role_name[ri]);
-			replicas[k] = Int32GetDatum(p->replica);
 			if (node_text[p->node] == (Datum) 0)
 				node_text[p->node] = CStringGetTextDatum(s->nodes[p->node].name);
-			nodes[k] = node_text[p->node];
-			res[k] = c->role_request[ri];
-			gpus[k] = GpuMaskGetDatum(p->gpus);
-			milli[k] = Int32GetDatum(p->gpu_milli);
-			milli_null[k] = p->gpu_milli == 0;
-			k++;
+			placement_rows_add(&rows, job->id, CStringGetTextDatum(c->role_name[ri]), p->replica,
+							   node_text[p->node], c->role_request[ri], p->gpus, p->gpu_milli);
 		}
-		np = k;
-		*allocs_made = k;
-		args[0] = PointerGetDatum(make_array(job_ids, NULL, np, INT8OID));
-		args[1] = PointerGetDatum(make_array(roles, NULL, np, TEXTOID));
-		args[2] = PointerGetDatum(make_array(replicas, NULL, np, INT4OID));
-		args[3] = PointerGetDatum(make_array(nodes, NULL, np, TEXTOID));
-		args[4] = PointerGetDatum(make_array(res, NULL, np, c->resvec_oid));
-		args[5] = PointerGetDatum(make_array(gpus, NULL, np, c->gpumask_oid));
-		args[6] = PointerGetDatum(make_array(milli, milli_null, np, INT4OID));
-		args[7] = Int64GetDatum(cycle_id);
-		types[0] = INT8ARRAYOID;
-		types[1] = TEXTARRAYOID;
-		types[2] = INT4ARRAYOID;
-		types[3] = TEXTARRAYOID;
-		types[4] = c->resvec_array_oid;
-		types[5] = c->gpumask_array_oid;
-		types[6] = INT4ARRAYOID;
-		types[7] = INT8OID;
+		*allocs_made = rows.n;
+		placement_rows_args(&rows, &c->types, cycle_id, args, types);
 		INSTR_TIME_SET_CURRENT(t0);
-		ret = np == 0 ? SPI_OK_INSERT : execute_as_cycle(W_ALLOCS, 8, types, args);
-		elog(DEBUG1, "tide.run_cycle: %d allocations inserted in %.1f ms", np, elapsed_ms(t0));
+		ret = rows.n == 0 ? SPI_OK_INSERT : execute_as_cycle(W_ALLOCS, PLACEMENT_ROWS_NARGS, types, args);
+		elog(DEBUG1, "tide.run_cycle: %d allocations inserted in %.1f ms", rows.n, elapsed_ms(t0));
 		if (ret != SPI_OK_INSERT)
 			elog(ERROR, "tide.run_cycle: writing allocations failed: %s", SPI_result_code_string(ret));
 	}
@@ -1324,10 +1274,10 @@ tide_run_cycle(PG_FUNCTION_ARGS)
 		if (ret != SPI_OK_SELECT)
 			elog(ERROR, "tide.run_cycle: cannot set tide.cycle_id: %s", SPI_result_code_string(ret));
 	}
-	c.resvec_oid = type_oid("tide.resvec");
-	c.gpumask_oid = type_oid("tide.gpumask");
-	c.resvec_array_oid = type_oid("tide.resvec[]");
-	c.gpumask_array_oid = type_oid("tide.gpumask[]");
+	c.types.resvec = type_oid("tide.resvec");
+	c.types.gpumask = type_oid("tide.gpumask");
+	c.types.resvec_array = type_oid("tide.resvec[]");
+	c.types.gpumask_array = type_oid("tide.gpumask[]");
 
 	/* the engine's memory: one context, gone at the end of the cycle */
 	c.mcxt = AllocSetContextCreate(caller, "tide cycle", ALLOCSET_DEFAULT_SIZES);
@@ -1344,11 +1294,7 @@ tide_run_cycle(PG_FUNCTION_ARGS)
 
 	INSTR_TIME_SET_CURRENT(t0);
 	write_decisions(&c, r, cycle_id, &jobs_placed, &allocs_made, &reasons_deferred);
-	{
-		CycleEvictTypes et = {c.resvec_oid, c.gpumask_oid, c.resvec_array_oid, c.gpumask_array_oid};
-
-		jobs_evicted = tide_cycle_write_evictions(c.s, r, cycle_id, c.role_request, &et, lost);
-	}
+	jobs_evicted = tide_cycle_write_evictions(c.s, r, cycle_id, c.role_request, &c.types, lost);
 	write_ms = elapsed_ms(t0);
 
 	{

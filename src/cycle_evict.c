@@ -23,6 +23,7 @@
 #include "utils/timestamp.h"
 
 #include "cycle_evict.h"
+#include "cycle_rows.h"
 #include "gpumask.h"
 #include "resvec.h"
 
@@ -160,23 +161,6 @@ tide_cycle_load_claims(TideSnapshot *s)
 	}
 }
 
-static ArrayType *
-array_of(Datum *elems, bool *nulls, int n, Oid elemtype)
-{
-	int16		typlen;
-	bool		typbyval;
-	char		typalign;
-	int			dims[1];
-	int			lbs[1];
-
-	if (n == 0)
-		return construct_empty_array(elemtype);
-	get_typlenbyvalalign(elemtype, &typlen, &typbyval, &typalign);
-	dims[0] = n;
-	lbs[0] = 1;
-	return construct_md_array(elems, nulls, 1, dims, lbs, elemtype, typlen, typbyval, typalign);
-}
-
 /* The victim's reason: which rule, for which job (tide.evictions.reason). */
 static char *
 victim_reason(const TideSnapshot *s, const TideEviction *e)
@@ -194,7 +178,7 @@ victim_reason(const TideSnapshot *s, const TideEviction *e)
  */
 int
 tide_cycle_write_evictions(TideSnapshot *s, const TideResult *r, int64 cycle_id,
-						   const Datum *role_request, const CycleEvictTypes *types, int lost)
+						   const Datum *role_request, const CycleTypes *types, int lost)
 {
 	int			evicted = 0;
 	int			ret;
@@ -222,9 +206,9 @@ tide_cycle_write_evictions(TideSnapshot *s, const TideResult *r, int64 cycle_id,
 			reasons[i] = CStringGetTextDatum(victim_reason(s, &r->evictions[i]));
 			preemptors[i] = Int64GetDatum(s->jobs[r->evictions[i].preemptor].id);
 		}
-		args[0] = PointerGetDatum(array_of(ids, NULL, n, INT8OID));
-		args[1] = PointerGetDatum(array_of(reasons, NULL, n, TEXTOID));
-		args[2] = PointerGetDatum(array_of(preemptors, NULL, n, INT8OID));
+		args[0] = PointerGetDatum(tide_array_of(ids, NULL, n, INT8OID));
+		args[1] = PointerGetDatum(tide_array_of(reasons, NULL, n, TEXTOID));
+		args[2] = PointerGetDatum(tide_array_of(preemptors, NULL, n, INT8OID));
 		ret = SPI_execute_with_args(W_EVICT, 3, argtypes, args, NULL, false, 1);
 		if (ret != SPI_OK_SELECT || SPI_processed != 1)
 			elog(ERROR, "tide.run_cycle: writing evictions failed: %s", SPI_result_code_string(ret));
@@ -244,26 +228,19 @@ tide_cycle_write_evictions(TideSnapshot *s, const TideResult *r, int64 cycle_id,
 			if (r->outcomes[j].evict_state == TIDE_EV_LAPSED ||
 				r->outcomes[j].evict_state == TIDE_EV_EVICTED)
 				drop[nd++] = Int64GetDatum(s->jobs[j].id);
-		arg = PointerGetDatum(array_of(drop, NULL, nd, INT8OID));
+		arg = PointerGetDatum(tide_array_of(drop, NULL, nd, INT8OID));
 		ret = SPI_execute_with_args(W_HOLDS_DELETE, 1, &argtype, &arg, NULL, false, 0);
 		if (ret != SPI_OK_DELETE)
 			elog(ERROR, "tide.run_cycle: dropping eviction holds failed: %s", SPI_result_code_string(ret));
 	}
 	if (r->nnew_claims > 0)
 	{
-		int			n = r->nnew_claims;
-		Datum	   *jobs = palloc(sizeof(Datum) * n);
-		Datum	   *roles = palloc(sizeof(Datum) * n);
-		Datum	   *replicas = palloc(sizeof(Datum) * n);
-		Datum	   *nodes = palloc(sizeof(Datum) * n);
-		Datum	   *res = palloc(sizeof(Datum) * n);
-		Datum	   *gpus = palloc(sizeof(Datum) * n);
-		Datum	   *milli = palloc(sizeof(Datum) * n);
-		bool	   *milli_null = palloc(sizeof(bool) * n);
-		Datum		args[8];
-		Oid			argtypes[8];
+		PlacementRows rows;
+		Datum		args[PLACEMENT_ROWS_NARGS];
+		Oid			argtypes[PLACEMENT_ROWS_NARGS];
 
-		for (int i = 0; i < n; i++)
+		placement_rows_init(&rows, r->nnew_claims);
+		for (int i = 0; i < r->nnew_claims; i++)
 		{
 			const TideClaim *cl = &r->new_claims[i];
 			int			k = -1;
@@ -274,32 +251,12 @@ tide_cycle_write_evictions(TideSnapshot *s, const TideResult *r, int64 cycle_id,
 					k = x;
 			if (k < 0)
 				elog(ERROR, "tide.run_cycle: eviction hold of job %lld has no role", (long long) cl->job_id);
-			jobs[i] = Int64GetDatum(cl->job_id);
-			roles[i] = CStringGetTextDatum(s->roles[k].name);
-			replicas[i] = Int32GetDatum(cl->replica);
-			nodes[i] = CStringGetTextDatum(s->nodes[cl->node].name);
-			res[i] = role_request[k];
-			gpus[i] = GpuMaskGetDatum(cl->gpus);
-			milli[i] = Int32GetDatum(cl->gpu_milli);
-			milli_null[i] = cl->gpu_milli == 0;
+			placement_rows_add(&rows, cl->job_id, CStringGetTextDatum(s->roles[k].name), cl->replica,
+							   CStringGetTextDatum(s->nodes[cl->node].name), role_request[k],
+							   cl->gpus, cl->gpu_milli);
 		}
-		args[0] = PointerGetDatum(array_of(jobs, NULL, n, INT8OID));
-		args[1] = PointerGetDatum(array_of(roles, NULL, n, TEXTOID));
-		args[2] = PointerGetDatum(array_of(replicas, NULL, n, INT4OID));
-		args[3] = PointerGetDatum(array_of(nodes, NULL, n, TEXTOID));
-		args[4] = PointerGetDatum(array_of(res, NULL, n, types->resvec));
-		args[5] = PointerGetDatum(array_of(gpus, NULL, n, types->gpumask));
-		args[6] = PointerGetDatum(array_of(milli, milli_null, n, INT4OID));
-		args[7] = Int64GetDatum(cycle_id);
-		argtypes[0] = INT8ARRAYOID;
-		argtypes[1] = TEXTARRAYOID;
-		argtypes[2] = INT4ARRAYOID;
-		argtypes[3] = TEXTARRAYOID;
-		argtypes[4] = types->resvec_array;
-		argtypes[5] = types->gpumask_array;
-		argtypes[6] = INT4ARRAYOID;
-		argtypes[7] = INT8OID;
-		ret = SPI_execute_with_args(W_HOLDS_INSERT, 8, argtypes, args, NULL, false, 0);
+		placement_rows_args(&rows, types, cycle_id, args, argtypes);
+		ret = SPI_execute_with_args(W_HOLDS_INSERT, PLACEMENT_ROWS_NARGS, argtypes, args, NULL, false, 0);
 		if (ret != SPI_OK_INSERT)
 			elog(ERROR, "tide.run_cycle: writing eviction holds failed: %s", SPI_result_code_string(ret));
 	}
