@@ -1,7 +1,7 @@
 -- Tables: queues, nodes, jobs, job tasks, allocations, evictions, cycles and
--- the job history.  The state machine that guards jobs.state and
--- allocations.state lives in 25_state_machine.sql; roles and row-level
--- security in 40_roles.sql.  See docs/schema.md for every column.
+-- the job history.  The state machines that guard jobs.state and
+-- allocations.state are in 22_transitions.sql and the triggers after it;
+-- roles and row-level security in 40_roles.sql.  See docs/schema.md for every column.
 
 -- Roles are cluster-wide: they survive DROP EXTENSION and are shared by every
 -- database that installs pg_tide, so they are created only when missing.

@@ -3,7 +3,8 @@
 -- These functions run with the caller's rights (SECURITY INVOKER): what a
 -- caller may do is decided by the table privileges and row-level security of
 -- 40_roles.sql, so calling a function never grants more than the equivalent
--- SQL.  Checks and history are done by the triggers of 25_state_machine.sql.
+-- SQL.  Checks and history are done by the triggers of 23_job_checks.sql,
+-- 24_job_history.sql and 25_allocations.sql.
 
 CREATE FUNCTION tide.submit(
     queue         text,

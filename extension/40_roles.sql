@@ -100,6 +100,7 @@ CREATE POLICY launcher_own ON tide.evictions FOR SELECT TO tide_launcher
 -- Functions are executable by PUBLIC unless revoked; the public API is
 -- granted to the roles that use it, internal helpers to nobody but their
 -- owner (the triggers and SECURITY DEFINER functions run as the owner).
+-- tide._evict is created later, and revoked and granted, in 62_evictions.sql.
 REVOKE ALL ON FUNCTION
     tide.submit(text, tide.resvec, integer, integer, text, boolean, boolean, text, boolean,
                 integer, text, jsonb, interval, integer, text, text, text),
@@ -116,7 +117,6 @@ REVOKE ALL ON FUNCTION
     tide._check_launcher(text),
     tide._node_info(text),
     tide._launcher_target(bigint, text),
-    tide._evict(bigint[], text[], text[], bigint[]),
     tide._apply_cancel(bigint[]),
     tide._create_retries(bigint[]),
     tide._rollup_jobs(bigint[], bigint[], bigint[]),
@@ -142,7 +142,6 @@ GRANT EXECUTE ON FUNCTION
     tide.register_node(text, tide.resvec, text, jsonb, integer[], text),
     tide.drain_node(text),
     tide.resume_node(text),
-    tide._evict(bigint[], text[], text[], bigint[]),
     tide._nodes_lost(text[], text)
     TO tide_admin;
 GRANT EXECUTE ON FUNCTION

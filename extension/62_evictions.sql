@@ -1,5 +1,58 @@
--- Evictions in the scheduling cycle (R-E1 to R-E6, R-C3; docs/evictions.md).
---
+-- Evictions (R-E1 to R-E6, R-C3; docs/evictions.md): tide._evict, the one
+-- way work is stopped (by the cycle, a cancel, a failed gang member, a lost
+-- node), and what a cycle holds for the job it evicted for.
+
+CREATE FUNCTION tide._evict(job_ids bigint[], reasons text[], goals text[] DEFAULT NULL,
+                            preemptor_ids bigint[] DEFAULT NULL)
+    RETURNS bigint[]
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path = pg_catalog, pg_temp
+    AS $$
+DECLARE
+    evicted bigint[];
+BEGIN
+    -- jobs: allocated or running -> evicting, goal given or the job's on_evict
+    WITH d AS (
+        SELECT u.job_id, u.reason, u.goal, u.preemptor
+          FROM unnest(job_ids, reasons, goals, preemptor_ids) AS u(job_id, reason, goal, preemptor)
+    ), e AS (
+        UPDATE tide.jobs j
+           SET state = 'evicting',
+               evict_goal = coalesce(d.goal, j.on_evict),
+               state_reason = d.reason
+          FROM d
+         WHERE j.id = d.job_id AND j.state IN ('allocated', 'running')
+        RETURNING j.id, j.evict_goal
+    )
+    SELECT pg_catalog.array_agg(e.id ORDER BY e.id) INTO evicted FROM e;
+    IF evicted IS NULL THEN
+        RETURN '{}';
+    END IF;
+
+    INSERT INTO tide.evictions (job_id, cycle_id, reason, preemptor_job_id, goal)
+    SELECT d.job_id, tide._current_cycle(), coalesce(d.reason, 'evicted'), d.preemptor, j.evict_goal
+      FROM unnest(job_ids, reasons, preemptor_ids) AS d(job_id, reason, preemptor)
+      JOIN tide.jobs j ON j.id = d.job_id
+     WHERE d.job_id = ANY (evicted)
+     ORDER BY d.job_id;
+
+    UPDATE tide.allocations a
+       SET state = 'releasing',
+           release_reason = coalesce(d.reason, 'evicted')
+      FROM unnest(job_ids, reasons) AS d(job_id, reason)
+     WHERE a.job_id = d.job_id AND d.job_id = ANY (evicted)
+       AND a.state IN ('assigned', 'running');
+
+    -- A job without live allocations has nothing to wait for.
+    PERFORM tide._rollup_jobs(evicted, '{}', '{}');
+    RETURN evicted;
+END
+$$;
+COMMENT ON FUNCTION tide._evict(bigint[], text[], text[], bigint[]) IS
+    'evicts jobs set-based (R-E5): allocated or running jobs become evicting with the goal given (NULL: their on_evict), one tide.evictions row each, their live allocations releasing; returns the ids evicted';
+REVOKE ALL ON FUNCTION tide._evict(bigint[], text[], text[], bigint[]) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION tide._evict(bigint[], text[], text[], bigint[]) TO tide_admin;
+
 -- When a cycle evicts jobs for a pending job (the preemptor), the place its
 -- dry run found is held for it until it is placed there: the victims' part
 -- is in use until their launchers confirm with tide.evicted, and the part

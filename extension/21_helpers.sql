@@ -1,0 +1,40 @@
+-- Small helpers every later part uses: the cycle's lock key and id, whether
+-- rows are being restored from a dump, and the GPU mask of a whole node.
+
+CREATE FUNCTION tide._cycle_lock_key() RETURNS bigint
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp
+    AS $$ SELECT 8388346165908733953::bigint $$;   -- 'tide' << 32 | 1
+COMMENT ON FUNCTION tide._cycle_lock_key() IS
+    'advisory lock key of the scheduling cycle: a cycle runs only under pg_try_advisory_xact_lock(tide._cycle_lock_key()) (R-C1)';
+
+CREATE FUNCTION tide._current_cycle() RETURNS bigint
+    LANGUAGE sql STABLE PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp
+    AS $$ SELECT NULLIF(pg_catalog.current_setting('tide.cycle_id', true), '')::bigint $$;
+COMMENT ON FUNCTION tide._current_cycle() IS
+    'the cycle making the current changes: the transaction-local setting tide.cycle_id (set_config(''tide.cycle_id'', id::text, true)), or NULL';
+
+-- pg_dump and pg_restore scripts begin with SET row_security = off, and a
+-- role subject to row-level security cannot insert with it off: so an
+-- insert with row_security off is a restore (or a superuser who asked for
+-- the same), and the rows go in as they were dumped: no insert checks, no
+-- new history rows, no notifications.
+CREATE FUNCTION tide._restoring() RETURNS boolean
+    LANGUAGE sql STABLE PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp
+    AS $$ SELECT pg_catalog.current_setting('row_security') = 'off' $$;
+COMMENT ON FUNCTION tide._restoring() IS
+    'true while rows are being restored from a dump (row_security is off): insert triggers then keep the rows as they were';
+
+-- A gpumask of GPUs 0 .. n-1.  No SET clause, so that the planner inlines
+-- it (the allocation trigger calls it once per node); every name in it is
+-- qualified instead.  Not STRICT and only immutable parts (int4 to text,
+-- not text || int4) for the same reason; NULL gives NULL anyway.
+CREATE FUNCTION tide._all_gpus(n numeric) RETURNS tide.gpumask
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    AS $$
+SELECT CASE WHEN n OPERATOR(pg_catalog.<) 1 THEN ''::tide.gpumask
+            ELSE ('0-' OPERATOR(pg_catalog.||) (n::pg_catalog.int4 OPERATOR(pg_catalog.-) 1)::pg_catalog.text)::tide.gpumask END
+$$;
+COMMENT ON FUNCTION tide._all_gpus(numeric) IS 'the mask of every GPU of a node with n GPUs (indices 0 to n-1)';

@@ -1,0 +1,61 @@
+-- The job and allocation state machines: the allowed changes, as data.
+--
+-- Every writer (tide.cancel, the launcher calls, the scheduling cycle, an
+-- administrator's UPDATE) changes states with plain set-based statements on
+-- tide.jobs and tide.allocations.  Statement-level AFTER triggers with
+-- transition tables check every (old, new) pair against the tables below and
+-- append the history in one INSERT ... SELECT; no per-row code runs on the
+-- cycle's hot path.  The protocol is in docs/lifecycle.md.
+--
+--   23_job_checks.sql    what a new job and its tasks must be
+--   24_job_history.sql   job state changes: checked, logged, cancels carried out
+--   25_allocations.sql   allocation state changes; live allocations fit their nodes
+--   26_rollup.sql        allocation changes rolled up to job states, retries, lost nodes
+--   62_evictions.sql     tide._evict, the one way work is stopped
+
+CREATE TABLE tide.job_transitions (
+    old_state   text NOT NULL,
+    new_state   text NOT NULL,
+    made_by     text NOT NULL,
+    PRIMARY KEY (old_state, new_state),
+    CONSTRAINT job_transitions_states_check CHECK (
+        old_state IN ('pending', 'allocated', 'running', 'evicting', 'succeeded', 'failed', 'cancelled')
+        AND new_state IN ('pending', 'allocated', 'running', 'evicting', 'succeeded', 'failed', 'cancelled')
+        AND old_state <> new_state)
+);
+COMMENT ON TABLE tide.job_transitions IS
+    'The allowed job state changes; any other change of tide.jobs.state is refused. A new job starts pending.';
+INSERT INTO tide.job_transitions VALUES
+    ('pending',   'allocated', 'a cycle placed the job (its allocations are assigned)'),
+    ('pending',   'cancelled', 'cancel of a pending job'),
+    ('allocated', 'running',   'the last assigned allocation started'),
+    ('allocated', 'evicting',  'eviction (preempt, reclaim, cancel, lost node) before every replica started'),
+    ('allocated', 'succeeded', 'every allocation exited 0'),
+    ('allocated', 'failed',    'an allocation exited non-zero'),
+    ('running',   'evicting',  'eviction (preempt, reclaim, cancel, lost node)'),
+    ('running',   'succeeded', 'every allocation exited 0'),
+    ('running',   'failed',    'an allocation exited non-zero'),
+    ('allocated', 'pending',   'the cycle gave up its placement: the job''s tasks changed while it placed it (no allocation was made); only tide.run_cycle() makes it'),
+    ('evicting',  'pending',   'eviction done, goal requeue'),
+    ('evicting',  'failed',    'eviction done, goal fail'),
+    ('evicting',  'cancelled', 'eviction done, goal cancel');
+
+CREATE TABLE tide.allocation_transitions (
+    old_state   text NOT NULL,
+    new_state   text NOT NULL,
+    made_by     text NOT NULL,
+    PRIMARY KEY (old_state, new_state),
+    CONSTRAINT allocation_transitions_states_check CHECK (
+        old_state IN ('assigned', 'running', 'releasing', 'released')
+        AND new_state IN ('assigned', 'running', 'releasing', 'released')
+        AND old_state <> new_state)
+);
+COMMENT ON TABLE tide.allocation_transitions IS
+    'The allowed allocation state changes; released is final (an allocation is released exactly once). A new allocation is assigned.';
+INSERT INTO tide.allocation_transitions VALUES
+    ('assigned',  'running',   'tide.started'),
+    ('assigned',  'releasing', 'eviction: the launcher must confirm with tide.evicted'),
+    ('assigned',  'released',  'tide.exited before start, or a lost node'),
+    ('running',   'releasing', 'eviction: the launcher must confirm with tide.evicted'),
+    ('running',   'released',  'tide.exited, or a lost node'),
+    ('releasing', 'released',  'tide.evicted or tide.exited');

@@ -1,0 +1,235 @@
+-- What a new job and its tasks must be (checked row by row at insert), the
+-- tasks frozen once the job left pending, and (deferred to commit) a job
+-- with tasks and a reachable gang minimum.
+
+CREATE FUNCTION tide._jobs_before_insert() RETURNS trigger
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path = pg_catalog, pg_temp
+    AS $$
+DECLARE
+    q tide.queues;
+    admin boolean;
+BEGIN
+    IF tide._restoring() THEN
+        RETURN NEW;
+    END IF;
+    SELECT * INTO q FROM tide.queues x WHERE x.name = NEW.queue;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'queue "%" does not exist', NEW.queue
+            USING ERRCODE = 'foreign_key_violation',
+                  HINT = 'Submit to one of the queues in tide.queues; an administrator creates queues.';
+    END IF;
+    -- The job's owner, not the current role: retries are inserted by the
+    -- state machine on the owner's behalf and keep what it was allowed.
+    -- (an owner that is no role at all is no administrator and no member)
+    admin := EXISTS (SELECT 1 FROM pg_catalog.pg_roles o
+                      WHERE o.rolname = NEW.owner
+                        AND pg_catalog.pg_has_role(o.oid, 'tide_admin', 'MEMBER'));
+    IF q.submit_role IS NOT NULL AND NOT admin AND NEW.retry_of IS NULL
+       AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_roles o, pg_catalog.pg_roles r
+                        WHERE o.rolname = NEW.owner AND r.rolname = q.submit_role
+                          AND pg_catalog.pg_has_role(o.oid, r.oid, 'MEMBER')) THEN
+        RAISE EXCEPTION 'role "%" may not submit to queue "%"', NEW.owner, NEW.queue
+            USING ERRCODE = 'insufficient_privilege',
+                  HINT = pg_catalog.format('Queue %s takes jobs of members of role %s (tide.queues.submit_role).', NEW.queue, q.submit_role);
+    END IF;
+    IF q.preemptable_only AND NOT NEW.preemptable AND NOT admin AND NEW.retry_of IS NULL THEN
+        RAISE EXCEPTION 'queue "%" takes only preemptable jobs', NEW.queue
+            USING ERRCODE = 'insufficient_privilege',
+                  HINT = 'Leave preemptable at true (tide.queues.preemptable_only), or ask an administrator.';
+    END IF;
+    IF q.fixed_service_type AND NEW.service_type IS DISTINCT FROM q.service_type AND NEW.service_type IS NOT NULL
+       AND NOT admin AND NEW.retry_of IS NULL THEN
+        RAISE EXCEPTION 'queue "%" takes only % jobs, not %', NEW.queue, q.service_type, NEW.service_type
+            USING ERRCODE = 'insufficient_privilege',
+                  HINT = 'Leave service_type NULL to take the queue''s (tide.queues.fixed_service_type), or use a queue of that type.';
+    END IF;
+    -- A submitter's priority decides whom its job may preempt (R-E3): the
+    -- queue caps it.  Administrators may go above; a retry keeps the
+    -- priority its original was admitted with.
+    IF q.max_priority IS NOT NULL AND NEW.priority > q.max_priority AND NEW.retry_of IS NULL AND NOT admin THEN
+        RAISE EXCEPTION 'priority % is above the max_priority % of queue "%"', NEW.priority, q.max_priority, NEW.queue
+            USING ERRCODE = 'insufficient_privilege',
+                  HINT = 'Submit at or below the queue''s max_priority, or ask an administrator to raise it.';
+    END IF;
+    IF NEW.service_type IS NULL THEN
+        NEW.service_type := q.service_type;
+    ELSIF NEW.service_type NOT IN ('training', 'inference') THEN
+        RAISE EXCEPTION 'invalid service_type "%" for a job', NEW.service_type
+            USING ERRCODE = 'check_violation',
+                  HINT = 'Use training or inference, or leave it NULL to take the queue''s.';
+    END IF;
+    IF NEW.on_evict IS NULL OR NEW.on_evict NOT IN ('requeue', 'fail') THEN
+        RAISE EXCEPTION 'invalid on_evict "%" for a job', NEW.on_evict
+            USING ERRCODE = 'check_violation',
+                  HINT = 'Use requeue (back to pending when evicted) or fail.';
+    END IF;
+    IF NEW.state IS DISTINCT FROM 'pending' THEN
+        RAISE EXCEPTION 'a new job must be pending, not "%"', NEW.state
+            USING ERRCODE = 'check_violation',
+                  HINT = 'Leave state to its default; jobs change state as tide.job_transitions allows.';
+    END IF;
+    IF NEW.min_available IS NOT NULL AND NEW.min_available < 1 THEN
+        RAISE EXCEPTION 'min_available must be at least 1, not %', NEW.min_available
+            USING ERRCODE = 'check_violation',
+                  HINT = 'Leave it NULL to require every replica.';
+    END IF;
+    IF NEW.max_retries IS NOT NULL AND NEW.max_retries < 0 THEN
+        RAISE EXCEPTION 'max_retries must not be negative, not %', NEW.max_retries
+            USING ERRCODE = 'check_violation';
+    END IF;
+    IF NEW.time_limit IS NOT NULL AND NEW.time_limit <= interval '0' THEN
+        RAISE EXCEPTION 'time_limit must be positive, not %', NEW.time_limit
+            USING ERRCODE = 'check_violation',
+                  HINT = 'Leave it NULL for no limit.';
+    END IF;
+    NEW.cancel_requested := false;
+    NEW.evict_goal := NULL;
+    NEW.state_reason := coalesce(NEW.state_reason, 'submitted');
+    RETURN NEW;
+END
+$$;
+COMMENT ON FUNCTION tide._jobs_before_insert() IS
+    'trigger: checks a new job (queue exists; for non-administrators: the queue''s submit_role, max_priority, preemptable_only and fixed_service_type; valid service_type, on_evict, state pending) and takes the queue''s service_type when none is given';
+CREATE TRIGGER jobs_before_insert BEFORE INSERT ON tide.jobs
+    FOR EACH ROW EXECUTE FUNCTION tide._jobs_before_insert();
+
+CREATE FUNCTION tide._job_tasks_before_write() RETURNS trigger
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path = pg_catalog, pg_temp
+    AS $$
+DECLARE
+    job_state text;
+    gpu numeric;
+    jid bigint;
+BEGIN
+    IF tide._restoring() THEN
+        RETURN CASE TG_OP WHEN 'DELETE' THEN OLD ELSE NEW END;
+    END IF;
+    -- Tasks are frozen once a job has left pending: the cycle placed them.
+    -- The job row FOR SHARE: a cycle that holds it (its UPDATE is placing
+    -- the job or rewriting its reason) keeps the tasks from changing under
+    -- it.  SKIP LOCKED, then an error: a task writer never waits for a
+    -- cycle, so several task writes in one statement cannot deadlock with
+    -- it (and no exception block: a subtransaction per task row would not
+    -- scale to bulk inserts).
+    jid := CASE TG_OP WHEN 'DELETE' THEN OLD.job_id ELSE NEW.job_id END;
+    SELECT j.state INTO job_state FROM tide.jobs j WHERE j.id = jid FOR SHARE SKIP LOCKED;
+    IF NOT FOUND THEN
+        -- held by another transaction (or gone): only a pending job is worth a retry
+        SELECT j.state INTO job_state FROM tide.jobs j WHERE j.id = jid;
+        IF FOUND AND job_state = 'pending' THEN
+            RAISE EXCEPTION 'tasks of job % cannot change right now: another transaction holds the job (a scheduling cycle, a cancel)', jid
+                USING ERRCODE = 'lock_not_available',
+                      HINT = 'Retry in a moment. Tasks inserted in the transaction that inserts their job never meet this.';
+        END IF;
+    END IF;
+    IF FOUND AND job_state <> 'pending' THEN
+        RAISE EXCEPTION 'tasks of job % cannot change: the job is %',
+                CASE TG_OP WHEN 'DELETE' THEN OLD.job_id ELSE NEW.job_id END, job_state
+            USING ERRCODE = 'object_not_in_prerequisite_state',
+                  HINT = 'Only a pending job''s tasks may change; cancel it and submit a new one.';
+    END IF;
+    IF TG_OP = 'DELETE' THEN
+        RETURN OLD;
+    END IF;
+    IF NEW.replicas IS NULL OR NEW.replicas < 1 THEN
+        RAISE EXCEPTION 'task "%" of job % has % replicas', NEW.role, NEW.job_id, coalesce(NEW.replicas::text, 'NULL')
+            USING ERRCODE = 'check_violation',
+                  HINT = 'A task role needs at least one replica.';
+    END IF;
+    IF NEW.request IS NULL THEN
+        RAISE EXCEPTION 'task "%" of job % has no request', NEW.role, NEW.job_id
+            USING ERRCODE = 'not_null_violation',
+                  HINT = 'Give a per-replica resource vector such as ''cpu=4, memory=16Gi, gpu=1''.';
+    END IF;
+    IF NEW.request OPERATOR(tide.=) ''::tide.resvec THEN
+        -- a request of nothing would fit anywhere, any number of times
+        RAISE EXCEPTION 'task "%" of job % requests no resources', NEW.role, NEW.job_id
+            USING ERRCODE = 'check_violation',
+                  HINT = 'Give a per-replica resource vector such as ''cpu=4, memory=16Gi, gpu=1''.';
+    END IF;
+    gpu := tide.get(NEW.request, 'gpu');
+    IF gpu > 1 AND gpu <> trunc(gpu) THEN
+        RAISE EXCEPTION 'GPU request % of task "%" of job % is not a whole number', gpu, NEW.role, NEW.job_id
+            USING ERRCODE = 'check_violation',
+                  HINT = 'A request above one GPU must be whole (gpu=2); below one it may be a share of one GPU (gpu=0.5 or gpu=250m).';
+    END IF;
+    RETURN NEW;
+END
+$$;
+COMMENT ON FUNCTION tide._job_tasks_before_write() IS
+    'trigger: checks a task row (at least one replica, a non-empty request, GPU request whole above one GPU) and freezes the tasks of jobs that left pending';
+CREATE TRIGGER job_tasks_before_write BEFORE INSERT OR UPDATE OR DELETE ON tide.job_tasks
+    FOR EACH ROW EXECUTE FUNCTION tide._job_tasks_before_write();
+
+-- Deferred: a job and its tasks may be inserted in any order within one
+-- transaction; at commit every job has tasks and a reachable gang minimum.
+CREATE FUNCTION tide._job_tasks_after_delete() RETURNS trigger
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path = pg_catalog, pg_temp
+    AS $$
+BEGIN
+    DELETE FROM tide.allocations a USING old_tasks o
+     WHERE a.job_id = o.job_id AND a.role = o.role;
+    RETURN NULL;
+END
+$$;
+COMMENT ON FUNCTION tide._job_tasks_after_delete() IS
+    'statement trigger: deleted tasks (and so deleted jobs) take their allocation rows with them, as a cascading foreign key would';
+CREATE TRIGGER job_tasks_after_delete AFTER DELETE ON tide.job_tasks
+    REFERENCING OLD TABLE AS old_tasks
+    FOR EACH STATEMENT EXECUTE FUNCTION tide._job_tasks_after_delete();
+
+CREATE FUNCTION tide._check_job_tasks() RETURNS trigger
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path = pg_catalog, pg_temp
+    AS $$
+DECLARE
+    jid bigint;
+    minimum integer;
+    ntasks bigint;
+    total bigint;
+BEGIN
+    IF tide._restoring() THEN
+        RETURN NULL;
+    END IF;
+    IF TG_TABLE_NAME = 'jobs' THEN
+        jid := NEW.id;
+    ELSIF TG_OP = 'DELETE' THEN
+        jid := OLD.job_id;
+    ELSE
+        jid := NEW.job_id;
+    END IF;
+    SELECT j.min_available INTO minimum FROM tide.jobs j WHERE j.id = jid;
+    IF NOT FOUND THEN
+        RETURN NULL;            -- the job itself was deleted
+    END IF;
+    SELECT count(*), coalesce(sum(t.replicas), 0) INTO ntasks, total
+      FROM tide.job_tasks t WHERE t.job_id = jid;
+    IF ntasks = 0 THEN
+        RAISE EXCEPTION 'job % has no tasks', jid
+            USING ERRCODE = 'check_violation',
+                  HINT = 'Insert its rows into tide.job_tasks in the same transaction, or submit with tide.submit().';
+    END IF;
+    IF total > 10000 THEN
+        RAISE EXCEPTION 'job % has % replicas, more than 10000', jid, total
+            USING ERRCODE = 'program_limit_exceeded',
+                  HINT = 'A job has at most 10000 replicas across its task roles; split larger work into several jobs.';
+    END IF;
+    IF minimum > total THEN
+        RAISE EXCEPTION 'min_available % of job % is above its % replicas', minimum, jid, total
+            USING ERRCODE = 'check_violation',
+                  HINT = 'min_available counts replicas across all task roles; leave it NULL to require all of them.';
+    END IF;
+    RETURN NULL;
+END
+$$;
+COMMENT ON FUNCTION tide._check_job_tasks() IS
+    'deferred constraint trigger: at commit a job has at least one task, at most 10000 replicas, and min_available does not exceed them';
+CREATE CONSTRAINT TRIGGER jobs_have_tasks AFTER INSERT OR UPDATE OF min_available ON tide.jobs
+    DEFERRABLE INITIALLY DEFERRED
+    FOR EACH ROW EXECUTE FUNCTION tide._check_job_tasks();
+CREATE CONSTRAINT TRIGGER job_tasks_consistent AFTER INSERT OR UPDATE OR DELETE ON tide.job_tasks
+    DEFERRABLE INITIALLY DEFERRED
+    FOR EACH ROW EXECUTE FUNCTION tide._check_job_tasks();

@@ -1,0 +1,221 @@
+-- Allocations: state changes checked against tide.allocation_transitions and
+-- rolled up to their jobs (26_rollup.sql); what the live allocations of a
+-- node hold always fits in it (R-C4), whether allocations are added or the
+-- node changes.
+
+-- A node's capacity, GPU type and resource group may change only in ways
+-- its live allocations survive: otherwise a node could be over capacity, a
+-- GPU in use could vanish, or work could cross resource groups (R-C4).
+CREATE FUNCTION tide._nodes_before_update() RETURNS trigger
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path = pg_catalog, pg_temp
+    AS $$
+DECLARE
+    live bigint;
+    used tide.resvec;
+    busy tide.gpumask;
+BEGIN
+    SELECT count(*), tide.sum(a.resources), tide.union(a.gpus) INTO live, used, busy
+      FROM tide.allocations a
+     WHERE a.node = OLD.name AND a.state <> 'released';
+    IF live = 0 THEN
+        RETURN NEW;
+    END IF;
+    IF NEW.resource_group IS DISTINCT FROM OLD.resource_group OR NEW.gpu_type IS DISTINCT FROM OLD.gpu_type THEN
+        RAISE EXCEPTION 'node "%" has % live allocations: its resource group and GPU type cannot change', OLD.name, live
+            USING ERRCODE = 'object_in_use',
+                  HINT = 'Drain it with tide.drain_node() and change it once its work is done.';
+    END IF;
+    IF NOT (NEW.capacity OPERATOR(tide.@>) used) THEN
+        RAISE EXCEPTION 'capacity "%" of node "%" does not hold its live allocations ("%")', NEW.capacity, OLD.name, used
+            USING ERRCODE = 'object_in_use',
+                  HINT = 'Drain it with tide.drain_node() and shrink it once enough of its work is done.';
+    END IF;
+    IF NOT (tide._all_gpus(tide.get(NEW.capacity, 'gpu')) OPERATOR(tide.@>) busy) THEN
+        RAISE EXCEPTION 'node "%" would lose GPUs in use (%)', OLD.name, busy
+            USING ERRCODE = 'object_in_use',
+                  HINT = 'Drain it with tide.drain_node() and shrink it once those GPUs are free.';
+    END IF;
+    RETURN NEW;
+END
+$$;
+COMMENT ON FUNCTION tide._nodes_before_update() IS
+    'trigger: refuses a change of capacity, GPU type or resource group that the node''s live allocations would not survive (R-C4)';
+CREATE TRIGGER nodes_before_update BEFORE UPDATE ON tide.nodes
+    FOR EACH ROW
+    WHEN (OLD.resource_group IS DISTINCT FROM NEW.resource_group
+          OR OLD.gpu_type IS DISTINCT FROM NEW.gpu_type
+          OR NOT (OLD.capacity OPERATOR(tide.=) NEW.capacity))
+    EXECUTE FUNCTION tide._nodes_before_update();
+
+-- ---------------------------------------------------------------- allocations
+CREATE FUNCTION tide._allocations_after_insert() RETURNS trigger
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path = pg_catalog, pg_temp
+    AS $$
+DECLARE
+    bad record;
+BEGIN
+    IF tide._restoring() THEN
+        RETURN NULL;
+    END IF;
+    SELECT n.id, n.state INTO bad FROM new_allocations n
+     WHERE n.state <> 'assigned' ORDER BY n.id LIMIT 1;
+    IF FOUND THEN
+        RAISE EXCEPTION 'a new allocation must be assigned, not % (allocation %)', bad.state, bad.id
+            USING ERRCODE = 'check_violation',
+                  HINT = 'Insert allocations in state assigned; the launcher moves them on.';
+    END IF;
+    -- Each allocation places a replica of a task of its job (what a foreign
+    -- key to tide.job_tasks would check, without locking every task row).
+    -- The cycle's own insert has checked more (its jobs' tasks are those it
+    -- loaded, and cannot change: src/cycle.c), so it skips this.
+    IF NOT tide._cycle_writing() THEN
+        EXECUTE $q$
+            SELECT n.id, n.job_id, n.role FROM new_allocations n
+             WHERE NOT EXISTS (SELECT 1 FROM tide.job_tasks t
+                                WHERE t.job_id = n.job_id AND t.role = n.role)
+             ORDER BY n.id LIMIT 1 $q$ INTO bad;
+        IF bad.id IS NOT NULL THEN
+            RAISE EXCEPTION 'allocation % names task "%" of job %, which does not exist', bad.id, bad.role, bad.job_id
+                USING ERRCODE = 'foreign_key_violation',
+                      HINT = 'Allocations place replicas of rows of tide.job_tasks.';
+        END IF;
+    END IF;
+    -- R-C4: what the live allocations of a node hold fits in its capacity,
+    -- and no GPU is given twice (whole GPUs: masks never overlap; shares of
+    -- one GPU: at most 1000 milli, on a GPU no whole allocation holds).
+    EXECUTE $q$
+        WITH touched AS (SELECT DISTINCT n.node FROM new_allocations n),
+        live AS (
+            SELECT a.node,
+                   tide.sum(a.resources) AS held,
+                   tide.union(a.gpus) FILTER (WHERE a.gpu_milli IS NULL) AS whole,
+                   pg_catalog.sum(tide.gpu_count(a.gpus)) FILTER (WHERE a.gpu_milli IS NULL) AS whole_count,
+                   tide.union(a.gpus) AS used
+              FROM tide.allocations a JOIN touched t ON t.node = a.node
+             WHERE a.state <> 'released'
+             GROUP BY a.node)
+        SELECT l.node,
+               CASE WHEN NOT (nd.capacity OPERATOR(tide.@>) l.held)
+                        THEN pg_catalog.format('live allocations hold %s, capacity is %s', l.held, nd.capacity)
+                    WHEN coalesce(l.whole_count, 0) <> tide.gpu_count(coalesce(l.whole, ''::tide.gpumask))
+                        THEN 'a GPU is given to two allocations'
+                    WHEN NOT (tide._all_gpus(tide.get(nd.capacity, 'gpu')) OPERATOR(tide.@>) l.used)
+                        THEN pg_catalog.format('GPUs %s are not all on the node', l.used)
+               END AS problem
+          FROM live l JOIN tide.nodes nd ON nd.name = l.node
+         WHERE NOT (nd.capacity OPERATOR(tide.@>) l.held)
+            OR coalesce(l.whole_count, 0) <> tide.gpu_count(coalesce(l.whole, ''::tide.gpumask))
+            OR NOT (tide._all_gpus(tide.get(nd.capacity, 'gpu')) OPERATOR(tide.@>) l.used)
+        UNION ALL
+        SELECT f.node, pg_catalog.format('GPU %s is shared beyond one GPU or also given whole', f.gpu)
+          FROM (SELECT a.node, a.gpus::text AS gpu, pg_catalog.sum(a.gpu_milli) AS milli
+                  FROM tide.allocations a
+                 WHERE a.state <> 'released' AND a.gpu_milli IS NOT NULL
+                   AND a.node IN (SELECT n.node FROM new_allocations n)
+                 GROUP BY a.node, a.gpus::text) f
+         WHERE f.milli > 1000
+            OR EXISTS (SELECT 1 FROM tide.allocations w
+                        WHERE w.node = f.node AND w.state <> 'released' AND w.gpu_milli IS NULL
+                          AND w.gpus OPERATOR(tide.&&) f.gpu::tide.gpumask)
+         ORDER BY 1
+         LIMIT 1 $q$ INTO bad;
+    IF bad.node IS NOT NULL THEN
+        RAISE EXCEPTION 'node "%" would be overcommitted: %', bad.node, bad.problem
+            USING ERRCODE = 'check_violation',
+                  HINT = 'Live allocations (assigned, running, releasing) of a node must fit in its capacity and never share a GPU (R-C4).';
+    END IF;
+
+    -- Wake each node's launcher once (delivered at commit).
+    PERFORM pg_catalog.pg_notify(tide.node_channel(s.node), 'claim')
+       FROM (SELECT DISTINCT n.node FROM new_allocations n) s;
+    RETURN NULL;
+END
+$$;
+COMMENT ON FUNCTION tide._allocations_after_insert() IS
+    'statement trigger: new allocations are assigned and fit their nodes (capacity, no GPU given twice: R-C4); notifies each node''s launcher once';
+CREATE TRIGGER allocations_after_insert AFTER INSERT ON tide.allocations
+    REFERENCING NEW TABLE AS new_allocations
+    FOR EACH STATEMENT EXECUTE FUNCTION tide._allocations_after_insert();
+
+CREATE FUNCTION tide._allocations_after_update() RETURNS trigger
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path = pg_catalog, pg_temp
+    AS $$
+DECLARE
+    bad record;
+    changed bigint[];
+    failed bigint[];
+    lost bigint[];
+BEGIN
+    -- Dynamic SQL: planned for this statement's transition table sizes.
+    EXECUTE $q$
+        SELECT o.id, o.state AS old_state, n.state AS new_state
+          FROM old_allocations o JOIN new_allocations n ON n.id = o.id
+         WHERE (o.state <> n.state
+                AND NOT EXISTS (SELECT 1 FROM tide.allocation_transitions t
+                                 WHERE t.old_state = o.state AND t.new_state = n.state))
+            OR (o.state = 'released'
+                AND (o.exit_code, o.released_at, o.release_reason, o.node, o.job_id)
+                    IS DISTINCT FROM (n.exit_code, n.released_at, n.release_reason, n.node, n.job_id))
+         ORDER BY o.id
+         LIMIT 1 $q$ INTO bad;
+    IF bad.id IS NOT NULL THEN
+        IF bad.old_state = 'released' THEN
+            RAISE EXCEPTION 'allocation % is released and cannot change', bad.id
+                USING ERRCODE = 'object_not_in_prerequisite_state',
+                      HINT = 'An allocation is released exactly once.';
+        END IF;
+        RAISE EXCEPTION 'allocation % cannot go from % to %', bad.id, bad.old_state, bad.new_state
+            USING ERRCODE = 'object_not_in_prerequisite_state',
+                  HINT = 'The allowed changes are listed in tide.allocation_transitions (docs/lifecycle.md).';
+    END IF;
+
+    -- Only an eviction stops an allocation that way (tide._evict, cancel, a
+    -- failed gang member): its job is evicting or over by then.  A
+    -- launcher's own UPDATE to releasing would leave a job running with
+    -- nothing behind it.  Sessions of administrators (and superusers) may,
+    -- as they may change anything.
+    IF NOT pg_catalog.pg_has_role(SESSION_USER, 'tide_admin', 'MEMBER') THEN
+        EXECUTE $q$
+            SELECT n.id, n.job_id, j.state
+              FROM old_allocations o JOIN new_allocations n ON n.id = o.id
+              JOIN tide.jobs j ON j.id = n.job_id
+             WHERE n.state = 'releasing' AND o.state <> 'releasing'
+               AND j.state NOT IN ('evicting', 'failed', 'cancelled', 'succeeded')
+             ORDER BY n.id
+             LIMIT 1 $q$ INTO bad;
+    END IF;
+    IF bad.id IS NOT NULL THEN
+        RAISE EXCEPTION 'allocation % cannot be released while job % is %', bad.id, bad.job_id, bad.state
+            USING ERRCODE = 'object_not_in_prerequisite_state',
+                  HINT = 'Stop work through an eviction (the scheduling cycle, tide.cancel); a process that ended is reported with tide.exited.';
+    END IF;
+
+    -- Wake the launchers of nodes that have something new to stop.
+    EXECUTE $q$
+        SELECT pg_catalog.count(pg_catalog.pg_notify(tide.node_channel(s.node), 'evict'))
+          FROM (SELECT DISTINCT n.node
+                  FROM old_allocations o JOIN new_allocations n ON n.id = o.id
+                 WHERE n.state = 'releasing' AND o.state <> 'releasing') s $q$;
+
+    EXECUTE $q$
+        SELECT pg_catalog.array_agg(DISTINCT n.job_id),
+               pg_catalog.array_agg(n.id) FILTER (WHERE n.state = 'released' AND n.exit_code <> 0
+                                                   AND n.release_reason = 'exited'),
+               pg_catalog.array_agg(n.id) FILTER (WHERE n.state = 'released' AND o.state IN ('assigned', 'running')
+                                                   AND n.release_reason IS DISTINCT FROM 'exited')
+          FROM old_allocations o JOIN new_allocations n ON n.id = o.id
+         WHERE o.state <> n.state $q$ INTO changed, failed, lost;
+    IF changed IS NOT NULL THEN
+        PERFORM tide._rollup_jobs(changed, coalesce(failed, '{}'), coalesce(lost, '{}'));
+    END IF;
+    RETURN NULL;
+END
+$$;
+COMMENT ON FUNCTION tide._allocations_after_update() IS
+    'statement trigger: refuses allocation state changes not in tide.allocation_transitions and any change of a released one, notifies launchers of new evictions, and rolls job states up';
+CREATE TRIGGER allocations_after_update AFTER UPDATE ON tide.allocations
+    REFERENCING OLD TABLE AS old_allocations NEW TABLE AS new_allocations
+    FOR EACH STATEMENT EXECUTE FUNCTION tide._allocations_after_update();

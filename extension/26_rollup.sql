@@ -1,0 +1,230 @@
+-- Roll-ups: set-based helpers used by the triggers, tide.cancel and the
+-- cycle.  They are SECURITY DEFINER and not executable by PUBLIC
+-- (40_roles.sql).  Evicting (tide._evict) is in 62_evictions.sql.
+
+CREATE FUNCTION tide._apply_cancel(job_ids bigint[]) RETURNS void
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path = pg_catalog, pg_temp
+    AS $$
+DECLARE
+    live bigint[];
+BEGIN
+    UPDATE tide.jobs j
+       SET state = 'cancelled', state_reason = 'cancelled', pending_reason = NULL,
+           finished_at = pg_catalog.now()
+     WHERE j.id = ANY (job_ids) AND j.state = 'pending';
+
+    UPDATE tide.jobs j
+       SET evict_goal = 'cancel'
+     WHERE j.id = ANY (job_ids) AND j.state = 'evicting' AND j.evict_goal <> 'cancel';
+    -- and the open eviction rows say so too: tide.evictions is the record
+    UPDATE tide.evictions e
+       SET goal = 'cancel'
+     WHERE e.job_id = ANY (job_ids) AND e.acked_at IS NULL AND e.goal <> 'cancel'
+       AND EXISTS (SELECT 1 FROM tide.jobs j WHERE j.id = e.job_id AND j.state = 'evicting');
+
+    SELECT pg_catalog.array_agg(j.id ORDER BY j.id) INTO live
+      FROM tide.jobs j
+     WHERE j.id = ANY (job_ids) AND j.state IN ('allocated', 'running');
+    IF live IS NOT NULL THEN
+        PERFORM tide._evict(live,
+                            pg_catalog.array_fill('cancelled'::text, ARRAY[pg_catalog.cardinality(live)]),
+                            pg_catalog.array_fill('cancel'::text, ARRAY[pg_catalog.cardinality(live)]));
+    END IF;
+END
+$$;
+COMMENT ON FUNCTION tide._apply_cancel(bigint[]) IS
+    'carries out cancel requests: pending -> cancelled; allocated or running -> evicting with goal cancel; an eviction in progress ends cancelled';
+
+CREATE FUNCTION tide._create_retries(job_ids bigint[]) RETURNS bigint[]
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path = pg_catalog, pg_temp
+    AS $$
+DECLARE
+    made bigint[];
+BEGIN
+    WITH r AS (
+        INSERT INTO tide.jobs (name, queue, owner, priority, created_at, service_type, preemptable,
+                               idle, reserve, min_available, node_selector, gpu_type, time_limit,
+                               max_retries, retry_of, attempt, avoid_nodes, on_evict, command,
+                               state_reason)
+        SELECT j.name, j.queue, j.owner, j.priority, j.created_at, j.service_type, j.preemptable,
+               j.idle, j.reserve, j.min_available, j.node_selector, j.gpu_type, j.time_limit,
+               j.max_retries, j.id, j.attempt + 1, j.avoid_nodes, j.on_evict, j.command,
+               pg_catalog.format('attempt %s: retry of failed job %s', j.attempt + 1, j.id)
+          FROM tide.jobs j
+         WHERE j.id = ANY (job_ids)
+           AND j.state = 'failed'
+           AND j.attempt <= j.max_retries
+           AND NOT EXISTS (SELECT 1 FROM tide.jobs x WHERE x.retry_of = j.id)
+         ORDER BY j.id
+        RETURNING id, retry_of
+    )
+    SELECT pg_catalog.array_agg(r.id ORDER BY r.id) INTO made FROM r;
+    IF made IS NULL THEN
+        RETURN '{}';
+    END IF;
+    INSERT INTO tide.job_tasks (job_id, role, replicas, request)
+    SELECT n.id, t.role, t.replicas, t.request
+      FROM tide.jobs n JOIN tide.job_tasks t ON t.job_id = n.retry_of
+     WHERE n.id = ANY (made)
+     ORDER BY n.id, t.role;
+    RETURN made;
+END
+$$;
+COMMENT ON FUNCTION tide._create_retries(bigint[]) IS
+    'for failed jobs with retries left (attempt <= max_retries): creates the retry job (retry_of, attempt + 1, same tasks, request, priority, queue, owner, avoid_nodes) for the retry lane (R-O3)';
+
+CREATE FUNCTION tide._rollup_jobs(job_ids bigint[], failed_allocs bigint[], lost_allocs bigint[])
+    RETURNS void
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path = pg_catalog, pg_temp
+    AS $$
+DECLARE
+    ids bigint[];
+    reasons text[];
+    goals text[];
+    finished bigint[];
+BEGIN
+    -- 1. The first non-zero exit fails an allocated or running job; the
+    --    node it failed on is avoided by its retry.
+    WITH f AS (
+        SELECT DISTINCT ON (a.job_id) a.job_id, a.node, a.exit_code,
+               pg_catalog.format('replica %s of role %s exited with code %s on node %s',
+                                 a.replica, a.role, a.exit_code, a.node) AS reason
+          FROM tide.allocations a
+         WHERE a.id = ANY (failed_allocs)
+         ORDER BY a.job_id, a.released_at, a.id
+    ), u AS (
+        UPDATE tide.jobs j
+           SET state = 'failed', state_reason = f.reason, exit_code = f.exit_code,
+               finished_at = pg_catalog.now(),
+               avoid_nodes = CASE WHEN f.node = ANY (j.avoid_nodes) THEN j.avoid_nodes
+                                  ELSE j.avoid_nodes || f.node END
+          FROM f
+         WHERE j.id = f.job_id AND j.state IN ('allocated', 'running')
+        RETURNING j.id
+    )
+    SELECT pg_catalog.array_agg(u.id ORDER BY u.id) INTO ids FROM u;
+    IF ids IS NOT NULL THEN
+        -- Its other replicas are told to stop (a job that failed keeps no
+        -- evict_goal: it is already final).
+        INSERT INTO tide.evictions (job_id, cycle_id, reason, goal)
+        SELECT DISTINCT a.job_id, tide._current_cycle(), 'gang member failed', 'fail'
+          FROM tide.allocations a
+         WHERE a.job_id = ANY (ids) AND a.state IN ('assigned', 'running');
+        UPDATE tide.allocations a
+           SET state = 'releasing', release_reason = 'gang member failed'
+         WHERE a.job_id = ANY (ids) AND a.state IN ('assigned', 'running');
+        PERFORM tide._create_retries(ids);
+    END IF;
+
+    -- 2. A replica released without exiting (a lost node) interrupts the
+    --    job: with retries left it fails and is retried, else its on_evict.
+    SELECT pg_catalog.array_agg(x.job_id ORDER BY x.job_id),
+           pg_catalog.array_agg(x.reason ORDER BY x.job_id),
+           pg_catalog.array_agg(x.goal ORDER BY x.job_id)
+      INTO ids, reasons, goals
+      FROM (SELECT DISTINCT ON (a.job_id) a.job_id,
+                   pg_catalog.format('replica %s of role %s lost on node %s: %s',
+                                     a.replica, a.role, a.node, coalesce(a.release_reason, 'released')) AS reason,
+                   CASE WHEN j.attempt <= j.max_retries THEN 'fail' ELSE j.on_evict END AS goal
+              FROM tide.allocations a JOIN tide.jobs j ON j.id = a.job_id
+             WHERE a.id = ANY (lost_allocs) AND j.state IN ('allocated', 'running')
+             ORDER BY a.job_id, a.released_at, a.id) x;
+    IF ids IS NOT NULL THEN
+        UPDATE tide.jobs j
+           SET avoid_nodes = j.avoid_nodes || l.nodes
+          FROM (SELECT a.job_id, pg_catalog.array_agg(DISTINCT a.node) AS nodes
+                  FROM tide.allocations a
+                 WHERE a.id = ANY (lost_allocs) AND a.job_id = ANY (ids)
+                 GROUP BY a.job_id) l
+         WHERE j.id = l.job_id AND NOT (j.avoid_nodes @> l.nodes);
+        PERFORM tide._evict(ids, reasons, goals);
+    END IF;
+
+    -- 3. Every replica started: allocated -> running.  One grouped pass
+    -- over the jobs' allocations (two EXISTS probes per job were planned as
+    -- index scans on state, 250 ms per 1,000 starts after a burst).
+    UPDATE tide.jobs j
+       SET state = 'running', state_reason = 'all replicas started', started_at = pg_catalog.now()
+      FROM (SELECT a.job_id FROM tide.allocations a
+             WHERE a.job_id = ANY (job_ids)
+             GROUP BY a.job_id
+            HAVING NOT pg_catalog.bool_or(a.state = 'assigned')
+               AND pg_catalog.bool_or(a.state = 'running')) r
+     WHERE j.id = r.job_id AND j.state = 'allocated';
+
+    -- 4. Every replica exited 0: succeeded.
+    UPDATE tide.jobs j
+       SET state = 'succeeded', state_reason = 'all replicas exited 0', exit_code = 0,
+           finished_at = pg_catalog.now()
+     WHERE j.id = ANY (job_ids) AND j.state IN ('allocated', 'running')
+       AND NOT EXISTS (SELECT 1 FROM tide.allocations a
+                        WHERE a.job_id = j.id AND a.state <> 'released')
+       AND EXISTS (SELECT 1 FROM tide.allocations a
+                    WHERE a.job_id = j.id AND a.release_reason = 'exited' AND a.exit_code = 0);
+
+    -- 5. Evictions whose allocations are all released reach their goal.
+    WITH done AS (
+        UPDATE tide.jobs j
+           SET state = CASE j.evict_goal WHEN 'requeue' THEN 'pending'
+                                         WHEN 'fail' THEN 'failed'
+                                         ELSE 'cancelled' END,
+               state_reason = CASE j.evict_goal
+                                  WHEN 'requeue' THEN 'requeued after eviction: ' || coalesce(j.state_reason, 'evicted')
+                                  WHEN 'fail' THEN 'failed by eviction: ' || coalesce(j.state_reason, 'evicted')
+                                  ELSE 'cancelled' END,
+               pending_reason = CASE j.evict_goal WHEN 'requeue' THEN 'requeued after eviction' END,
+               finished_at = CASE WHEN j.evict_goal = 'requeue' THEN NULL ELSE pg_catalog.now() END,
+               started_at = CASE WHEN j.evict_goal = 'requeue' THEN NULL ELSE j.started_at END,
+               evict_goal = NULL
+         WHERE j.id = ANY (job_ids) AND j.state = 'evicting'
+           AND NOT EXISTS (SELECT 1 FROM tide.allocations a
+                            WHERE a.job_id = j.id AND a.state <> 'released')
+        RETURNING j.id, j.state
+    )
+    SELECT pg_catalog.array_agg(done.id ORDER BY done.id) FILTER (WHERE done.state = 'failed')
+      INTO finished FROM done;
+    IF finished IS NOT NULL THEN
+        PERFORM tide._create_retries(finished);
+    END IF;
+
+    -- 6. Evictions of jobs with nothing live left are acknowledged.
+    UPDATE tide.evictions e
+       SET acked_at = pg_catalog.now()
+     WHERE e.job_id = ANY (job_ids) AND e.acked_at IS NULL
+       AND NOT EXISTS (SELECT 1 FROM tide.allocations a
+                        WHERE a.job_id = e.job_id AND a.state <> 'released');
+END
+$$;
+COMMENT ON FUNCTION tide._rollup_jobs(bigint[], bigint[], bigint[]) IS
+    'rolls allocation changes up to their jobs: first non-zero exit fails the gang, a lost replica evicts it, all started -> running, all exited 0 -> succeeded, an eviction with nothing live reaches its goal';
+
+CREATE FUNCTION tide._nodes_lost(nodes text[], reason text DEFAULT 'node down') RETURNS bigint[]
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path = pg_catalog, pg_temp
+    AS $$
+DECLARE
+    affected bigint[];
+    hit text[];
+BEGIN
+    UPDATE tide.nodes n SET state = 'down' WHERE n.name = ANY (nodes) AND n.state <> 'down';
+    SELECT pg_catalog.array_agg(DISTINCT a.job_id), pg_catalog.array_agg(DISTINCT a.node) INTO affected, hit
+      FROM tide.allocations a
+     WHERE a.node = ANY (nodes) AND a.state <> 'released';
+    -- Lock the jobs first (lock order: jobs, then allocations).
+    PERFORM 1 FROM tide.jobs j WHERE j.id = ANY (affected) ORDER BY j.id FOR NO KEY UPDATE;
+    UPDATE tide.allocations a
+       SET state = 'released', released_at = pg_catalog.now(), release_reason = reason
+     WHERE a.node = ANY (nodes) AND a.state <> 'released';
+    -- A launcher that is only slow, not gone, must stop that work now, not
+    -- at its next poll: the GPUs are free for the next cycle.  Its sync
+    -- stops whatever it runs that the database released.
+    PERFORM pg_catalog.pg_notify(tide.node_channel(h.node), 'evict')
+       FROM pg_catalog.unnest(hit) AS h(node);
+    RETURN coalesce(affected, '{}');
+END
+$$;
+COMMENT ON FUNCTION tide._nodes_lost(text[], text) IS
+    'marks nodes down and releases their live allocations; the roll-up evicts the jobs they belonged to (retry with retries left, else on_evict) (R-C3)';
