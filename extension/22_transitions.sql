@@ -17,6 +17,10 @@ CREATE TABLE tide.job_transitions (
     old_state   text NOT NULL,
     new_state   text NOT NULL,
     made_by     text NOT NULL,
+    -- made only by tide.run_cycle()'s own writes: the job trigger allows it
+    -- only while tide._cycle_writing() is true (a flag in C that no setting
+    -- and no other session can turn on)
+    by_cycle_only boolean NOT NULL DEFAULT false,
     PRIMARY KEY (old_state, new_state),
     CONSTRAINT job_transitions_states_check CHECK (
         old_state IN ('pending', 'allocated', 'running', 'evicting', 'succeeded', 'failed', 'cancelled')
@@ -25,7 +29,9 @@ CREATE TABLE tide.job_transitions (
 );
 COMMENT ON TABLE tide.job_transitions IS
     'The allowed job state changes; any other change of tide.jobs.state is refused. A new job starts pending.';
-INSERT INTO tide.job_transitions VALUES
+COMMENT ON COLUMN tide.job_transitions.by_cycle_only IS
+    'only the scheduling cycle''s own writes may make this change (tide._cycle_writing()); any other UPDATE making it is refused';
+INSERT INTO tide.job_transitions (old_state, new_state, made_by) VALUES
     ('pending',   'allocated', 'a cycle placed the job (its allocations are assigned)'),
     ('pending',   'cancelled', 'cancel of a pending job'),
     ('allocated', 'running',   'the last assigned allocation started'),
@@ -35,10 +41,14 @@ INSERT INTO tide.job_transitions VALUES
     ('running',   'evicting',  'eviction (preempt, reclaim, cancel, lost node)'),
     ('running',   'succeeded', 'every allocation exited 0'),
     ('running',   'failed',    'an allocation exited non-zero'),
-    ('allocated', 'pending',   'the cycle gave up its placement: the job''s tasks changed while it placed it (no allocation was made); only tide.run_cycle() makes it'),
     ('evicting',  'pending',   'eviction done, goal requeue'),
     ('evicting',  'failed',    'eviction done, goal fail'),
     ('evicting',  'cancelled', 'eviction done, goal cancel');
+-- A cycle locks the jobs it places, then checks their tasks did not change
+-- since it loaded them; a job whose tasks did goes back, without any
+-- allocation, and the next cycle places it whole (docs/lifecycle.md).
+INSERT INTO tide.job_transitions (old_state, new_state, made_by, by_cycle_only) VALUES
+    ('allocated', 'pending',   'the cycle gave up its placement: the job''s tasks changed while it placed it (no allocation was made); only tide.run_cycle() makes it', true);
 
 CREATE TABLE tide.allocation_transitions (
     old_state   text NOT NULL,

@@ -33,8 +33,9 @@ DECLARE
 BEGIN
     -- One join of the transition tables (a cycle's update holds every job
     -- whose reason it rewrote too): state changes are logged, then checked
-    -- against tide.job_transitions (a bad one aborts the whole statement,
-    -- its log rows with it), and new cancel requests collected.  Dynamic
+    -- against tide.job_transitions (its by_cycle_only rows only in the
+    -- cycle's own writes; a bad one aborts the whole statement, its log
+    -- rows with it), and new cancel requests collected.  Dynamic
     -- SQL so that the plan fits this statement's transition tables (a
     -- cached plan made for one row would join thousands by nested loop).
     EXECUTE $q$
@@ -62,9 +63,8 @@ BEGIN
           LEFT JOIN LATERAL (
               SELECT l.job_id, l.old_state, l.new_state FROM logged l
                WHERE NOT EXISTS (SELECT 1 FROM tide.job_transitions t
-                                  WHERE t.old_state = l.old_state AND t.new_state = l.new_state)
-                  -- only the cycle gives a placement back (src/cycle.c)
-                  OR (l.old_state = 'allocated' AND l.new_state = 'pending' AND NOT tide._cycle_writing())
+                                  WHERE t.old_state = l.old_state AND t.new_state = l.new_state
+                                    AND (NOT t.by_cycle_only OR tide._cycle_writing()))
                ORDER BY l.job_id
                LIMIT 1) b ON true $q$ INTO r USING tide._current_cycle();
     IF r.bad_id IS NOT NULL THEN

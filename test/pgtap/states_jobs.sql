@@ -4,7 +4,7 @@
 BEGIN;
 CREATE EXTENSION pg_tide;
 \ir _fixture.psql
-SELECT plan(42 + 9 + 4);
+SELECT plan(42 + 1 + 9 + 4);
 
 -- Put a fresh job into a state without the checks (replica mode skips
 -- ordinary triggers), then try the change with them.
@@ -44,6 +44,10 @@ SELECT is(pg_temp.try(a, b),
  CROSS JOIN LATERAL (SELECT a = 'allocated' AND b = 'pending' AS cycle_only) c
  WHERE a <> b
  ORDER BY i, k;
+
+-- The table itself says which change only the cycle makes.
+SELECT is(ARRAY(SELECT old_state || ' -> ' || new_state FROM tide.job_transitions WHERE by_cycle_only),
+          ARRAY['allocated -> pending'], 'tide.job_transitions marks the cycle-only change');
 
 -- The cycle's set-based write: one UPDATE for many jobs, one event each,
 -- carrying the transaction's cycle id and each row's reason.
