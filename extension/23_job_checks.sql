@@ -8,7 +8,7 @@ CREATE FUNCTION tide._jobs_before_insert() RETURNS trigger
     AS $$
 DECLARE
     q tide.queues;
-    admin boolean;
+    limited boolean;
 BEGIN
     IF tide._restoring() THEN
         RETURN NEW;
@@ -19,13 +19,16 @@ BEGIN
             USING ERRCODE = 'foreign_key_violation',
                   HINT = 'Submit to one of the queues in tide.queues; an administrator creates queues.';
     END IF;
-    -- The job's owner, not the current role: retries are inserted by the
-    -- state machine on the owner's behalf and keep what it was allowed.
-    -- (an owner that is no role at all is no administrator and no member)
-    admin := EXISTS (SELECT 1 FROM pg_catalog.pg_roles o
-                      WHERE o.rolname = NEW.owner
-                        AND pg_catalog.pg_has_role(o.oid, 'tide_admin', 'MEMBER'));
-    IF q.submit_role IS NOT NULL AND NOT admin AND NEW.retry_of IS NULL
+    -- The queue's limits bind the submissions of non-administrators.  The
+    -- job's owner decides, not the current role, and a retry is no new
+    -- submission: the state machine inserts it on the owner's behalf and it
+    -- keeps what its original was allowed.  (an owner that is no role at
+    -- all is no administrator and no member)
+    limited := NEW.retry_of IS NULL
+               AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_roles o
+                                WHERE o.rolname = NEW.owner
+                                  AND pg_catalog.pg_has_role(o.oid, 'tide_admin', 'MEMBER'));
+    IF limited AND q.submit_role IS NOT NULL
        AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_roles o, pg_catalog.pg_roles r
                         WHERE o.rolname = NEW.owner AND r.rolname = q.submit_role
                           AND pg_catalog.pg_has_role(o.oid, r.oid, 'MEMBER')) THEN
@@ -33,21 +36,20 @@ BEGIN
             USING ERRCODE = 'insufficient_privilege',
                   HINT = pg_catalog.format('Queue %s takes jobs of members of role %s (tide.queues.submit_role).', NEW.queue, q.submit_role);
     END IF;
-    IF q.preemptable_only AND NOT NEW.preemptable AND NOT admin AND NEW.retry_of IS NULL THEN
+    IF limited AND q.preemptable_only AND NOT NEW.preemptable THEN
         RAISE EXCEPTION 'queue "%" takes only preemptable jobs', NEW.queue
             USING ERRCODE = 'insufficient_privilege',
                   HINT = 'Leave preemptable at true (tide.queues.preemptable_only), or ask an administrator.';
     END IF;
-    IF q.fixed_service_type AND NEW.service_type IS DISTINCT FROM q.service_type AND NEW.service_type IS NOT NULL
-       AND NOT admin AND NEW.retry_of IS NULL THEN
+    IF limited AND q.fixed_service_type
+       AND NEW.service_type IS DISTINCT FROM q.service_type AND NEW.service_type IS NOT NULL THEN
         RAISE EXCEPTION 'queue "%" takes only % jobs, not %', NEW.queue, q.service_type, NEW.service_type
             USING ERRCODE = 'insufficient_privilege',
                   HINT = 'Leave service_type NULL to take the queue''s (tide.queues.fixed_service_type), or use a queue of that type.';
     END IF;
     -- A submitter's priority decides whom its job may preempt (R-E3): the
-    -- queue caps it.  Administrators may go above; a retry keeps the
-    -- priority its original was admitted with.
-    IF q.max_priority IS NOT NULL AND NEW.priority > q.max_priority AND NEW.retry_of IS NULL AND NOT admin THEN
+    -- queue caps it.
+    IF limited AND q.max_priority IS NOT NULL AND NEW.priority > q.max_priority THEN
         RAISE EXCEPTION 'priority % is above the max_priority % of queue "%"', NEW.priority, q.max_priority, NEW.queue
             USING ERRCODE = 'insufficient_privilege',
                   HINT = 'Submit at or below the queue''s max_priority, or ask an administrator to raise it.';
@@ -163,8 +165,6 @@ COMMENT ON FUNCTION tide._job_tasks_before_write() IS
 CREATE TRIGGER job_tasks_before_write BEFORE INSERT OR UPDATE OR DELETE ON tide.job_tasks
     FOR EACH ROW EXECUTE FUNCTION tide._job_tasks_before_write();
 
--- Deferred: a job and its tasks may be inserted in any order within one
--- transaction; at commit every job has tasks and a reachable gang minimum.
 CREATE FUNCTION tide._job_tasks_after_delete() RETURNS trigger
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path = pg_catalog, pg_temp
@@ -181,6 +181,8 @@ CREATE TRIGGER job_tasks_after_delete AFTER DELETE ON tide.job_tasks
     REFERENCING OLD TABLE AS old_tasks
     FOR EACH STATEMENT EXECUTE FUNCTION tide._job_tasks_after_delete();
 
+-- Deferred: a job and its tasks may be inserted in any order within one
+-- transaction; at commit every job has tasks and a reachable gang minimum.
 CREATE FUNCTION tide._check_job_tasks() RETURNS trigger
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path = pg_catalog, pg_temp

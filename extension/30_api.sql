@@ -169,49 +169,42 @@ $$;
 COMMENT ON FUNCTION tide.register_node(text, tide.resvec, text, jsonb, integer[], text) IS
     'adds a node (state ready) or updates an existing one''s capacity, GPU type, labels, topology and resource group (its state is kept)';
 
-CREATE FUNCTION tide.drain_node(node text) RETURNS text
+-- drain_node and resume_node: the node is locked, then changed unless it is
+-- already where the call leads.  The caller's rights, like theirs.
+CREATE FUNCTION tide._set_node_state(node text, from_states text[], to_state text) RETURNS text
     LANGUAGE plpgsql
     SET search_path = pg_catalog, pg_temp
     AS $$
 DECLARE
     st text;
 BEGIN
-    SELECT n.state INTO st FROM tide.nodes n WHERE n.name = drain_node.node FOR UPDATE;
+    SELECT n.state INTO st FROM tide.nodes n WHERE n.name = _set_node_state.node FOR UPDATE;
     IF NOT FOUND THEN
-        RAISE EXCEPTION 'node "%" does not exist', drain_node.node
+        RAISE EXCEPTION 'node "%" does not exist', _set_node_state.node
             USING ERRCODE = 'undefined_object';
     END IF;
-    IF st <> 'ready' THEN
-        RAISE NOTICE 'node "%" is already %; nothing changed', drain_node.node, st;
+    IF st <> ALL (from_states) THEN
+        RAISE NOTICE 'node "%" is already %; nothing changed', _set_node_state.node, st;
         RETURN st;
     END IF;
-    UPDATE tide.nodes n SET state = 'draining' WHERE n.name = drain_node.node;
-    RETURN 'draining';
+    UPDATE tide.nodes n SET state = to_state WHERE n.name = _set_node_state.node;
+    RETURN to_state;
 END
 $$;
+COMMENT ON FUNCTION tide._set_node_state(text, text[], text) IS
+    'moves a node to to_state if it is in one of from_states (else a notice); returns its state; for tide.drain_node and tide.resume_node';
+
+CREATE FUNCTION tide.drain_node(node text) RETURNS text
+    LANGUAGE sql
+    SET search_path = pg_catalog, pg_temp
+    AS $$ SELECT tide._set_node_state(node, '{ready}', 'draining') $$;
 COMMENT ON FUNCTION tide.drain_node(text) IS
     'stops placing new work on a ready node (its running work stays); returns its state; undo with tide.resume_node';
 
 CREATE FUNCTION tide.resume_node(node text) RETURNS text
-    LANGUAGE plpgsql
+    LANGUAGE sql
     SET search_path = pg_catalog, pg_temp
-    AS $$
-DECLARE
-    st text;
-BEGIN
-    SELECT n.state INTO st FROM tide.nodes n WHERE n.name = resume_node.node FOR UPDATE;
-    IF NOT FOUND THEN
-        RAISE EXCEPTION 'node "%" does not exist', resume_node.node
-            USING ERRCODE = 'undefined_object';
-    END IF;
-    IF st = 'ready' THEN
-        RAISE NOTICE 'node "%" is already ready; nothing changed', resume_node.node;
-        RETURN st;
-    END IF;
-    UPDATE tide.nodes n SET state = 'ready' WHERE n.name = resume_node.node;
-    RETURN 'ready';
-END
-$$;
+    AS $$ SELECT tide._set_node_state(node, '{draining,down}', 'ready') $$;
 COMMENT ON FUNCTION tide.resume_node(text) IS
     'makes a draining or down node ready again; returns its state';
 

@@ -108,6 +108,7 @@ REVOKE ALL ON FUNCTION
     tide.register_node(text, tide.resvec, text, jsonb, integer[], text),
     tide.drain_node(text),
     tide.resume_node(text),
+    tide._set_node_state(text, text[], text),
     tide.claim(text),
     tide.claim_evictions(text),
     tide.started(bigint),
@@ -142,6 +143,7 @@ GRANT EXECUTE ON FUNCTION
     tide.register_node(text, tide.resvec, text, jsonb, integer[], text),
     tide.drain_node(text),
     tide.resume_node(text),
+    tide._set_node_state(text, text[], text),
     tide._nodes_lost(text[], text)
     TO tide_admin;
 GRANT EXECUTE ON FUNCTION
