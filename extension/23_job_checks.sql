@@ -96,8 +96,13 @@ COMMENT ON FUNCTION tide._jobs_before_insert() IS
 CREATE TRIGGER jobs_before_insert BEFORE INSERT ON tide.jobs
     FOR EACH ROW EXECUTE FUNCTION tide._jobs_before_insert();
 
+-- With the caller's rights: a job the caller may not see (row-level
+-- security) is to it as a job that does not exist, so that task writes
+-- tell nobody whether another owner's job exists or what state it is in.
+-- (locking the row FOR SHARE needs UPDATE on some column of tide.jobs:
+-- submitters have cancel_requested)
 CREATE FUNCTION tide._job_tasks_before_write() RETURNS trigger
-    LANGUAGE plpgsql SECURITY DEFINER
+    LANGUAGE plpgsql
     SET search_path = pg_catalog, pg_temp
     AS $$
 DECLARE
@@ -161,7 +166,7 @@ BEGIN
 END
 $$;
 COMMENT ON FUNCTION tide._job_tasks_before_write() IS
-    'trigger: checks a task row (at least one replica, a non-empty request, GPU request whole above one GPU) and freezes the tasks of jobs that left pending';
+    'trigger: checks a task row (at least one replica, a non-empty request, GPU request whole above one GPU) and freezes the tasks of jobs that left pending; runs with the caller''s rights, so a job it may not see is as one that does not exist';
 CREATE TRIGGER job_tasks_before_write BEFORE INSERT OR UPDATE OR DELETE ON tide.job_tasks
     FOR EACH ROW EXECUTE FUNCTION tide._job_tasks_before_write();
 
