@@ -2,88 +2,181 @@
 -- tasks frozen once the job left pending, and (deferred to commit) a job
 -- with tasks and a reachable gang minimum.
 
-CREATE FUNCTION tide._jobs_before_insert() RETURNS trigger
-    LANGUAGE plpgsql SECURITY DEFINER
+-- Names are keys and index entries: capped so that a long one is refused
+-- with its limit, not with an index's "index row requires ... bytes".
+CREATE FUNCTION tide._name_max() RETURNS integer
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    AS $$ SELECT 255 $$;
+COMMENT ON FUNCTION tide._name_max() IS
+    'the longest name (characters) of a queue, node, task role, resource group or GPU type: 255';
+
+-- Is name (what the caller calls it: 'queue name', 'role of task "x"') a
+-- usable name?  NULL is left to the caller (a column's NOT NULL, a default).
+--
+-- The _check functions return true or raise.  Callers assign the result
+-- (ok := tide._check_...(...)) rather than PERFORM it: an error's context
+-- then names the function and line only, not the text of a statement.
+CREATE FUNCTION tide._check_name(what text, name text) RETURNS boolean
+    LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp
+    AS $$
+BEGIN
+    IF name = '' THEN
+        RAISE EXCEPTION '% must not be empty', what
+            USING ERRCODE = 'check_violation',
+                  HINT = pg_catalog.format('A name has 1 to %s characters.', tide._name_max());
+    END IF;
+    IF pg_catalog.length(name) > tide._name_max() THEN
+        RAISE EXCEPTION '% is % characters long, the limit is %', what, pg_catalog.length(name), tide._name_max()
+            USING ERRCODE = 'program_limit_exceeded',
+                  HINT = pg_catalog.format('A name has 1 to %s characters.', tide._name_max());
+    END IF;
+    RETURN true;
+END
+$$;
+COMMENT ON FUNCTION tide._check_name(text, text) IS
+    'refuses an empty name and one longer than tide._name_max() characters, naming what it is';
+
+-- May owner submit a job of these properties to queue?  The queue's limits
+-- bind the submissions of non-administrators.  The job's owner decides, not
+-- the current role, and a retry is no new submission: the state machine
+-- inserts it on the owner's behalf and it keeps what its original was
+-- allowed.  (an owner that is no role at all is no administrator and no
+-- member)  Returns the queue's service_type, which a job without one takes.
+-- tide.submit asks before it inserts, so that its errors do not come from
+-- inside its INSERT; the insert trigger asks for every job.
+CREATE FUNCTION tide._admit_job(queue text, owner text, is_retry boolean, preemptable boolean,
+                                service_type text, priority integer)
+    RETURNS text
+    LANGUAGE plpgsql STABLE
     SET search_path = pg_catalog, pg_temp
     AS $$
 DECLARE
     q tide.queues;
     limited boolean;
 BEGIN
-    IF tide._restoring() THEN
-        RETURN NEW;
-    END IF;
-    SELECT * INTO q FROM tide.queues x WHERE x.name = NEW.queue;
+    SELECT * INTO q FROM tide.queues x WHERE x.name = _admit_job.queue;
     IF NOT FOUND THEN
-        RAISE EXCEPTION 'queue "%" does not exist', NEW.queue
+        RAISE EXCEPTION 'queue "%" does not exist', _admit_job.queue
             USING ERRCODE = 'foreign_key_violation',
                   HINT = 'Submit to one of the queues in tide.queues; an administrator creates queues.';
     END IF;
-    -- The queue's limits bind the submissions of non-administrators.  The
-    -- job's owner decides, not the current role, and a retry is no new
-    -- submission: the state machine inserts it on the owner's behalf and it
-    -- keeps what its original was allowed.  (an owner that is no role at
-    -- all is no administrator and no member)
-    limited := NEW.retry_of IS NULL
+    limited := NOT is_retry
                AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_roles o
-                                WHERE o.rolname = NEW.owner
+                                WHERE o.rolname = _admit_job.owner
                                   AND pg_catalog.pg_has_role(o.oid, 'tide_admin', 'MEMBER'));
     IF limited AND q.submit_role IS NOT NULL
        AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_roles o, pg_catalog.pg_roles r
-                        WHERE o.rolname = NEW.owner AND r.rolname = q.submit_role
+                        WHERE o.rolname = _admit_job.owner AND r.rolname = q.submit_role
                           AND pg_catalog.pg_has_role(o.oid, r.oid, 'MEMBER')) THEN
-        RAISE EXCEPTION 'role "%" may not submit to queue "%"', NEW.owner, NEW.queue
+        RAISE EXCEPTION 'role "%" may not submit to queue "%"', _admit_job.owner, _admit_job.queue
             USING ERRCODE = 'insufficient_privilege',
-                  HINT = pg_catalog.format('Queue %s takes jobs of members of role %s (tide.queues.submit_role).', NEW.queue, q.submit_role);
+                  HINT = pg_catalog.format('Queue %s takes jobs of members of role %s (tide.queues.submit_role).', _admit_job.queue, q.submit_role);
     END IF;
-    IF limited AND q.preemptable_only AND NOT NEW.preemptable THEN
-        RAISE EXCEPTION 'queue "%" takes only preemptable jobs', NEW.queue
+    IF limited AND q.preemptable_only AND NOT _admit_job.preemptable THEN
+        RAISE EXCEPTION 'queue "%" takes only preemptable jobs', _admit_job.queue
             USING ERRCODE = 'insufficient_privilege',
                   HINT = 'Leave preemptable at true (tide.queues.preemptable_only), or ask an administrator.';
     END IF;
     IF limited AND q.fixed_service_type
-       AND NEW.service_type IS DISTINCT FROM q.service_type AND NEW.service_type IS NOT NULL THEN
-        RAISE EXCEPTION 'queue "%" takes only % jobs, not %', NEW.queue, q.service_type, NEW.service_type
+       AND _admit_job.service_type IS DISTINCT FROM q.service_type AND _admit_job.service_type IS NOT NULL THEN
+        RAISE EXCEPTION 'queue "%" takes only % jobs, not %', _admit_job.queue, q.service_type, _admit_job.service_type
             USING ERRCODE = 'insufficient_privilege',
                   HINT = 'Leave service_type NULL to take the queue''s (tide.queues.fixed_service_type), or use a queue of that type.';
     END IF;
     -- A submitter's priority decides whom its job may preempt (R-E3): the
     -- queue caps it.
-    IF limited AND q.max_priority IS NOT NULL AND NEW.priority > q.max_priority THEN
-        RAISE EXCEPTION 'priority % is above the max_priority % of queue "%"', NEW.priority, q.max_priority, NEW.queue
+    IF limited AND q.max_priority IS NOT NULL AND _admit_job.priority > q.max_priority THEN
+        RAISE EXCEPTION 'priority % is above the max_priority % of queue "%"', _admit_job.priority, q.max_priority, _admit_job.queue
             USING ERRCODE = 'insufficient_privilege',
                   HINT = 'Submit at or below the queue''s max_priority, or ask an administrator to raise it.';
     END IF;
-    IF NEW.service_type IS NULL THEN
-        NEW.service_type := q.service_type;
-    ELSIF NEW.service_type NOT IN ('training', 'inference') THEN
-        RAISE EXCEPTION 'invalid service_type "%" for a job', NEW.service_type
+    RETURN q.service_type;
+END
+$$;
+COMMENT ON FUNCTION tide._admit_job(text, text, boolean, boolean, text, integer) IS
+    'may owner submit such a job to the queue (it exists; for non-administrators and not for retries: its submit_role, preemptable_only, fixed_service_type and max_priority); returns the queue''s service_type';
+
+-- The values of a job's columns, each named with its limit.  tide.submit
+-- checks its arguments with it before it inserts (so that no error names a
+-- job id its rollback removed); the insert trigger checks every new job.
+CREATE FUNCTION tide._check_job_values(service_type text, on_evict text, min_available integer,
+                                       max_retries integer, time_limit interval, gpu_type text,
+                                       node_selector jsonb)
+    RETURNS boolean
+    LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp
+    AS $$
+DECLARE
+    ok boolean;
+BEGIN
+    IF service_type NOT IN ('training', 'inference') THEN
+        RAISE EXCEPTION 'invalid service_type "%" for a job', service_type
             USING ERRCODE = 'check_violation',
                   HINT = 'Use training or inference, or leave it NULL to take the queue''s.';
     END IF;
-    IF NEW.on_evict IS NULL OR NEW.on_evict NOT IN ('requeue', 'fail') THEN
-        RAISE EXCEPTION 'invalid on_evict "%" for a job', NEW.on_evict
+    IF on_evict IS NULL OR on_evict NOT IN ('requeue', 'fail') THEN
+        RAISE EXCEPTION 'invalid on_evict "%" for a job', on_evict
             USING ERRCODE = 'check_violation',
                   HINT = 'Use requeue (back to pending when evicted) or fail.';
     END IF;
+    IF min_available < 1 THEN
+        RAISE EXCEPTION 'min_available must be at least 1, not %', min_available
+            USING ERRCODE = 'check_violation',
+                  HINT = 'Leave it NULL to require every replica.';
+    END IF;
+    IF max_retries < 0 THEN
+        RAISE EXCEPTION 'max_retries must not be negative, not %', max_retries
+            USING ERRCODE = 'check_violation';
+    END IF;
+    -- each retry enters the retry lane ahead of its queue (R-O3)
+    IF max_retries > 100 THEN
+        RAISE EXCEPTION 'max_retries must be at most 100, not %', max_retries
+            USING ERRCODE = 'check_violation',
+                  HINT = 'A job is retried at most 100 times; 0 (the default) means no retry.';
+    END IF;
+    IF time_limit <= interval '0' THEN
+        RAISE EXCEPTION 'time_limit must be positive, not %', time_limit
+            USING ERRCODE = 'check_violation',
+                  HINT = 'Leave it NULL for no limit.';
+    END IF;
+    IF time_limit > interval '100 years' THEN
+        RAISE EXCEPTION 'time_limit must be at most 100 years, not %', time_limit
+            USING ERRCODE = 'check_violation',
+                  HINT = 'Leave it NULL for no limit.';
+    END IF;
+    ok := tide._check_name('gpu_type', gpu_type);
+    IF pg_catalog.jsonb_typeof(node_selector) IS DISTINCT FROM 'object' THEN
+        RAISE EXCEPTION 'node_selector must be a JSON object, not %', coalesce(pg_catalog.jsonb_typeof(node_selector), 'NULL')
+            USING ERRCODE = 'check_violation',
+                  HINT = 'Give the labels a node must have, e.g. ''{"zone": "a"}''; ''{}'' selects any node.';
+    END IF;
+    RETURN true;
+END
+$$;
+COMMENT ON FUNCTION tide._check_job_values(text, text, integer, integer, interval, text, jsonb) IS
+    'refuses job column values out of their range (service_type, on_evict, min_available, max_retries 0 to 100, time_limit up to 100 years, gpu_type, node_selector an object), naming the column, the value and the limit';
+
+CREATE FUNCTION tide._jobs_before_insert() RETURNS trigger
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path = pg_catalog, pg_temp
+    AS $$
+DECLARE
+    queue_type text;
+    ok boolean;
+BEGIN
+    IF tide._restoring() THEN
+        RETURN NEW;
+    END IF;
+    queue_type := tide._admit_job(NEW.queue, NEW.owner, NEW.retry_of IS NOT NULL, NEW.preemptable,
+                                  NEW.service_type, NEW.priority);
+    ok := tide._check_job_values(NEW.service_type, NEW.on_evict, NEW.min_available, NEW.max_retries,
+                                 NEW.time_limit, NEW.gpu_type, NEW.node_selector);
+    NEW.service_type := coalesce(NEW.service_type, queue_type);
     IF NEW.state IS DISTINCT FROM 'pending' THEN
         RAISE EXCEPTION 'a new job must be pending, not "%"', NEW.state
             USING ERRCODE = 'check_violation',
                   HINT = 'Leave state to its default; jobs change state as tide.job_transitions allows.';
-    END IF;
-    IF NEW.min_available IS NOT NULL AND NEW.min_available < 1 THEN
-        RAISE EXCEPTION 'min_available must be at least 1, not %', NEW.min_available
-            USING ERRCODE = 'check_violation',
-                  HINT = 'Leave it NULL to require every replica.';
-    END IF;
-    IF NEW.max_retries IS NOT NULL AND NEW.max_retries < 0 THEN
-        RAISE EXCEPTION 'max_retries must not be negative, not %', NEW.max_retries
-            USING ERRCODE = 'check_violation';
-    END IF;
-    IF NEW.time_limit IS NOT NULL AND NEW.time_limit <= interval '0' THEN
-        RAISE EXCEPTION 'time_limit must be positive, not %', NEW.time_limit
-            USING ERRCODE = 'check_violation',
-                  HINT = 'Leave it NULL for no limit.';
     END IF;
     NEW.cancel_requested := false;
     NEW.evict_goal := NULL;
@@ -96,6 +189,54 @@ COMMENT ON FUNCTION tide._jobs_before_insert() IS
 CREATE TRIGGER jobs_before_insert BEFORE INSERT ON tide.jobs
     FOR EACH ROW EXECUTE FUNCTION tide._jobs_before_insert();
 
+-- The values of a task row.  job_id NULL: tide.submit's task, checked
+-- before its job exists (the messages then name no job).
+CREATE FUNCTION tide._check_task_values(job_id bigint, role text, replicas integer, request tide.resvec)
+    RETURNS boolean
+    LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp
+    AS $$
+DECLARE
+    task text := pg_catalog.format('task "%s"', role) || coalesce(' of job ' || job_id, '');
+    gpu numeric;
+    ok boolean;
+BEGIN
+    ok := tide._check_name(CASE WHEN job_id IS NULL THEN 'role' ELSE 'role of a task of job ' || job_id END, role);
+    IF replicas IS NULL OR replicas < 1 THEN
+        RAISE EXCEPTION '% has % replicas', task, coalesce(replicas::text, 'NULL')
+            USING ERRCODE = 'check_violation',
+                  HINT = 'A task role needs at least one replica.';
+    END IF;
+    -- the cycle sizes its arrays by them (and tide._check_job_tasks counts
+    -- the job's roles together)
+    IF replicas > 10000 THEN
+        RAISE EXCEPTION '% has % replicas, more than 10000', task, replicas
+            USING ERRCODE = 'check_violation',
+                  HINT = 'A job has at most 10000 replicas across its task roles; split larger work into several jobs.';
+    END IF;
+    IF request IS NULL THEN
+        RAISE EXCEPTION '% has no request', task
+            USING ERRCODE = 'not_null_violation',
+                  HINT = 'Give a per-replica resource vector such as ''cpu=4, memory=16Gi, gpu=1''.';
+    END IF;
+    IF request OPERATOR(tide.=) ''::tide.resvec THEN
+        -- a request of nothing would fit anywhere, any number of times
+        RAISE EXCEPTION '% requests no resources', task
+            USING ERRCODE = 'check_violation',
+                  HINT = 'Give a per-replica resource vector such as ''cpu=4, memory=16Gi, gpu=1''.';
+    END IF;
+    gpu := tide.get(request, 'gpu');
+    IF gpu > 1 AND gpu <> trunc(gpu) THEN
+        RAISE EXCEPTION 'GPU request % of % is not a whole number', gpu, task
+            USING ERRCODE = 'check_violation',
+                  HINT = 'A request above one GPU must be whole (gpu=2); below one it may be a share of one GPU (gpu=0.5 or gpu=250m).';
+    END IF;
+    RETURN true;
+END
+$$;
+COMMENT ON FUNCTION tide._check_task_values(bigint, text, integer, tide.resvec) IS
+    'refuses task values out of their range (a role name, 1 to 10000 replicas, a non-empty request, a GPU request whole above one GPU), naming the task';
+
 -- With the caller's rights: a job the caller may not see (row-level
 -- security) is to it as a job that does not exist, so that task writes
 -- tell nobody whether another owner's job exists or what state it is in.
@@ -107,8 +248,8 @@ CREATE FUNCTION tide._job_tasks_before_write() RETURNS trigger
     AS $$
 DECLARE
     job_state text;
-    gpu numeric;
     jid bigint;
+    ok boolean;
 BEGIN
     IF tide._restoring() THEN
         RETURN CASE TG_OP WHEN 'DELETE' THEN OLD ELSE NEW END;
@@ -140,28 +281,7 @@ BEGIN
     IF TG_OP = 'DELETE' THEN
         RETURN OLD;
     END IF;
-    IF NEW.replicas IS NULL OR NEW.replicas < 1 THEN
-        RAISE EXCEPTION 'task "%" of job % has % replicas', NEW.role, NEW.job_id, coalesce(NEW.replicas::text, 'NULL')
-            USING ERRCODE = 'check_violation',
-                  HINT = 'A task role needs at least one replica.';
-    END IF;
-    IF NEW.request IS NULL THEN
-        RAISE EXCEPTION 'task "%" of job % has no request', NEW.role, NEW.job_id
-            USING ERRCODE = 'not_null_violation',
-                  HINT = 'Give a per-replica resource vector such as ''cpu=4, memory=16Gi, gpu=1''.';
-    END IF;
-    IF NEW.request OPERATOR(tide.=) ''::tide.resvec THEN
-        -- a request of nothing would fit anywhere, any number of times
-        RAISE EXCEPTION 'task "%" of job % requests no resources', NEW.role, NEW.job_id
-            USING ERRCODE = 'check_violation',
-                  HINT = 'Give a per-replica resource vector such as ''cpu=4, memory=16Gi, gpu=1''.';
-    END IF;
-    gpu := tide.get(NEW.request, 'gpu');
-    IF gpu > 1 AND gpu <> trunc(gpu) THEN
-        RAISE EXCEPTION 'GPU request % of task "%" of job % is not a whole number', gpu, NEW.role, NEW.job_id
-            USING ERRCODE = 'check_violation',
-                  HINT = 'A request above one GPU must be whole (gpu=2); below one it may be a share of one GPU (gpu=0.5 or gpu=250m).';
-    END IF;
+    ok := tide._check_task_values(NEW.job_id, NEW.role, NEW.replicas, NEW.request);
     RETURN NEW;
 END
 $$;

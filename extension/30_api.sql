@@ -30,6 +30,8 @@ CREATE FUNCTION tide.submit(
     AS $$
 DECLARE
     job bigint;
+    queue_type text;
+    ok boolean;
 BEGIN
     IF queue IS NULL THEN
         RAISE EXCEPTION 'queue must not be NULL'
@@ -49,6 +51,15 @@ BEGIN
             USING ERRCODE = 'invalid_parameter_value',
                   HINT = 'Leave min_available NULL to require every replica.';
     END IF;
+    -- Every check the triggers make of the rows below, made here first, so
+    -- that an error names the argument (no job id that the rollback
+    -- removes, no INSERT in its context: assigned, see tide._check_name).
+    queue_type := tide._admit_job(submit.queue, CURRENT_USER, false, coalesce(submit.preemptable, true),
+                                  submit.service_type, coalesce(submit.priority, 0));
+    ok := tide._check_job_values(submit.service_type, coalesce(submit.on_evict, 'requeue'),
+                                 submit.min_available, coalesce(submit.max_retries, 0),
+                                 submit.time_limit, submit.gpu_type, coalesce(submit.node_selector, '{}'));
+    ok := tide._check_task_values(NULL, coalesce(submit.role, 'main'), submit.replicas, submit.request);
     INSERT INTO tide.jobs (name, queue, priority, service_type, preemptable, idle, reserve,
                            min_available, node_selector, gpu_type, time_limit, max_retries,
                            on_evict, command)
@@ -121,6 +132,62 @@ $$;
 COMMENT ON FUNCTION tide.cancel(bigint) IS
     'cancels a job: pending -> cancelled at once; allocated or running -> evicting until its launchers confirm, then cancelled; a failed job''s live automatic retry is cancelled instead; returns the state it is now in';
 
+-- The arguments of tide.register_node, each refused naming the node, the
+-- value and the limit (before its INSERT: not as a constraint's name).
+CREATE FUNCTION tide._check_node_values(name text, capacity tide.resvec, gpu_type text, labels jsonb,
+                                        gpu_topology integer[], resource_group text)
+    RETURNS boolean
+    LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp
+    AS $$
+DECLARE
+    gpus numeric;
+    ok boolean;
+BEGIN
+    ok := tide._check_name('node name', name);
+    IF capacity IS NULL THEN
+        RAISE EXCEPTION 'capacity of node "%" must not be NULL', name
+            USING ERRCODE = 'null_value_not_allowed',
+                  HINT = 'Give the node''s resources, e.g. ''cpu=64, memory=512Gi, gpu=8''.';
+    END IF;
+    gpus := tide.get(capacity, 'gpu');
+    IF gpus <> trunc(gpus) THEN
+        RAISE EXCEPTION 'GPU count % of node "%" is not a whole number', gpus, name
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF gpus > 64 THEN
+        RAISE EXCEPTION 'node "%" has % GPUs, at most 64 are supported', name, gpus
+            USING ERRCODE = 'program_limit_exceeded',
+                  HINT = 'A tide.gpumask holds GPU indices 0 to 63: register a larger machine as several nodes.';
+    END IF;
+    IF gpu_topology IS NOT NULL AND coalesce(cardinality(gpu_topology), 0) <> gpus THEN
+        RAISE EXCEPTION 'gpu_topology of node "%" has % entries for % GPUs',
+                name, coalesce(cardinality(gpu_topology), 0), gpus
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'Give one topology domain id per GPU index, or NULL for one domain.';
+    END IF;
+    IF gpu_topology IS NOT NULL
+       AND (pg_catalog.array_ndims(gpu_topology) <> 1 OR pg_catalog.array_position(gpu_topology, NULL) IS NOT NULL
+            OR NOT (0 <= ALL (gpu_topology) AND 32767 >= ALL (gpu_topology))) THEN
+        RAISE EXCEPTION 'gpu_topology of node "%" must be a list of domain ids from 0 to 32767, not %', name, gpu_topology
+            USING ERRCODE = 'check_violation',
+                  HINT = 'Give one topology domain id per GPU index, e.g. ''{0,0,1,1}'', or NULL for one domain.';
+    END IF;
+    IF gpu_type IS NOT NULL THEN
+        ok := tide._check_name(pg_catalog.format('gpu_type of node "%s"', name), gpu_type);
+    END IF;
+    IF pg_catalog.jsonb_typeof(labels) IS DISTINCT FROM 'object' THEN
+        RAISE EXCEPTION 'labels of node "%" must be a JSON object, not %', name, coalesce(pg_catalog.jsonb_typeof(labels), 'NULL')
+            USING ERRCODE = 'check_violation',
+                  HINT = 'Give the node''s labels as keys and values, e.g. ''{"zone": "a"}'', or ''{}''.';
+    END IF;
+    ok := tide._check_name(pg_catalog.format('resource_group of node "%s"', name), resource_group);
+    RETURN true;
+END
+$$;
+COMMENT ON FUNCTION tide._check_node_values(text, tide.resvec, text, jsonb, integer[], text) IS
+    'refuses node values out of their range (a name, a capacity with whole GPUs up to 64, a topology of one domain id 0 to 32767 per GPU, a gpu_type and resource_group name, labels an object), naming the node';
+
 CREATE FUNCTION tide.register_node(
     name           text,
     capacity       tide.resvec,
@@ -132,31 +199,17 @@ CREATE FUNCTION tide.register_node(
     LANGUAGE plpgsql
     SET search_path = pg_catalog, pg_temp
     AS $$
+DECLARE
+    ok boolean;
 BEGIN
     IF name IS NULL OR name = '' THEN
         RAISE EXCEPTION 'node name must not be empty'
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
-    IF capacity IS NULL THEN
-        RAISE EXCEPTION 'capacity of node "%" must not be NULL', name
-            USING ERRCODE = 'null_value_not_allowed',
-                  HINT = 'Give the node''s resources, e.g. ''cpu=64, memory=512Gi, gpu=8''.';
-    END IF;
-    IF tide.get(capacity, 'gpu') <> trunc(tide.get(capacity, 'gpu')) THEN
-        RAISE EXCEPTION 'GPU count % of node "%" is not a whole number', tide.get(capacity, 'gpu'), name
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF tide.get(capacity, 'gpu') > 64 THEN
-        RAISE EXCEPTION 'node "%" has % GPUs, at most 64 are supported', name, tide.get(capacity, 'gpu')
-            USING ERRCODE = 'program_limit_exceeded',
-                  HINT = 'A tide.gpumask holds GPU indices 0 to 63: register a larger machine as several nodes.';
-    END IF;
-    IF gpu_topology IS NOT NULL AND coalesce(cardinality(gpu_topology), 0) <> tide.get(capacity, 'gpu') THEN
-        RAISE EXCEPTION 'gpu_topology of node "%" has % entries for % GPUs',
-                name, coalesce(cardinality(gpu_topology), 0), tide.get(capacity, 'gpu')
-            USING ERRCODE = 'invalid_parameter_value',
-                  HINT = 'Give one topology domain id per GPU index, or NULL for one domain.';
-    END IF;
+    -- (assigned, not PERFORMed: see tide._check_name)
+    ok := tide._check_node_values(register_node.name, register_node.capacity, register_node.gpu_type,
+                                  coalesce(register_node.labels, '{}'), register_node.gpu_topology,
+                                  coalesce(register_node.resource_group, 'default'));
     INSERT INTO tide.nodes AS n (name, capacity, gpu_type, labels, gpu_topology, resource_group)
     VALUES (register_node.name, register_node.capacity, register_node.gpu_type,
             coalesce(register_node.labels, '{}'), register_node.gpu_topology,

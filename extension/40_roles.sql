@@ -131,13 +131,16 @@ REVOKE ALL ON FUNCTION
     tide._allocations_after_insert(),
     tide._allocations_after_update(),
     tide._reconsider_unschedulable(),
-    tide._nodes_before_update()
+    tide._nodes_before_update(),
+    tide._queues_before_write(),
+    tide._admit_job(text, text, boolean, boolean, text, integer)
     FROM PUBLIC;
 
 GRANT EXECUTE ON FUNCTION
     tide.submit(text, tide.resvec, integer, integer, text, boolean, boolean, text, boolean,
                 integer, text, jsonb, interval, integer, text, text, text),
-    tide.cancel(bigint)
+    tide.cancel(bigint),
+    tide._admit_job(text, text, boolean, boolean, text, integer)
     TO tide_submitter, tide_admin;
 GRANT EXECUTE ON FUNCTION
     tide.register_node(text, tide.resvec, text, jsonb, integer[], text),
@@ -158,5 +161,6 @@ GRANT EXECUTE ON FUNCTION
     tide._launcher_target(bigint, text)
     TO tide_launcher, tide_admin;
 -- tide.node_channel, tide._may_launch, tide._launches_job, tide._cycle_lock_key, tide._cycle_writing,
--- tide._current_cycle and tide._restoring stay executable by PUBLIC: they only compute or
--- answer yes or no (and policies call them as the querying role).
+-- tide._current_cycle, tide._restoring, tide._name_max and the value checks (tide._check_name,
+-- _check_choice, _check_job_values, _check_task_values, _check_node_values) stay executable by PUBLIC: they
+-- only compute or answer yes or no (and policies call them as the querying role).
