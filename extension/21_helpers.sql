@@ -1,5 +1,6 @@
 -- Small helpers every later part uses: the cycle's lock key and id, whether
--- rows are being restored from a dump, and the GPU mask of a whole node.
+-- rows are being restored from a dump, the GPU mask of a whole node, and the
+-- checks of names and choices that the value checks share.
 
 CREATE FUNCTION tide._cycle_lock_key() RETURNS bigint
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
@@ -38,3 +39,54 @@ SELECT CASE WHEN n OPERATOR(pg_catalog.<) 1 THEN ''::tide.gpumask
             ELSE ('0-' OPERATOR(pg_catalog.||) (n::pg_catalog.int4 OPERATOR(pg_catalog.-) 1)::pg_catalog.text)::tide.gpumask END
 $$;
 COMMENT ON FUNCTION tide._all_gpus(numeric) IS 'the mask of every GPU of a node with n GPUs (indices 0 to n-1)';
+
+-- Names are keys and index entries: capped so that a long one is refused
+-- with its limit, not with an index's "index row requires ... bytes".
+CREATE FUNCTION tide._name_max() RETURNS integer
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    AS $$ SELECT 255 $$;
+COMMENT ON FUNCTION tide._name_max() IS
+    'the longest name (characters) of a queue, node, task role, resource group or GPU type: 255';
+
+-- Is name (what the caller calls it: 'queue name', 'role of task "x"') a
+-- usable name?  NULL is left to the caller (a column's NOT NULL, a default).
+--
+-- The _check functions return true or raise.  Callers assign the result
+-- (ok := tide._check_...(...)) rather than PERFORM it: an error's context
+-- then names the function and line only, not the text of a statement.
+CREATE FUNCTION tide._check_name(what text, name text) RETURNS boolean
+    LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp
+    AS $$
+BEGIN
+    IF name = '' THEN
+        RAISE EXCEPTION '% must not be empty', what
+            USING ERRCODE = 'check_violation',
+                  HINT = pg_catalog.format('A name has 1 to %s characters.', tide._name_max());
+    END IF;
+    IF pg_catalog.length(name) > tide._name_max() THEN
+        RAISE EXCEPTION '% is % characters long, the limit is %', what, pg_catalog.length(name), tide._name_max()
+            USING ERRCODE = 'program_limit_exceeded',
+                  HINT = pg_catalog.format('A name has 1 to %s characters.', tide._name_max());
+    END IF;
+    RETURN true;
+END
+$$;
+COMMENT ON FUNCTION tide._check_name(text, text) IS
+    'refuses an empty name and one longer than tide._name_max() characters, naming what it is';
+
+-- Is value one of choices?  (what names it; hint says what they mean)
+CREATE FUNCTION tide._check_choice(what text, value text, choices text[], hint text) RETURNS boolean
+    LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp
+    AS $$
+BEGIN
+    IF value <> ALL (choices) THEN
+        RAISE EXCEPTION '% must be %, not "%"', what, pg_catalog.array_to_string(choices, ' or '), value
+            USING ERRCODE = 'check_violation', HINT = hint;
+    END IF;
+    RETURN true;
+END
+$$;
+COMMENT ON FUNCTION tide._check_choice(text, text, text[], text) IS
+    'refuses a value that is none of the choices, naming what it is and the choices';

@@ -1,41 +1,7 @@
--- What a new job and its tasks must be (checked row by row at insert), the
--- tasks frozen once the job left pending, and (deferred to commit) a job
--- with tasks and a reachable gang minimum.
-
--- Names are keys and index entries: capped so that a long one is refused
--- with its limit, not with an index's "index row requires ... bytes".
-CREATE FUNCTION tide._name_max() RETURNS integer
-    LANGUAGE sql IMMUTABLE PARALLEL SAFE
-    AS $$ SELECT 255 $$;
-COMMENT ON FUNCTION tide._name_max() IS
-    'the longest name (characters) of a queue, node, task role, resource group or GPU type: 255';
-
--- Is name (what the caller calls it: 'queue name', 'role of task "x"') a
--- usable name?  NULL is left to the caller (a column's NOT NULL, a default).
---
--- The _check functions return true or raise.  Callers assign the result
--- (ok := tide._check_...(...)) rather than PERFORM it: an error's context
--- then names the function and line only, not the text of a statement.
-CREATE FUNCTION tide._check_name(what text, name text) RETURNS boolean
-    LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
-    SET search_path = pg_catalog, pg_temp
-    AS $$
-BEGIN
-    IF name = '' THEN
-        RAISE EXCEPTION '% must not be empty', what
-            USING ERRCODE = 'check_violation',
-                  HINT = pg_catalog.format('A name has 1 to %s characters.', tide._name_max());
-    END IF;
-    IF pg_catalog.length(name) > tide._name_max() THEN
-        RAISE EXCEPTION '% is % characters long, the limit is %', what, pg_catalog.length(name), tide._name_max()
-            USING ERRCODE = 'program_limit_exceeded',
-                  HINT = pg_catalog.format('A name has 1 to %s characters.', tide._name_max());
-    END IF;
-    RETURN true;
-END
-$$;
-COMMENT ON FUNCTION tide._check_name(text, text) IS
-    'refuses an empty name and one longer than tide._name_max() characters, naming what it is';
+-- What a new job and its tasks must be (checked row by row at insert, by
+-- functions that tide.submit calls first with its arguments), the tasks
+-- frozen once the job left pending, and (deferred to commit) a job with
+-- tasks and a reachable gang minimum.
 
 -- May owner submit a job of these properties to queue?  The queue's limits
 -- bind the submissions of non-administrators.  The job's owner decides, not

@@ -2,22 +2,6 @@
 -- that a bad value is refused naming the queue, the column, the value and
 -- the limit (a constraint would name itself and print the whole row).
 
--- Is value one of choices?  (what names it; hint says what they mean)
-CREATE FUNCTION tide._check_choice(what text, value text, choices text[], hint text) RETURNS boolean
-    LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
-    SET search_path = pg_catalog, pg_temp
-    AS $$
-BEGIN
-    IF value <> ALL (choices) THEN
-        RAISE EXCEPTION '% must be %, not "%"', what, pg_catalog.array_to_string(choices, ' or '), value
-            USING ERRCODE = 'check_violation', HINT = hint;
-    END IF;
-    RETURN true;
-END
-$$;
-COMMENT ON FUNCTION tide._check_choice(text, text, text[], text) IS
-    'refuses a value that is none of the choices, naming what it is and the choices';
-
 CREATE FUNCTION tide._queues_before_write() RETURNS trigger
     LANGUAGE plpgsql
     SET search_path = pg_catalog, pg_temp
