@@ -20,44 +20,6 @@
 
 #include "engine_int.h"
 
-#define TIDE_MAX_BLOCKS 64
-
-typedef struct TideBlocks
-{
-	int			n;
-	void	   *p[TIDE_MAX_BLOCKS];
-} TideBlocks;
-
-/* Result and scratch of the previous call, given back when mem.free is set. */
-typedef struct TideResultPriv
-{
-	TideResult	pub;
-	TideBlocks	blocks;
-} TideResultPriv;
-
-void *
-tide_work_alloc(TideWork *w, size_t size)
-{
-	void	   *p = tide_alloc(w->s, size);
-
-	if (w->blocks->n < TIDE_MAX_BLOCKS)
-		w->blocks->p[w->blocks->n++] = p;
-	return p;
-}
-
-static void
-release_previous(TideSnapshot *s)
-{
-	TideResultPriv *prev = (TideResultPriv *) s->last;
-
-	s->last = NULL;
-	if (!prev || !s->mem.free)
-		return;
-	for (int i = 0; i < prev->blocks.n; i++)
-		s->mem.free(s->mem.ctx, prev->blocks.p[i]);
-	s->mem.free(s->mem.ctx, prev);
-}
-
 static uint64_t
 mix(uint64_t h, uint64_t v)
 {
@@ -338,7 +300,6 @@ TideResult *
 tide_decide(TideSnapshot *s)
 {
 	TideWork	w;
-	TideResultPriv *priv;
 	TideResult *r;
 	int			nres = s->nres;
 	int64_t		total_replicas = 0;
@@ -354,16 +315,8 @@ tide_decide(TideSnapshot *s)
 
 	if (!s->index)
 		tide_snapshot_finish(s, NULL, 0);
-	release_previous(s);
-	memset(&w, 0, sizeof(w));
-	w.s = s;
-	w.ix = s->index;
-	w.nres = nres;
-	priv = tide_alloc(s, sizeof(TideResultPriv));
-	s->last = &priv->pub;
-	w.blocks = &priv->blocks;
-	r = &priv->pub;
-	w.r = r;
+	tide_work_begin(&w, s);
+	r = w.r;
 
 	for (int j = 0; j < s->njobs; j++)
 	{

@@ -130,7 +130,8 @@ typedef struct TideWork
 	struct TideEvictWork *ev;	/* evict.c: claims and victims, NULL when off */
 } TideWork;
 
-/* engine.c */
+/* work.c */
+extern void tide_work_begin(TideWork *w, TideSnapshot *s);
 extern void *tide_work_alloc(TideWork *w, size_t size);
 
 /* snapshot.c */
@@ -152,24 +153,14 @@ extern double tide_queue_share(const TideSnapshot *s, const TideQueue *q);
 extern int	tide_admit(TideWork *w, int j, TideOutcome *o);
 extern bool tide_admit_idle(TideWork *w, int j, TideOutcome *o);
 extern bool tide_static_check(TideWork *w, int j, TideOutcome *o);
-extern bool tide_part_card_ok(TideWork *w, const TideJob *job, const TidePart *p,
-							  const TideRole *role, int mode, bool record);
-extern bool tide_extra_replica_ok(TideWork *w, const TideJob *job, const TideNode *n,
-								  const int64_t *req);
 
 /* place.c */
 extern bool tide_place_job(TideWork *w, int j, int mode);
 extern void tide_diagnose(TideWork *w, int j, int mode, TideOutcome *o);
-extern bool tide_node_fits(TideWork *w, const TideJob *job, const TideNode *n,
-						   const int64_t *req, bool ignore_holds);
-extern bool tide_node_matches(const TideJob *job, const TideNode *n, int nodeidx);
-extern bool tide_part_allowed(TideWork *w, int j, const TideRole *role,
-							  const TidePart *p);
 
 /* reserve.c */
 extern void tide_reserve(TideWork *w, int j, int mode, bool admitted);
 extern void tide_holds_clear(TideWork *w);
-extern bool tide_backfill_ok(const TideSnapshot *s, const TideJob *job, int64_t shadow);
 
 /* evict.c (R-E1 to R-E6): no-ops unless the snapshot's evict is set */
 extern void tide_claims_begin(TideWork *w);

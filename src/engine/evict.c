@@ -38,7 +38,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine_int.h"
+#include "fit.h"
 
 typedef struct Victim
 {

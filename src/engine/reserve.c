@@ -8,20 +8,12 @@
  * time_limit that ends before the reserving job's expected start (its
  * shadow time, computed from the end times of the allocations running on
  * those nodes).  Holds last for one cycle: the next cycle recomputes them.
+ * Whether a job may use held resources (tide_backfill_ok) is a fit check:
+ * admission and placement ask it too, so it lives in fit.c.
  */
 #include <string.h>
 
-#include "engine_int.h"
-
-/* EASY backfill: a job that surely ends before shadow may use held resources. */
-bool
-tide_backfill_ok(const TideSnapshot *s, const TideJob *job, int64_t shadow)
-{
-	if (job->time_limit <= 0 || shadow == TIDE_TIME_UNKNOWN)
-		return false;
-	/* saturating: a huge time_limit ends "never", after any shadow */
-	return tide_sat_add(s->now, job->time_limit) <= shadow;
-}
+#include "fit.h"
 
 /* Running allocations grouped by node (CSR), built on first need. */
 static void
