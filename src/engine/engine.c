@@ -19,13 +19,7 @@
 #include <string.h>
 
 #include "engine_int.h"
-
-static uint64_t
-mix(uint64_t h, uint64_t v)
-{
-	h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
-	return h * 0xff51afd7ed558ccdULL;
-}
+#include "hash.h"
 
 /*
  * The queue a shape's node search depends on: only a queue that limits a
@@ -43,18 +37,18 @@ static uint64_t
 shape_hash(const TideWork *w, const TideJob *job, const TideJobInfo *in)
 {
 	const TideSnapshot *s = w->s;
-	uint64_t	h = mix(0, (uint64_t) (shape_queue(w, job) + 1));
+	uint64_t	h = tide_hash_mix(0, (uint64_t) (shape_queue(w, job) + 1));
 
-	h = mix(h, job->idle);
-	h = mix(h, (uint64_t) in->min_replicas);
-	h = mix(h, (uint64_t) (job->gpu_type + 1));
+	h = tide_hash_mix(h, job->idle);
+	h = tide_hash_mix(h, (uint64_t) in->min_replicas);
+	h = tide_hash_mix(h, (uint64_t) (job->gpu_type + 1));
 	for (int i = 0; i < job->nselector; i++)
-		h = mix(h, (uint64_t) job->selector[i]);
+		h = tide_hash_mix(h, (uint64_t) job->selector[i]);
 	for (int ri = 0; ri < job->nroles; ri++)
 	{
-		h = mix(h, (uint64_t) job->roles[ri].replicas);
+		h = tide_hash_mix(h, (uint64_t) job->roles[ri].replicas);
 		for (int r = 0; r < s->nres; r++)
-			h = mix(h, (uint64_t) job->roles[ri].request[r]);
+			h = tide_hash_mix(h, (uint64_t) job->roles[ri].request[r]);
 	}
 	return h;
 }
@@ -87,7 +81,7 @@ shape_slot(TideWork *w, int j, int mode, bool *found)
 
 	if (!w->queue_cards[w->s->jobs[j].queue] && mode != MODE_IDLE)
 		mode = MODE_BORROW;		/* modes differ only in card checks */
-	h = mix(w->info[j].hash, (uint64_t) mode);
+	h = tide_hash_mix(w->info[j].hash, (uint64_t) mode);
 	k = h & w->shape_mask;
 
 	*found = false;
