@@ -12,11 +12,29 @@
  */
 #include "fit.h"
 
-/* A queue's usage of r, non-idle and idle, saturated (for reason numbers). */
-static inline int64_t
-queue_total(const TideQueue *q, int r)
+/*
+ * Does the queue stay within its capability of r with need more (held
+ * counting when the queue's hold applies to the job)?  If not, o says why:
+ * the queue's hold (R-L2) when the ask would fit without it, else the
+ * capability (R-A1).
+ */
+static inline bool
+within_capability(const TideJob *job, const TideQueue *q, int r, int64_t held,
+				  int64_t need, TideOutcome *o)
 {
-	return tide_sat_add(q->usage[r], q->idle_usage[r]);
+	int64_t		total;
+
+	if (!tide_over4(q->capability[r], q->usage[r], q->idle_usage[r], held, need))
+		return true;
+	/* non-idle and idle usage, saturated (for the reason's numbers) */
+	total = tide_sat_add(q->usage[r], q->idle_usage[r]);
+	if (held > 0 && !tide_over(q->capability[r], total, need))
+		tide_reason_add(o, R_HELD_QUEUE, r, job->queue, tide_sat_add(total, held), need,
+						q->capability[r], q->hold_job);
+	else
+		tide_reason_add(o, R_CAPABILITY, r, -1, tide_sat_add(total, held), need,
+						q->capability[r], job->queue);
+	return false;
 }
 
 /*
@@ -41,18 +59,8 @@ tide_admit(TideWork *w, int j, TideOutcome *o)
 		if (need[r] == 0)
 			continue;
 		held = tide_queue_held(w, job, q, r, &use_held);
-		if (tide_over4(q->capability[r], q->usage[r], q->idle_usage[r], held, need[r]))
-		{
-			int64_t		total = queue_total(q, r);
-
+		if (!within_capability(job, q, r, held, need[r], o))
 			cap_ok = false;
-			if (held > 0 && !tide_over(q->capability[r], total, need[r]))
-				tide_reason_add(o, R_HELD_QUEUE, r, job->queue, tide_sat_add(total, held), need[r],
-								q->capability[r], q->hold_job);
-			else
-				tide_reason_add(o, R_CAPABILITY, r, -1, tide_sat_add(total, held), need[r],
-								q->capability[r], job->queue);
-		}
 		/* a sum past INT64_MAX already failed capability above: unlimited is never over */
 		if (quota_ok && q->quota[r] != TIDE_UNLIMITED && tide_over4(q->quota[r], q->usage[r], held, 0, need[r]))
 			quota_ok = false;
@@ -93,18 +101,8 @@ tide_admit_idle(TideWork *w, int j, TideOutcome *o)
 			ok = false;
 			tide_reason_add(o, R_QUOTA_IDLE, r, -1, nonidle[r], need[r], cap[r], g);
 		}
-		if (tide_over4(q->capability[r], q->usage[r], q->idle_usage[r], held, need[r]))
-		{
-			int64_t		total = queue_total(q, r);
-
+		if (!within_capability(job, q, r, held, need[r], o))
 			ok = false;
-			if (held > 0 && !tide_over(q->capability[r], total, need[r]))
-				tide_reason_add(o, R_HELD_QUEUE, r, job->queue, tide_sat_add(total, held),
-								need[r], q->capability[r], q->hold_job);
-			else
-				tide_reason_add(o, R_CAPABILITY, r, -1, tide_sat_add(total, held),
-								need[r], q->capability[r], job->queue);
-		}
 	}
 	return ok;
 }

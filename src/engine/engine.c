@@ -260,10 +260,7 @@ prepare_jobs(TideWork *w)
 		int			left;
 
 		in->group = (job->queue >= 0 && job->queue < s->nqueues) ? w->ix->queue_group[job->queue] : -1;
-		in->total_replicas = 0;
-		for (int ri = 0; ri < job->nroles; ri++)
-			in->total_replicas = tide_sat_add32(in->total_replicas,
-												job->roles[ri].replicas > 0 ? job->roles[ri].replicas : 0);
+		in->total_replicas = tide_job_replicas(job);
 		in->min_replicas = job->min_available > 0 && job->min_available < in->total_replicas
 			? job->min_available : in->total_replicas;
 		left = in->min_replicas;
@@ -314,10 +311,8 @@ tide_decide(TideSnapshot *s)
 
 	for (int j = 0; j < s->njobs; j++)
 	{
-		int			reps = 0;
+		int			reps = tide_job_replicas(&s->jobs[j]);
 
-		for (int ri = 0; ri < s->jobs[j].nroles; ri++)
-			reps = tide_sat_add32(reps, s->jobs[j].roles[ri].replicas > 0 ? s->jobs[j].roles[ri].replicas : 0);
 		total_replicas += reps;
 		if (reps > max_replicas)
 			max_replicas = reps;
@@ -351,14 +346,7 @@ tide_decide(TideSnapshot *s)
 	w.vec = tide_work_alloc(&w, sizeof(int64_t) * (nres + 1));
 	w.vec2 = tide_work_alloc(&w, sizeof(int64_t) * (nres + 1));
 	w.group_nonidle = tide_work_alloc(&w, sizeof(int64_t) * nres * (w.ix->ngroups + 1));
-	{
-		uint64_t	cap = 64;
-
-		while (cap < (uint64_t) s->njobs * 2)
-			cap <<= 1;
-		w.shapes = tide_work_alloc(&w, sizeof(TideShape) * cap);
-		w.shape_mask = cap - 1;
-	}
+	w.shapes = tide_work_table(&w, sizeof(TideShape), &w.shape_mask);
 	qstart = tide_work_alloc(&w, sizeof(int32_t) * (s->nqueues + 2));
 	qnext = tide_work_alloc(&w, sizeof(int32_t) * (s->nqueues + 1));
 	deferred = tide_work_alloc(&w, sizeof(int32_t) * (s->njobs + 1));

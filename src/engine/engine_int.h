@@ -133,6 +133,7 @@ typedef struct TideWork
 /* work.c */
 extern void tide_work_begin(TideWork *w, TideSnapshot *s);
 extern void *tide_work_alloc(TideWork *w, size_t size);
+extern void *tide_work_table(TideWork *w, size_t elem, uint64_t *mask);
 
 /* snapshot.c */
 extern void tide_node_reindex(TideSnapshot *s, TideNode *n);
@@ -156,6 +157,7 @@ extern bool tide_static_check(TideWork *w, int j, TideOutcome *o);
 
 /* place.c */
 extern bool tide_place_job(TideWork *w, int j, int mode);
+extern void tide_rollback(TideWork *w, int start);
 extern void tide_diagnose(TideWork *w, int j, int mode, TideOutcome *o);
 
 /* reserve.c */
@@ -173,6 +175,18 @@ extern void tide_reason_add(TideOutcome *o, int code, int res, int role,
 							int64_t a, int64_t b, int64_t c, int64_t ref);
 
 /* helpers */
+
+/* A job's replicas over all roles (negative counts as 0), saturated. */
+static inline int32_t
+tide_job_replicas(const TideJob *job)
+{
+	int32_t		n = 0;
+
+	for (int ri = 0; ri < job->nroles; ri++)
+		n = tide_sat_add32(n, job->roles[ri].replicas > 0 ? job->roles[ri].replicas : 0);
+	return n;
+}
+
 static inline int64_t
 tide_role_gpu(const TideRole *r)
 {

@@ -399,24 +399,6 @@ cmp_harm(const void *a, const void *b, void *ctx)
 	return ia < ib ? -1 : ia > ib;
 }
 
-/* Undo tentative placements from index start on (as place.c's rollback). */
-static void
-rollback_to(TideWork *w, int start)
-{
-	TideSnapshot *s = w->s;
-
-	for (int i = w->r->nplacements - 1; i >= start; i--)
-	{
-		TidePlacement *pl = &w->r->placements[i];
-		const TideJob *job = &s->jobs[pl->job];
-		TideNode   *n = &s->nodes[pl->node];
-
-		tide_node_apply(s, n, pl->res, pl->gpus, pl->gpu_milli, -1);
-		tide_queue_apply(s, &s->queues[job->queue], n, job->idle, pl->res, -1);
-	}
-	w->r->nplacements = start;
-}
-
 /*
  * Dry run (R-E4): would job j be admitted and placed now?  On success the
  * placements stay charged from index *start on; the caller keeps them or
@@ -605,7 +587,7 @@ evict_for(TideWork *w, int j, Cand *chosen, bool *usable, int64_t *free_sum, int
 			if (dry_run(w, j, e1 || e2, &start))
 			{
 				fits = true;
-				rollback_to(w, start);
+				tide_rollback(w, start);
 			}
 		}
 	}
@@ -626,7 +608,7 @@ evict_for(TideWork *w, int j, Cand *chosen, bool *usable, int64_t *free_sum, int
 		victim_apply(w, v, +1);
 		if (dry_run(w, j, e1 || e2, &start))
 		{
-			rollback_to(w, start);
+			tide_rollback(w, start);
 			memmove(&chosen[k], &chosen[k + 1], sizeof(Cand) * (nch - k - 1));
 			nch--;
 		}
@@ -714,7 +696,7 @@ note_held_by_claims(TideWork *w)
 	TideSnapshot *s = w->s;
 	TideEvictWork *ev = w->ev;
 	bool		any = false;
-	uint64_t	cap = 64;
+	uint64_t	mask;
 	uint64_t   *keys;
 	int64_t    *vals;			/* nodes << 48 | owner: one answer per job shape */
 
@@ -722,10 +704,8 @@ note_held_by_claims(TideWork *w)
 		any = ev->claim_on[c];
 	if (!any)
 		return;
-	while (cap < (uint64_t) s->njobs * 2)
-		cap <<= 1;
-	keys = tide_work_alloc(w, sizeof(uint64_t) * cap);
-	vals = tide_work_alloc(w, sizeof(int64_t) * cap);
+	keys = tide_work_table(w, sizeof(uint64_t), &mask);
+	vals = tide_work_table(w, sizeof(int64_t), &mask);
 	for (int j = 0; j < s->njobs; j++)
 	{
 		TideOutcome *o = &w->r->outcomes[j];
@@ -742,9 +722,9 @@ note_held_by_claims(TideWork *w)
 		{
 			key = tide_hash_mix(w->info[j].hash, (uint64_t) job->queue + 1);
 			key = key ? key : 1;
-			k = key & (cap - 1);
+			k = key & mask;
 			while (keys[k] && keys[k] != key)
-				k = (k + 1) & (cap - 1);
+				k = (k + 1) & mask;
 			if (keys[k] == key)
 			{
 				if (vals[k] > 0)
@@ -828,14 +808,7 @@ tide_evict_pass(TideWork *w)
 	for (int i = 0; i < ev->nvictims; i++)
 		ev->harm[i] = i;
 	tide_sort(ev->harm, ev->nvictims, sizeof(int32_t), cmp_harm, ev->victims);
-	{
-		uint64_t	cap = 64;
-
-		while (cap < (uint64_t) s->njobs * 2)
-			cap <<= 1;
-		ev->failed = tide_work_alloc(w, sizeof(uint64_t) * cap);
-		ev->failed_mask = cap - 1;
-	}
+	ev->failed = tide_work_table(w, sizeof(uint64_t), &ev->failed_mask);
 	usable = tide_work_alloc(w, sizeof(bool) * (s->nnodes + 1));
 	free_sum = tide_work_alloc(w, sizeof(int64_t) * (w->nres + 1));
 	cap_sum = tide_work_alloc(w, sizeof(int64_t) * (w->nres + 1));

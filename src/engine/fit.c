@@ -69,6 +69,21 @@ tide_part_allowed(TideWork *w, int j, const TideRole *role, const TidePart *p)
 	return job_asks_gpu(job) && (job->gpu_type < 0 || p->gpu_type == job->gpu_type);
 }
 
+/*
+ * Could node n, empty, hold one replica of req?  -1 if so, else the first
+ * resource it is too small on (TIDE_RES_GPU for too few GPUs).
+ */
+int
+tide_node_too_small(const TideWork *w, const TideNode *n, const int64_t *req)
+{
+	for (int r = 0; r < w->nres; r++)
+		if (req[r] > n->capacity[r])
+			return r;
+	if (req[TIDE_RES_GPU] >= TIDE_MILLI && req[TIDE_RES_GPU] / TIDE_MILLI > n->ngpus)
+		return TIDE_RES_GPU;
+	return -1;
+}
+
 /* Room for one replica of req on node n (vector and GPUs). */
 bool
 tide_node_fits(TideWork *w, const TideJob *job, const TideNode *n,

@@ -87,6 +87,9 @@ extern bool tide_node_matches(const TideJob *job, const TideNode *n, int nodeidx
 extern bool tide_part_allowed(TideWork *w, int j, const TideRole *role,
 							  const TidePart *p);
 
+/* -1 if node n, empty, could hold one replica of req, else a resource it lacks. */
+extern int	tide_node_too_small(const TideWork *w, const TideNode *n, const int64_t *req);
+
 /* Room for one replica of req on node n (vector and GPUs), holds unless ignored. */
 extern bool tide_node_fits(TideWork *w, const TideJob *job, const TideNode *n,
 						   const int64_t *req, bool ignore_holds);

@@ -252,9 +252,12 @@ commit_replica(TideWork *w, int j, int ri, int rep, int ni)
 	w->gang_nodes[w->ngang++] = ni;
 }
 
-/* Undo tentative placements from index start on (R-L3 rollback). */
-static void
-rollback(TideWork *w, int start)
+/*
+ * Undo tentative placements from index start on: a gang that did not reach
+ * its minimum (R-L3), or an eviction dry run (evict.c).
+ */
+void
+tide_rollback(TideWork *w, int start)
 {
 	TideSnapshot *s = w->s;
 
@@ -319,7 +322,7 @@ tide_place_job(TideWork *w, int j, int mode)
 	w->placed_count = placed;
 	if (placed >= min && placed > 0)
 		return true;
-	rollback(w, start);
+	tide_rollback(w, start);
 	return false;
 }
 
@@ -364,7 +367,7 @@ tide_diagnose(TideWork *w, int j, int mode, TideOutcome *o)
 		int			ni = w->ix->order[k];
 		TideNode   *n = &s->nodes[ni];
 		const TidePart *p = &w->ix->parts[n->part];
-		bool		big = true;
+		int			small;
 
 		if (!tide_part_allowed(w, j, role, p))
 			continue;
@@ -377,19 +380,9 @@ tide_diagnose(TideWork *w, int j, int mode, TideOutcome *o)
 				continue;
 		}
 		labeled++;
-		for (int r = 0; r < w->nres; r++)
-			if (req[r] > n->capacity[r])
-			{
-				big = false;
-				if (bigres < 0)
-					bigres = r;
-			}
-		if (req[TIDE_RES_GPU] >= TIDE_MILLI && req[TIDE_RES_GPU] / TIDE_MILLI > n->ngpus)
-		{
-			big = false;
-			if (bigres < 0)
-				bigres = TIDE_RES_GPU;
-		}
+		small = tide_node_too_small(w, n, req);
+		if (bigres < 0)
+			bigres = small;
 		if (bigres >= 0)
 		{
 			int64_t		have = bigres == TIDE_RES_GPU && n->ngpus * (int64_t) TIDE_MILLI < n->capacity[bigres]
@@ -398,7 +391,7 @@ tide_diagnose(TideWork *w, int j, int mode, TideOutcome *o)
 			if (have > largest)
 				largest = have;
 		}
-		if (!big)
+		if (small >= 0)
 			continue;
 		staticok++;
 		if (n->state != TIDE_NODE_READY)

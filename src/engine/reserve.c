@@ -256,16 +256,12 @@ tide_reserve(TideWork *w, int j, int mode, bool admitted)
 				const TidePart *p = &w->ix->parts[n->part];
 				int64_t		sh,
 							lack = 0;
-				bool		big = true;
 
 				if (n->state != TIDE_NODE_READY || !tide_part_allowed(w, j, role, p) ||
 					!tide_node_matches(job, n, ni) ||
 					!tide_part_card_ok(w, job, p, role, mode, false))
 					continue;
-				for (int r = 0; r < w->nres && big; r++)
-					if (role->request[r] > n->capacity[r])
-						big = false;
-				if (!big || role->request[TIDE_RES_GPU] / TIDE_MILLI > n->ngpus)
+				if (tide_node_too_small(w, n, role->request) >= 0)
 					continue;
 				sh = shadow_time(w, ni, role->request);
 				for (int r = 0; r < w->nres; r++)

@@ -68,3 +68,18 @@ tide_work_begin(TideWork *w, TideSnapshot *s)
 	w->blocks = &priv->blocks;
 	w->r = &priv->pub;
 }
+
+/*
+ * A zeroed open-addressing table with room for two slots per pending job
+ * (at least 64, a power of two) of elem bytes each; *mask = slots - 1.
+ */
+void *
+tide_work_table(TideWork *w, size_t elem, uint64_t *mask)
+{
+	uint64_t	cap = 64;
+
+	while (cap < (uint64_t) w->s->njobs * 2)
+		cap <<= 1;
+	*mask = cap - 1;
+	return tide_work_alloc(w, elem * cap);
+}
