@@ -1,5 +1,27 @@
 /*
  * engine_int.h: structures shared by the engine's files, not part of the API.
+ *
+ * A file calls only files listed below it, and the four stages never
+ * call each other, so the calls form no circle:
+ *
+ *   engine.c     tide_decide(): the walk (R-O, R-L1), the shape cache
+ *   evict.c      evictions after the walk (R-E1 to R-E6); its dry runs
+ *                admit and place a job as the walk would
+ *   ----------------------------------------------------------- stages
+ *   order.c      which job first (R-O1 to R-O4)
+ *   admit.c      may the queue hold the job (R-A1), can it ever (R-A2)
+ *   place.c      a job's replicas on nodes (R-L3 to R-L6), why not
+ *   reserve.c    reservations (R-L2)
+ *   ----------------------------------------------------- below them
+ *   fit.c        does it fit: node and partition filters, room on a
+ *                node, card keys, holds and backfill (fit.h)
+ *   gpus.c       which GPUs of a node (R-L6)
+ *   reason_memo.c > reasons.c   pending-reason texts (R-C2)
+ *   work.c       scratch memory of one decide call
+ *   snapshot.c   the input: interning, node index, charging
+ *   sort.c       tide_sort (sort.h); headers hash.h and satmath.h
+ *
+ * Every stage can be read and tested with only the files below it.
  */
 #ifndef TIDE_ENGINE_INT_H
 #define TIDE_ENGINE_INT_H
