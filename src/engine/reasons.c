@@ -38,7 +38,7 @@ fmt_qty(char *buf, size_t len, int64_t milli)
 {
 	int64_t		whole = milli / TIDE_MILLI;
 	int64_t		frac = milli % TIDE_MILLI;
-	static const char *suffix[] = {"Ki", "Mi", "Gi", "Ti", "Pi"};
+	static const char *const suffix[] = {"Ki", "Mi", "Gi", "Ti", "Pi"};
 
 	if (milli == TIDE_UNLIMITED)
 	{
