@@ -7,77 +7,34 @@
  * is guaranteed; above quota but within capability it is borrowing; above
  * capability it waits.  Usage counts what the queue holds plus what
  * reservations (R-L2) hold in it.  Card keys of jobs without a gpu_type
- * are checked per partition when a node is chosen (tide_part_card_ok).
+ * are checked per partition when a node is chosen (tide_part_card_ok in
+ * fit.c, with the limit tests tide_over() and tide_over4()).
  */
-#include "engine_int.h"
+#include "fit.h"
 
 /*
- * Would used + ask exceed limit?  used is a saturated sum (usage + held,
- * satmath.h).  Whatever the limit, the sum must stay below INT64_MAX: that
- * value means "this much or more" (a sum that saturated, a gang minimum
- * that did), so a queue is never let past what the engine can count, and
- * a queue whose usage saturated admits nothing.
+ * Does the queue stay within its capability of r with need more (held
+ * counting when the queue's hold applies to the job)?  If not, o says why:
+ * the queue's hold (R-L2) when the ask would fit without it, else the
+ * capability (R-A1).
  */
 static inline bool
-over(int64_t limit, int64_t used, int64_t ask)
+within_capability(const TideJob *job, const TideQueue *q, int r, int64_t held,
+				  int64_t need, TideOutcome *o)
 {
-	int64_t		sum;
+	int64_t		total;
 
-	/* unlimited (INT64_MAX) admits up to INT64_MAX - 1, a limit up to itself */
-	if (__builtin_add_overflow(used, ask, &sum))
+	if (!tide_over4(q->capability[r], q->usage[r], q->idle_usage[r], held, need))
 		return true;
-	return sum > limit - (limit == TIDE_UNLIMITED);
-}
-
-/*
- * over() of a + b + c + ask (usage, idle usage, held, an ask).  Fast path:
- * operands all below 2^61 (and not negative) cannot sum to INT64_MAX, so
- * only a limit that is not unlimited can be exceeded, as before saturation
- * was checked.  Otherwise any overflow on the way means over.
- */
-static inline bool
-over4(int64_t limit, int64_t a, int64_t b, int64_t c, int64_t ask)
-{
-	int64_t		t1,
-				t2,
-				sum;
-
-	if (__builtin_expect(((uint64_t) a | (uint64_t) b | (uint64_t) c | (uint64_t) ask) <
-						 ((uint64_t) 1 << 61), 1))
-		return limit != TIDE_UNLIMITED && a + b + c + ask > limit;
-	if (__builtin_add_overflow(a, b, &t1) || __builtin_add_overflow(t1, c, &t2) ||
-		__builtin_add_overflow(t2, ask, &sum))
-		return true;
-	return sum > limit - (limit == TIDE_UNLIMITED);
-}
-
-/* A queue's usage of r, non-idle and idle, saturated (for reason numbers). */
-static inline int64_t
-queue_total(const TideQueue *q, int r)
-{
-	return tide_sat_add(q->usage[r], q->idle_usage[r]);
-}
-
-/* Queue-level hold is ignored by a job that ends before the holder starts. */
-static bool
-queue_hold_applies(TideWork *w, const TideJob *job, const TideQueue *q)
-{
-	return !tide_backfill_ok(w->s, job, q->hold_shadow);
-}
-
-/*
- * q->held[r] if the queue's hold applies to job, else 0.  *applies caches
- * the answer (-1 unknown): asked only when something is held, so queues
- * without holds (most) cost no call.
- */
-static inline int64_t
-held_for(TideWork *w, const TideJob *job, const TideQueue *q, int r, int *applies)
-{
-	if (q->held[r] == 0)
-		return 0;
-	if (*applies < 0)
-		*applies = queue_hold_applies(w, job, q);
-	return *applies ? q->held[r] : 0;
+	/* non-idle and idle usage, saturated (for the reason's numbers) */
+	total = tide_sat_add(q->usage[r], q->idle_usage[r]);
+	if (held > 0 && !tide_over(q->capability[r], total, need))
+		tide_reason_add(o, R_HELD_QUEUE, r, job->queue, tide_sat_add(total, held), need,
+						q->capability[r], q->hold_job);
+	else
+		tide_reason_add(o, R_CAPABILITY, r, -1, tide_sat_add(total, held), need,
+						q->capability[r], job->queue);
+	return false;
 }
 
 /*
@@ -101,21 +58,11 @@ tide_admit(TideWork *w, int j, TideOutcome *o)
 
 		if (need[r] == 0)
 			continue;
-		held = held_for(w, job, q, r, &use_held);
-		if (over4(q->capability[r], q->usage[r], q->idle_usage[r], held, need[r]))
-		{
-			int64_t		total = queue_total(q, r);
-
+		held = tide_queue_held(w, job, q, r, &use_held);
+		if (!within_capability(job, q, r, held, need[r], o))
 			cap_ok = false;
-			if (held > 0 && !over(q->capability[r], total, need[r]))
-				tide_reason_add(o, R_HELD_QUEUE, r, job->queue, tide_sat_add(total, held), need[r],
-								q->capability[r], q->hold_job);
-			else
-				tide_reason_add(o, R_CAPABILITY, r, -1, tide_sat_add(total, held), need[r],
-								q->capability[r], job->queue);
-		}
 		/* a sum past INT64_MAX already failed capability above: unlimited is never over */
-		if (quota_ok && q->quota[r] != TIDE_UNLIMITED && over4(q->quota[r], q->usage[r], held, 0, need[r]))
+		if (quota_ok && q->quota[r] != TIDE_UNLIMITED && tide_over4(q->quota[r], q->usage[r], held, 0, need[r]))
 			quota_ok = false;
 	}
 	if (!cap_ok)
@@ -148,24 +95,14 @@ tide_admit_idle(TideWork *w, int j, TideOutcome *o)
 
 		if (need[r] == 0)
 			continue;
-		held = held_for(w, job, q, r, &use_held);
-		if (over(cap[r], nonidle[r], need[r]))
+		held = tide_queue_held(w, job, q, r, &use_held);
+		if (tide_over(cap[r], nonidle[r], need[r]))
 		{
 			ok = false;
 			tide_reason_add(o, R_QUOTA_IDLE, r, -1, nonidle[r], need[r], cap[r], g);
 		}
-		if (over4(q->capability[r], q->usage[r], q->idle_usage[r], held, need[r]))
-		{
-			int64_t		total = queue_total(q, r);
-
+		if (!within_capability(job, q, r, held, need[r], o))
 			ok = false;
-			if (held > 0 && !over(q->capability[r], total, need[r]))
-				tide_reason_add(o, R_HELD_QUEUE, r, job->queue, tide_sat_add(total, held),
-								need[r], q->capability[r], q->hold_job);
-			else
-				tide_reason_add(o, R_CAPABILITY, r, -1, tide_sat_add(total, held),
-								need[r], q->capability[r], job->queue);
-		}
 	}
 	return ok;
 }
@@ -282,65 +219,4 @@ tide_static_check(TideWork *w, int j, TideOutcome *o)
 			tide_reason_add(o, R_TOO_BIG, shortres, ri, role->request[shortres], largest, 0, 0);
 	}
 	return ok;
-}
-
-/*
- * May this job's replica land in partition p as far as card keys go?  A
- * node of card type T charges the replica's GPUs as T too (R-A1): checked
- * against capability always, and against quota in guaranteed mode.
- * Usage includes tentative replicas of the job being placed.
- */
-bool
-tide_part_card_ok(TideWork *w, const TideJob *job, const TidePart *p,
-				  const TideRole *role, int mode, bool record)
-{
-	const TideQueue *q = &w->s->queues[job->queue];
-	int			t = p->gpu_type;
-	int64_t		add = role->request[TIDE_RES_GPU];
-	int64_t		held;
-
-	if (t < 0 || add == 0 || role->request[t] != 0)
-		return true;
-	{
-		int			applies = -1;
-
-		held = held_for(w, job, q, t, &applies);
-	}
-	if (over4(q->capability[t], q->usage[t], q->idle_usage[t], held, add))
-	{
-		if (record)
-		{
-			w->card_blocked_res = t;
-			w->card_blocked_mode = MODE_BORROW;
-		}
-		return false;
-	}
-	if (mode == MODE_GUARANTEED && q->quota[t] != TIDE_UNLIMITED &&
-		over4(q->quota[t], q->usage[t], held, 0, add))
-	{
-		if (record && w->card_blocked_res < 0)
-		{
-			w->card_blocked_res = t;
-			w->card_blocked_mode = MODE_GUARANTEED;
-		}
-		return false;
-	}
-	return true;
-}
-
-/* A replica beyond the gang minimum must still keep the queue within capability. */
-bool
-tide_extra_replica_ok(TideWork *w, const TideJob *job, const TideNode *n,
-					  const int64_t *req)
-{
-	const TideQueue *q = &w->s->queues[job->queue];
-
-	for (int r = 0; r < w->nres; r++)
-		if (req[r] > 0 && over4(q->capability[r], q->usage[r], q->idle_usage[r], q->held[r], req[r]))
-			return false;
-	if (n->gpu_type >= 0 && req[TIDE_RES_GPU] > 0 && req[n->gpu_type] == 0 &&
-		over4(q->capability[n->gpu_type], q->usage[n->gpu_type], q->idle_usage[n->gpu_type],
-			  q->held[n->gpu_type], req[TIDE_RES_GPU]))
-		return false;
-	return true;
 }

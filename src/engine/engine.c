@@ -19,51 +19,7 @@
 #include <string.h>
 
 #include "engine_int.h"
-
-#define TIDE_MAX_BLOCKS 64
-
-typedef struct TideBlocks
-{
-	int			n;
-	void	   *p[TIDE_MAX_BLOCKS];
-} TideBlocks;
-
-/* Result and scratch of the previous call, given back when mem.free is set. */
-typedef struct TideResultPriv
-{
-	TideResult	pub;
-	TideBlocks	blocks;
-} TideResultPriv;
-
-void *
-tide_work_alloc(TideWork *w, size_t size)
-{
-	void	   *p = tide_alloc(w->s, size);
-
-	if (w->blocks->n < TIDE_MAX_BLOCKS)
-		w->blocks->p[w->blocks->n++] = p;
-	return p;
-}
-
-static void
-release_previous(TideSnapshot *s)
-{
-	TideResultPriv *prev = (TideResultPriv *) s->last;
-
-	s->last = NULL;
-	if (!prev || !s->mem.free)
-		return;
-	for (int i = 0; i < prev->blocks.n; i++)
-		s->mem.free(s->mem.ctx, prev->blocks.p[i]);
-	s->mem.free(s->mem.ctx, prev);
-}
-
-static uint64_t
-mix(uint64_t h, uint64_t v)
-{
-	h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
-	return h * 0xff51afd7ed558ccdULL;
-}
+#include "hash.h"
 
 /*
  * The queue a shape's node search depends on: only a queue that limits a
@@ -81,18 +37,18 @@ static uint64_t
 shape_hash(const TideWork *w, const TideJob *job, const TideJobInfo *in)
 {
 	const TideSnapshot *s = w->s;
-	uint64_t	h = mix(0, (uint64_t) (shape_queue(w, job) + 1));
+	uint64_t	h = tide_hash_mix(0, (uint64_t) (shape_queue(w, job) + 1));
 
-	h = mix(h, job->idle);
-	h = mix(h, (uint64_t) in->min_replicas);
-	h = mix(h, (uint64_t) (job->gpu_type + 1));
+	h = tide_hash_mix(h, job->idle);
+	h = tide_hash_mix(h, (uint64_t) in->min_replicas);
+	h = tide_hash_mix(h, (uint64_t) (job->gpu_type + 1));
 	for (int i = 0; i < job->nselector; i++)
-		h = mix(h, (uint64_t) job->selector[i]);
+		h = tide_hash_mix(h, (uint64_t) job->selector[i]);
 	for (int ri = 0; ri < job->nroles; ri++)
 	{
-		h = mix(h, (uint64_t) job->roles[ri].replicas);
+		h = tide_hash_mix(h, (uint64_t) job->roles[ri].replicas);
 		for (int r = 0; r < s->nres; r++)
-			h = mix(h, (uint64_t) job->roles[ri].request[r]);
+			h = tide_hash_mix(h, (uint64_t) job->roles[ri].request[r]);
 	}
 	return h;
 }
@@ -125,7 +81,7 @@ shape_slot(TideWork *w, int j, int mode, bool *found)
 
 	if (!w->queue_cards[w->s->jobs[j].queue] && mode != MODE_IDLE)
 		mode = MODE_BORROW;		/* modes differ only in card checks */
-	h = mix(w->info[j].hash, (uint64_t) mode);
+	h = tide_hash_mix(w->info[j].hash, (uint64_t) mode);
 	k = h & w->shape_mask;
 
 	*found = false;
@@ -304,10 +260,7 @@ prepare_jobs(TideWork *w)
 		int			left;
 
 		in->group = (job->queue >= 0 && job->queue < s->nqueues) ? w->ix->queue_group[job->queue] : -1;
-		in->total_replicas = 0;
-		for (int ri = 0; ri < job->nroles; ri++)
-			in->total_replicas = tide_sat_add32(in->total_replicas,
-												job->roles[ri].replicas > 0 ? job->roles[ri].replicas : 0);
+		in->total_replicas = tide_job_replicas(job);
 		in->min_replicas = job->min_available > 0 && job->min_available < in->total_replicas
 			? job->min_available : in->total_replicas;
 		left = in->min_replicas;
@@ -338,7 +291,6 @@ TideResult *
 tide_decide(TideSnapshot *s)
 {
 	TideWork	w;
-	TideResultPriv *priv;
 	TideResult *r;
 	int			nres = s->nres;
 	int64_t		total_replicas = 0;
@@ -354,23 +306,13 @@ tide_decide(TideSnapshot *s)
 
 	if (!s->index)
 		tide_snapshot_finish(s, NULL, 0);
-	release_previous(s);
-	memset(&w, 0, sizeof(w));
-	w.s = s;
-	w.ix = s->index;
-	w.nres = nres;
-	priv = tide_alloc(s, sizeof(TideResultPriv));
-	s->last = &priv->pub;
-	w.blocks = &priv->blocks;
-	r = &priv->pub;
-	w.r = r;
+	tide_work_begin(&w, s);
+	r = w.r;
 
 	for (int j = 0; j < s->njobs; j++)
 	{
-		int			reps = 0;
+		int			reps = tide_job_replicas(&s->jobs[j]);
 
-		for (int ri = 0; ri < s->jobs[j].nroles; ri++)
-			reps = tide_sat_add32(reps, s->jobs[j].roles[ri].replicas > 0 ? s->jobs[j].roles[ri].replicas : 0);
 		total_replicas += reps;
 		if (reps > max_replicas)
 			max_replicas = reps;
@@ -404,14 +346,7 @@ tide_decide(TideSnapshot *s)
 	w.vec = tide_work_alloc(&w, sizeof(int64_t) * (nres + 1));
 	w.vec2 = tide_work_alloc(&w, sizeof(int64_t) * (nres + 1));
 	w.group_nonidle = tide_work_alloc(&w, sizeof(int64_t) * nres * (w.ix->ngroups + 1));
-	{
-		uint64_t	cap = 64;
-
-		while (cap < (uint64_t) s->njobs * 2)
-			cap <<= 1;
-		w.shapes = tide_work_alloc(&w, sizeof(TideShape) * cap);
-		w.shape_mask = cap - 1;
-	}
+	w.shapes = tide_work_table(&w, sizeof(TideShape), &w.shape_mask);
 	qstart = tide_work_alloc(&w, sizeof(int32_t) * (s->nqueues + 2));
 	qnext = tide_work_alloc(&w, sizeof(int32_t) * (s->nqueues + 1));
 	deferred = tide_work_alloc(&w, sizeof(int32_t) * (s->njobs + 1));

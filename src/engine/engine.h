@@ -91,7 +91,7 @@ typedef enum TidePlacementPolicy
 typedef enum TidePreemptWithin
 {
 	TIDE_PREEMPT_NEVER = 0,
-	TIDE_PREEMPT_LOWER_PRIORITY = 1	/* R-E3 (issue 5) */
+	TIDE_PREEMPT_LOWER_PRIORITY = 1	/* R-E3: lower job priority, same queue */
 } TidePreemptWithin;
 
 /*
@@ -114,7 +114,7 @@ typedef struct TideNode
 	int32_t		nlabels;
 	bool		allow_cpu_jobs;	/* GPU node that takes CPU-only jobs (R-L4) */
 	bool		unusable;		/* the caller found it malformed: no work for it */
-	int64_t		heartbeat_at;	/* microseconds; for issue 5 (R-C3) */
+	int64_t		heartbeat_at;	/* microseconds; not read by the engine (R-C3) */
 
 	/* cluster state, maintained by tide_charge() and tide_decide() */
 	int64_t    *used;			/* [nres] sum of live allocations */
@@ -148,9 +148,9 @@ typedef struct TideQueue
 	int32_t		priority;		/* R-O4: higher first */
 	int32_t		placement;		/* TidePlacementPolicy */
 	int32_t		service;		/* default service type of its jobs */
-	bool		reclaimable;	/* issue 5 */
-	int32_t		preemption_within;	/* TidePreemptWithin, issue 5 */
-	int64_t		min_runtime;	/* microseconds, issue 5 */
+	bool		reclaimable;	/* others may evict its jobs (R-E1, R-E2) */
+	int32_t		preemption_within;	/* TidePreemptWithin (R-E3) */
+	int64_t		min_runtime;	/* microseconds a job runs before eviction (R-E4) */
 	bool		has_quota;
 	int64_t    *quota;			/* [nres], TIDE_UNLIMITED where not named */
 	int64_t    *capability;		/* [nres], TIDE_UNLIMITED where not named */
@@ -199,7 +199,7 @@ typedef struct TideJob
 /*
  * A live allocation (assigned, running or releasing).  Optional input:
  * tide_charge() is what makes it count; the list gives end times for EASY
- * backfill (R-L2) and, in issue 5, the eviction candidates.
+ * backfill (R-L2) and the eviction candidates (R-E1 to R-E5).
  */
 typedef struct TideRunning
 {
@@ -258,7 +258,7 @@ typedef struct TideSnapshot
 	int32_t		nrunning;
 	TideRunning *running;
 
-	/* evictions (evict.c, issue 5): off unless evict is set */
+	/* evictions (evict.c, R-E1 to R-E6): off unless evict is set */
 	bool		evict;
 	int32_t		nclaims;
 	TideClaim  *claims;

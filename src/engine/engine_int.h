@@ -1,5 +1,27 @@
 /*
  * engine_int.h: structures shared by the engine's files, not part of the API.
+ *
+ * A file calls only files listed below it, and the four stages never
+ * call each other, so the calls form no circle:
+ *
+ *   engine.c     tide_decide(): the walk (R-O, R-L1), the shape cache
+ *   evict.c      evictions after the walk (R-E1 to R-E6); its dry runs
+ *                admit and place a job as the walk would
+ *   ----------------------------------------------------------- stages
+ *   order.c      which job first (R-O1 to R-O4)
+ *   admit.c      may the queue hold the job (R-A1), can it ever (R-A2)
+ *   place.c      a job's replicas on nodes (R-L3 to R-L6), why not
+ *   reserve.c    reservations (R-L2)
+ *   ----------------------------------------------------- below them
+ *   fit.c        does it fit: node and partition filters, room on a
+ *                node, card keys, holds and backfill (fit.h)
+ *   gpus.c       which GPUs of a node (R-L6)
+ *   reason_memo.c > reasons.c   pending-reason texts (R-C2)
+ *   work.c       scratch memory of one decide call
+ *   snapshot.c   the input: interning, node index, charging
+ *   sort.c       tide_sort (sort.h); headers hash.h and satmath.h
+ *
+ * Every stage can be read and tested with only the files below it.
  */
 #ifndef TIDE_ENGINE_INT_H
 #define TIDE_ENGINE_INT_H
@@ -130,8 +152,10 @@ typedef struct TideWork
 	struct TideEvictWork *ev;	/* evict.c: claims and victims, NULL when off */
 } TideWork;
 
-/* engine.c */
+/* work.c */
+extern void tide_work_begin(TideWork *w, TideSnapshot *s);
 extern void *tide_work_alloc(TideWork *w, size_t size);
+extern void *tide_work_table(TideWork *w, size_t elem, uint64_t *mask);
 
 /* snapshot.c */
 extern void tide_node_reindex(TideSnapshot *s, TideNode *n);
@@ -152,24 +176,15 @@ extern double tide_queue_share(const TideSnapshot *s, const TideQueue *q);
 extern int	tide_admit(TideWork *w, int j, TideOutcome *o);
 extern bool tide_admit_idle(TideWork *w, int j, TideOutcome *o);
 extern bool tide_static_check(TideWork *w, int j, TideOutcome *o);
-extern bool tide_part_card_ok(TideWork *w, const TideJob *job, const TidePart *p,
-							  const TideRole *role, int mode, bool record);
-extern bool tide_extra_replica_ok(TideWork *w, const TideJob *job, const TideNode *n,
-								  const int64_t *req);
 
 /* place.c */
 extern bool tide_place_job(TideWork *w, int j, int mode);
+extern void tide_rollback(TideWork *w, int start);
 extern void tide_diagnose(TideWork *w, int j, int mode, TideOutcome *o);
-extern bool tide_node_fits(TideWork *w, const TideJob *job, const TideNode *n,
-						   const int64_t *req, bool ignore_holds);
-extern bool tide_node_matches(const TideJob *job, const TideNode *n, int nodeidx);
-extern bool tide_part_allowed(TideWork *w, int j, const TideRole *role,
-							  const TidePart *p);
 
 /* reserve.c */
 extern void tide_reserve(TideWork *w, int j, int mode, bool admitted);
 extern void tide_holds_clear(TideWork *w);
-extern bool tide_backfill_ok(const TideSnapshot *s, const TideJob *job, int64_t shadow);
 
 /* evict.c (R-E1 to R-E6): no-ops unless the snapshot's evict is set */
 extern void tide_claims_begin(TideWork *w);
@@ -182,6 +197,18 @@ extern void tide_reason_add(TideOutcome *o, int code, int res, int role,
 							int64_t a, int64_t b, int64_t c, int64_t ref);
 
 /* helpers */
+
+/* A job's replicas over all roles (negative counts as 0), saturated. */
+static inline int32_t
+tide_job_replicas(const TideJob *job)
+{
+	int32_t		n = 0;
+
+	for (int ri = 0; ri < job->nroles; ri++)
+		n = tide_sat_add32(n, job->roles[ri].replicas > 0 ? job->roles[ri].replicas : 0);
+	return n;
+}
+
 static inline int64_t
 tide_role_gpu(const TideRole *r)
 {

@@ -35,10 +35,11 @@
  * one more cycle; if its owner still does not fit then, it lapses and the
  * owner may evict again.
  */
-#include <stdlib.h>
 #include <string.h>
 
-#include "engine_int.h"
+#include "fit.h"
+#include "hash.h"
+#include "sort.h"
 
 typedef struct Victim
 {
@@ -211,20 +212,21 @@ tide_claims_give(TideWork *w, int j, bool placed)
 			claim_apply(w, c, +1);
 }
 
-/* qsort context (as elsewhere in the engine: not reentrant across threads). */
-static const TideSnapshot *ev_snap;
-
+/* Live allocations by job id, then allocation id (then index: total). */
 static int
-cmp_running_job(const void *a, const void *b)
+cmp_running_job(const void *a, const void *b, void *ctx)
 {
-	const TideRunning *x = &ev_snap->running[*(const int32_t *) a];
-	const TideRunning *y = &ev_snap->running[*(const int32_t *) b];
+	const TideSnapshot *s = ctx;
+	int32_t		ia = *(const int32_t *) a,
+				ib = *(const int32_t *) b;
+	const TideRunning *x = &s->running[ia];
+	const TideRunning *y = &s->running[ib];
 
 	if (x->job_id != y->job_id)
 		return x->job_id < y->job_id ? -1 : 1;
 	if (x->alloc_id != y->alloc_id)
 		return x->alloc_id < y->alloc_id ? -1 : 1;
-	return 0;
+	return ia < ib ? -1 : ia > ib;
 }
 
 /* Group the live allocations into running jobs: the victim candidates. */
@@ -239,8 +241,7 @@ build_victims(TideWork *w)
 	ev->victims = tide_work_alloc(w, sizeof(Victim) * (s->nrunning + 1));
 	for (int i = 0; i < s->nrunning; i++)
 		ev->order[i] = i;
-	ev_snap = s;
-	qsort(ev->order, s->nrunning, sizeof(int32_t), cmp_running_job);
+	tide_sort(ev->order, s->nrunning, sizeof(int32_t), cmp_running_job, s);
 	for (int i = 0; i < s->nrunning; i++)
 	{
 		const TideRunning *a = &s->running[ev->order[i]];
@@ -374,14 +375,18 @@ typedef struct Cand
 	int32_t		rule;
 } Cand;
 
-static const Victim *ev_victims;	/* qsort context */
-
-/* R-E4 least harm first: idle, lower priority, most recently placed, larger id. */
+/*
+ * R-E4 least harm first: idle, lower priority, most recently placed,
+ * larger id (victims are whole jobs, one per id; the index makes it total).
+ */
 static int
-cmp_harm(const void *a, const void *b)
+cmp_harm(const void *a, const void *b, void *ctx)
 {
-	const Victim *vx = &ev_victims[*(const int32_t *) a];
-	const Victim *vy = &ev_victims[*(const int32_t *) b];
+	const Victim *victims = ctx;
+	int32_t		ia = *(const int32_t *) a,
+				ib = *(const int32_t *) b;
+	const Victim *vx = &victims[ia];
+	const Victim *vy = &victims[ib];
 
 	if (vx->idle != vy->idle)
 		return vx->idle ? -1 : 1;
@@ -391,25 +396,7 @@ cmp_harm(const void *a, const void *b)
 		return vx->placed_at > vy->placed_at ? -1 : 1;
 	if (vx->job_id != vy->job_id)
 		return vx->job_id > vy->job_id ? -1 : 1;
-	return 0;
-}
-
-/* Undo tentative placements from index start on (as place.c's rollback). */
-static void
-rollback_to(TideWork *w, int start)
-{
-	TideSnapshot *s = w->s;
-
-	for (int i = w->r->nplacements - 1; i >= start; i--)
-	{
-		TidePlacement *pl = &w->r->placements[i];
-		const TideJob *job = &s->jobs[pl->job];
-		TideNode   *n = &s->nodes[pl->node];
-
-		tide_node_apply(s, n, pl->res, pl->gpus, pl->gpu_milli, -1);
-		tide_queue_apply(s, &s->queues[job->queue], n, job->idle, pl->res, -1);
-	}
-	w->r->nplacements = start;
+	return ia < ib ? -1 : ia > ib;
 }
 
 /*
@@ -487,13 +474,6 @@ victim_sum(TideWork *w, int j, const Victim *v, const bool *usable, int64_t *fre
 	return room;
 }
 
-static uint64_t
-ev_mix(uint64_t h, uint64_t v)
-{
-	h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
-	return h * 0xff51afd7ed558ccdULL;
-}
-
 /*
  * The key of what decides whether job j can evict: its shape (the shape
  * cache's hash) and what the rules look at.  Nothing a failed preemptor
@@ -508,11 +488,11 @@ fail_key(const TideWork *w, int j, bool e3)
 
 	if (!w->info[j].cacheable)
 		return 0;
-	h = ev_mix(w->info[j].hash, (uint64_t) job->queue + 1);
-	h = ev_mix(h, (uint64_t) w->r->outcomes[j].klass);
-	h = ev_mix(h, (uint64_t) job->service);
-	h = ev_mix(h, job->preemptable);
-	h = ev_mix(h, e3 ? (uint64_t) (int64_t) job->priority : 0);
+	h = tide_hash_mix(w->info[j].hash, (uint64_t) job->queue + 1);
+	h = tide_hash_mix(h, (uint64_t) w->r->outcomes[j].klass);
+	h = tide_hash_mix(h, (uint64_t) job->service);
+	h = tide_hash_mix(h, job->preemptable);
+	h = tide_hash_mix(h, e3 ? (uint64_t) (int64_t) job->priority : 0);
 	return h ? h : 1;
 }
 
@@ -607,7 +587,7 @@ evict_for(TideWork *w, int j, Cand *chosen, bool *usable, int64_t *free_sum, int
 			if (dry_run(w, j, e1 || e2, &start))
 			{
 				fits = true;
-				rollback_to(w, start);
+				tide_rollback(w, start);
 			}
 		}
 	}
@@ -628,7 +608,7 @@ evict_for(TideWork *w, int j, Cand *chosen, bool *usable, int64_t *free_sum, int
 		victim_apply(w, v, +1);
 		if (dry_run(w, j, e1 || e2, &start))
 		{
-			rollback_to(w, start);
+			tide_rollback(w, start);
 			memmove(&chosen[k], &chosen[k + 1], sizeof(Cand) * (nch - k - 1));
 			nch--;
 		}
@@ -716,7 +696,7 @@ note_held_by_claims(TideWork *w)
 	TideSnapshot *s = w->s;
 	TideEvictWork *ev = w->ev;
 	bool		any = false;
-	uint64_t	cap = 64;
+	uint64_t	mask;
 	uint64_t   *keys;
 	int64_t    *vals;			/* nodes << 48 | owner: one answer per job shape */
 
@@ -724,10 +704,8 @@ note_held_by_claims(TideWork *w)
 		any = ev->claim_on[c];
 	if (!any)
 		return;
-	while (cap < (uint64_t) s->njobs * 2)
-		cap <<= 1;
-	keys = tide_work_alloc(w, sizeof(uint64_t) * cap);
-	vals = tide_work_alloc(w, sizeof(int64_t) * cap);
+	keys = tide_work_table(w, sizeof(uint64_t), &mask);
+	vals = tide_work_table(w, sizeof(int64_t), &mask);
 	for (int j = 0; j < s->njobs; j++)
 	{
 		TideOutcome *o = &w->r->outcomes[j];
@@ -742,11 +720,11 @@ note_held_by_claims(TideWork *w)
 			continue;
 		if (w->info[j].cacheable)
 		{
-			key = ev_mix(w->info[j].hash, (uint64_t) job->queue + 1);
+			key = tide_hash_mix(w->info[j].hash, (uint64_t) job->queue + 1);
 			key = key ? key : 1;
-			k = key & (cap - 1);
+			k = key & mask;
 			while (keys[k] && keys[k] != key)
-				k = (k + 1) & (cap - 1);
+				k = (k + 1) & mask;
 			if (keys[k] == key)
 			{
 				if (vals[k] > 0)
@@ -829,16 +807,8 @@ tide_evict_pass(TideWork *w)
 	ev->harm = tide_work_alloc(w, sizeof(int32_t) * (ev->nvictims + 1));
 	for (int i = 0; i < ev->nvictims; i++)
 		ev->harm[i] = i;
-	ev_victims = ev->victims;
-	qsort(ev->harm, ev->nvictims, sizeof(int32_t), cmp_harm);
-	{
-		uint64_t	cap = 64;
-
-		while (cap < (uint64_t) s->njobs * 2)
-			cap <<= 1;
-		ev->failed = tide_work_alloc(w, sizeof(uint64_t) * cap);
-		ev->failed_mask = cap - 1;
-	}
+	tide_sort(ev->harm, ev->nvictims, sizeof(int32_t), cmp_harm, ev->victims);
+	ev->failed = tide_work_table(w, sizeof(uint64_t), &ev->failed_mask);
 	usable = tide_work_alloc(w, sizeof(bool) * (s->nnodes + 1));
 	free_sum = tide_work_alloc(w, sizeof(int64_t) * (w->nres + 1));
 	cap_sum = tide_work_alloc(w, sizeof(int64_t) * (w->nres + 1));

@@ -10,18 +10,19 @@
  * R-O1.
  */
 #include <math.h>
-#include <stdlib.h>
 
 #include "engine_int.h"
+#include "sort.h"
 
-static const TideSnapshot *order_snap;
-
-/* R-O3 then R-O1: retry lane, priority, created_at, id. */
+/* R-O3 then R-O1: retry lane, priority, created_at, id (then index: total). */
 static int
-cmp_job(const void *a, const void *b)
+cmp_job(const void *a, const void *b, void *ctx)
 {
-	const TideJob *x = &order_snap->jobs[*(const int32_t *) a];
-	const TideJob *y = &order_snap->jobs[*(const int32_t *) b];
+	const TideSnapshot *s = ctx;
+	int32_t		ia = *(const int32_t *) a,
+				ib = *(const int32_t *) b;
+	const TideJob *x = &s->jobs[ia];
+	const TideJob *y = &s->jobs[ib];
 
 	if (x->is_retry != y->is_retry)
 		return x->is_retry ? -1 : 1;
@@ -31,7 +32,7 @@ cmp_job(const void *a, const void *b)
 		return x->created_at < y->created_at ? -1 : 1;
 	if (x->id != y->id)
 		return x->id < y->id ? -1 : 1;
-	return 0;
+	return ia < ib ? -1 : ia > ib;
 }
 
 /*
@@ -56,10 +57,9 @@ tide_order_queue_jobs(TideWork *w, int32_t *starts)
 	for (int j = 0; j < s->njobs; j++)
 		if (!s->jobs[j].idle)
 			list[fill[s->jobs[j].queue]++] = j;
-	order_snap = s;
 	for (int q = 0; q < s->nqueues; q++)
 		if (starts[q + 1] - starts[q] > 1)
-			qsort(list + starts[q], starts[q + 1] - starts[q], sizeof(int32_t), cmp_job);
+			tide_sort(list + starts[q], starts[q + 1] - starts[q], sizeof(int32_t), cmp_job, s);
 	return list;
 }
 
@@ -73,8 +73,7 @@ tide_order_idle_jobs(TideWork *w, int32_t *nidle)
 	for (int j = 0; j < s->njobs; j++)
 		if (s->jobs[j].idle)
 			list[n++] = j;
-	order_snap = s;
-	qsort(list, n, sizeof(int32_t), cmp_job);
+	tide_sort(list, n, sizeof(int32_t), cmp_job, s);
 	*nidle = n;
 	return list;
 }

@@ -20,106 +20,7 @@
  */
 #include <string.h>
 
-#include "engine_int.h"
-
-/* Selector labels are a subset of the node's (both sorted), and not avoided. */
-bool
-tide_node_matches(const TideJob *job, const TideNode *n, int nodeidx)
-{
-	int			i = 0,
-				k = 0;
-
-	while (i < job->nselector)
-	{
-		while (k < n->nlabels && n->labels[k] < job->selector[i])
-			k++;
-		if (k == n->nlabels || n->labels[k] != job->selector[i])
-			return false;
-		i++;
-	}
-	for (int a = 0; a < job->navoid; a++)
-		if (job->avoid[a] == nodeidx)
-			return false;
-	return true;
-}
-
-static bool
-job_asks_gpu(const TideJob *job)
-{
-	for (int ri = 0; ri < job->nroles; ri++)
-		if (job->roles[ri].request[TIDE_RES_GPU] > 0)
-			return true;
-	return false;
-}
-
-/*
- * Partition filter (R-L4): GPU roles go to GPU partitions of the job's card
- * type; roles without GPU go to CPU partitions, and to GPU partitions only
- * when the job asks GPUs elsewhere (a gang's CPU role stays near its
- * workers), the node allows CPU jobs (tide.nodes.allow_cpu_jobs), or the
- * snapshot-wide setting does.  Partitions split on allow_cpu_jobs, so
- * this stays a partition-level test.
- */
-bool
-tide_part_allowed(TideWork *w, int j, const TideRole *role, const TidePart *p)
-{
-	const TideJob *job = &w->s->jobs[j];
-
-	if (p->group != w->info[j].group)
-		return false;
-	if (role->request[TIDE_RES_GPU] > 0)
-		return p->gpu && (job->gpu_type < 0 || p->gpu_type == job->gpu_type);
-	if (!p->gpu)
-		return true;
-	if (w->s->allow_cpu_jobs_on_gpu_nodes || p->allow_cpu)
-		return true;
-	return job_asks_gpu(job) && (job->gpu_type < 0 || p->gpu_type == job->gpu_type);
-}
-
-/* Are a node's holds in force for this job (EASY backfill may ignore them)? */
-static inline bool
-holds_apply(TideWork *w, const TideJob *job, const TideNode *n)
-{
-	return n->in_held_list && !tide_backfill_ok(w->s, job, n->hold_shadow);
-}
-
-/* Room for one replica of req on node n (vector and GPUs). */
-bool
-tide_node_fits(TideWork *w, const TideJob *job, const TideNode *n,
-			   const int64_t *req, bool ignore_holds)
-{
-	bool		use_held = !ignore_holds && holds_apply(w, job, n);
-	int64_t		gpu = req[TIDE_RES_GPU];
-
-	w->r->counters.node_checks++;
-	for (int r = 0; r < w->nres; r++)
-	{
-		int64_t		avail;
-
-		if (req[r] == 0)
-			continue;
-		/* saturating: used may exceed capacity, held adds on top (satmath.h) */
-		avail = tide_sat_sub(n->capacity[r], n->used[r]);
-		if (use_held)
-			avail = tide_sat_sub(avail, n->held[r]);
-		if (avail < req[r])
-			return false;
-	}
-	if (gpu >= TIDE_MILLI)
-	{
-		uint64_t	m = n->free_whole & ~(use_held ? n->held_mask : 0);
-
-		return __builtin_popcountll(m) >= gpu / TIDE_MILLI;
-	}
-	if (gpu > 0)
-	{
-		for (int g = 0; g < n->ngpus; g++)
-			if (n->gpu_free[g] - (use_held ? n->gpu_held[g] : 0) >= gpu)
-				return true;
-		return false;
-	}
-	return true;
-}
+#include "fit.h"
 
 /* Allowed partitions of a role, card keys checked, in partition order. */
 static int
@@ -316,7 +217,7 @@ commit_replica(TideWork *w, int j, int ri, int rep, int ni)
 	const int64_t *req = job->roles[ri].request;
 	TideNode   *n = &s->nodes[ni];
 	int64_t		gpu = req[TIDE_RES_GPU];
-	bool		use_held = holds_apply(w, job, n);
+	bool		use_held = tide_node_holds_apply(w, job, n);
 	uint64_t	mask = 0;
 	int			milli = 0;
 	TidePlacement *pl;
@@ -351,9 +252,12 @@ commit_replica(TideWork *w, int j, int ri, int rep, int ni)
 	w->gang_nodes[w->ngang++] = ni;
 }
 
-/* Undo tentative placements from index start on (R-L3 rollback). */
-static void
-rollback(TideWork *w, int start)
+/*
+ * Undo tentative placements from index start on: a gang that did not reach
+ * its minimum (R-L3), or an eviction dry run (evict.c).
+ */
+void
+tide_rollback(TideWork *w, int start)
 {
 	TideSnapshot *s = w->s;
 
@@ -418,7 +322,7 @@ tide_place_job(TideWork *w, int j, int mode)
 	w->placed_count = placed;
 	if (placed >= min && placed > 0)
 		return true;
-	rollback(w, start);
+	tide_rollback(w, start);
 	return false;
 }
 
@@ -463,7 +367,7 @@ tide_diagnose(TideWork *w, int j, int mode, TideOutcome *o)
 		int			ni = w->ix->order[k];
 		TideNode   *n = &s->nodes[ni];
 		const TidePart *p = &w->ix->parts[n->part];
-		bool		big = true;
+		int			small;
 
 		if (!tide_part_allowed(w, j, role, p))
 			continue;
@@ -476,19 +380,9 @@ tide_diagnose(TideWork *w, int j, int mode, TideOutcome *o)
 				continue;
 		}
 		labeled++;
-		for (int r = 0; r < w->nres; r++)
-			if (req[r] > n->capacity[r])
-			{
-				big = false;
-				if (bigres < 0)
-					bigres = r;
-			}
-		if (req[TIDE_RES_GPU] >= TIDE_MILLI && req[TIDE_RES_GPU] / TIDE_MILLI > n->ngpus)
-		{
-			big = false;
-			if (bigres < 0)
-				bigres = TIDE_RES_GPU;
-		}
+		small = tide_node_too_small(w, n, req);
+		if (bigres < 0)
+			bigres = small;
 		if (bigres >= 0)
 		{
 			int64_t		have = bigres == TIDE_RES_GPU && n->ngpus * (int64_t) TIDE_MILLI < n->capacity[bigres]
@@ -497,7 +391,7 @@ tide_diagnose(TideWork *w, int j, int mode, TideOutcome *o)
 			if (have > largest)
 				largest = have;
 		}
-		if (!big)
+		if (small >= 0)
 			continue;
 		staticok++;
 		if (n->state != TIDE_NODE_READY)

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "engine.h"
+#include "hash.h"
 
 #define KEY_CHUNK_WORDS 65536
 
@@ -55,30 +56,13 @@ struct TideReasonMemo
 #define TEXT_MAX 1024
 
 static uint64_t
-mix(uint64_t h, uint64_t v)
-{
-	h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
-	return h * 0xff51afd7ed558ccdULL;
-}
-
-static uint64_t
 hash_words(const int64_t *w, int n)
 {
 	uint64_t	h = (uint64_t) n;
 
 	for (int i = 0; i < n; i++)
-		h = mix(h, (uint64_t) w[i]);
+		h = tide_hash_mix(h, (uint64_t) w[i]);
 	return h ^ (h >> 33);
-}
-
-static uint64_t
-hash_text(const char *t)
-{
-	uint64_t	h = 1469598103934665603ULL; /* FNV-1a */
-
-	for (; *t; t++)
-		h = (h ^ (unsigned char) *t) * 1099511628211ULL;
-	return h;
 }
 
 TideReasonMemo *
@@ -210,7 +194,7 @@ grow_texts(TideReasonMemo *m)
 static int32_t
 intern_text(TideReasonMemo *m, const char *t)
 {
-	uint64_t	h = hash_text(t);
+	uint64_t	h = tide_hash_bytes(t, strlen(t), TIDE_HASH_BASIS);
 	uint32_t	slot;
 	size_t		len;
 	char	   *copy;

@@ -38,7 +38,7 @@ fmt_qty(char *buf, size_t len, int64_t milli)
 {
 	int64_t		whole = milli / TIDE_MILLI;
 	int64_t		frac = milli % TIDE_MILLI;
-	static const char *suffix[] = {"Ki", "Mi", "Gi", "Ti", "Pi"};
+	static const char *const suffix[] = {"Ki", "Mi", "Gi", "Ti", "Pi"};
 
 	if (milli == TIDE_UNLIMITED)
 	{
@@ -156,20 +156,15 @@ render(const TideSnapshot *s, const TideJob *job, const TideReason *x, char *buf
 	switch (x->code)
 	{
 		case R_CAPABILITY:
-			snprintf(buf, len, "queue %s %s capability: %s used + %s asked > %s",
-					 queue_name(s, x->ref), rn, a, b, c);
+		case R_CARD_CAP:
+		case R_CARD_QUOTA:
+			snprintf(buf, len, "queue %s %s %s: %s used + %s asked > %s",
+					 queue_name(s, x->ref), rn, x->code == R_CARD_QUOTA ? "quota" : "capability",
+					 a, b, c);
 			break;
 		case R_QUOTA_IDLE:
 			snprintf(buf, len, "idle jobs: group %s %s used by non-idle jobs + %s asked > %s",
 					 rn, a, b, c);
-			break;
-		case R_CARD_CAP:
-			snprintf(buf, len, "queue %s %s capability: %s used + %s asked > %s",
-					 queue_name(s, x->ref), rn, a, b, c);
-			break;
-		case R_CARD_QUOTA:
-			snprintf(buf, len, "queue %s %s quota: %s used + %s asked > %s",
-					 queue_name(s, x->ref), rn, a, b, c);
 			break;
 		case R_HELD:
 			snprintf(buf, len, "held for job %" PRId64 " (%" PRId64 " node%s)",

@@ -8,20 +8,12 @@
  * time_limit that ends before the reserving job's expected start (its
  * shadow time, computed from the end times of the allocations running on
  * those nodes).  Holds last for one cycle: the next cycle recomputes them.
+ * Whether a job may use held resources (tide_backfill_ok) is a fit check:
+ * admission and placement ask it too, so it lives in fit.c.
  */
 #include <string.h>
 
-#include "engine_int.h"
-
-/* EASY backfill: a job that surely ends before shadow may use held resources. */
-bool
-tide_backfill_ok(const TideSnapshot *s, const TideJob *job, int64_t shadow)
-{
-	if (job->time_limit <= 0 || shadow == TIDE_TIME_UNKNOWN)
-		return false;
-	/* saturating: a huge time_limit ends "never", after any shadow */
-	return tide_sat_add(s->now, job->time_limit) <= shadow;
-}
+#include "fit.h"
 
 /* Running allocations grouped by node (CSR), built on first need. */
 static void
@@ -264,16 +256,12 @@ tide_reserve(TideWork *w, int j, int mode, bool admitted)
 				const TidePart *p = &w->ix->parts[n->part];
 				int64_t		sh,
 							lack = 0;
-				bool		big = true;
 
 				if (n->state != TIDE_NODE_READY || !tide_part_allowed(w, j, role, p) ||
 					!tide_node_matches(job, n, ni) ||
 					!tide_part_card_ok(w, job, p, role, mode, false))
 					continue;
-				for (int r = 0; r < w->nres && big; r++)
-					if (role->request[r] > n->capacity[r])
-						big = false;
-				if (!big || role->request[TIDE_RES_GPU] / TIDE_MILLI > n->ngpus)
+				if (tide_node_too_small(w, n, role->request) >= 0)
 					continue;
 				sh = shadow_time(w, ni, role->request);
 				for (int r = 0; r < w->nres; r++)

@@ -11,7 +11,7 @@
  * The engine reads INT64_MAX in an accumulated quantity (usage, held, a gang
  * minimum, a group's capacity) as "this much or more": the true value is
  * unknown but at least INT64_MAX.  Admission therefore never lets a queue's
- * accounted usage reach INT64_MAX (see over() in admit.c), and a usage that
+ * accounted usage reach INT64_MAX (see tide_over() in fit.h), and a usage that
  * saturated while charging stays saturated when something is released
  * (tide_sat_release): subtracting from an unknown larger value would make
  * the queue or node look emptier than it is.  Saturation errs on the side of

@@ -4,10 +4,11 @@
  * GPUs), and charging live allocations to nodes and queues.
  */
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "engine_int.h"
+#include "hash.h"
+#include "sort.h"
 
 /* Label pairs "key=value" interned to small integers (open addressing). */
 typedef struct TideNames
@@ -81,17 +82,6 @@ tide_res_intern(TideSnapshot *s, const char *name)
 	return s->nres++;
 }
 
-static uint64_t
-hash_bytes(const char *p, size_t len, uint64_t h)
-{
-	for (size_t i = 0; i < len; i++)
-	{
-		h ^= (unsigned char) p[i];
-		h *= 1099511628211ULL;
-	}
-	return h;
-}
-
 static void
 names_grow(TideSnapshot *s, TideNames *t)
 {
@@ -101,7 +91,7 @@ names_grow(TideSnapshot *s, TideNames *t)
 
 	for (uint32_t i = 0; i < t->n; i++)
 	{
-		uint64_t	h = hash_bytes(t->names[i], strlen(t->names[i]), 14695981039346656037ULL);
+		uint64_t	h = tide_hash_bytes(t->names[i], strlen(t->names[i]), TIDE_HASH_BASIS);
 		uint32_t	k = (uint32_t) h & (ncap - 1);
 
 		while (slots[k])
@@ -132,9 +122,9 @@ tide_label_intern(TideSnapshot *s, const char *key, const char *value)
 	t = s->labels;
 	if (t->n + 1 > t->cap / 2)
 		names_grow(s, t);
-	h = hash_bytes(key, kl, 14695981039346656037ULL);
-	h = hash_bytes("=", 1, h);
-	h = hash_bytes(value, vl, h);
+	h = tide_hash_bytes(key, kl, TIDE_HASH_BASIS);
+	h = tide_hash_bytes("=", 1, h);
+	h = tide_hash_bytes(value, vl, h);
 	k = (uint32_t) h & (t->cap - 1);
 	while (t->slots[k])
 	{
@@ -393,14 +383,16 @@ tide_charge(TideSnapshot *s, int node, int queue, bool idle,
 		tide_queue_apply(s, &s->queues[queue], n, idle, res, sign);
 }
 
-/* qsort context: no qsort_r everywhere, so a file-level pointer (not reentrant across threads). */
-static const TideSnapshot *sort_snap;
-
+/* Node order: group, CPU before GPU, card type name, allow_cpu_jobs, name, index. */
 static int
-cmp_node_order(const void *a, const void *b)
+cmp_node_order(const void *a, const void *b, void *ctx)
 {
-	const TideNode *x = &sort_snap->nodes[*(const int32_t *) a];
-	const TideNode *y = &sort_snap->nodes[*(const int32_t *) b];
+	const TideSnapshot *s = ctx;
+	int32_t		ia = *(const int32_t *) a,
+				ib = *(const int32_t *) b;
+	const TideNode *x = &s->nodes[ia];
+	const TideNode *y = &s->nodes[ib];
+	int			c;
 	bool		xg = x->ngpus > 0,
 				yg = y->ngpus > 0;
 
@@ -410,21 +402,31 @@ cmp_node_order(const void *a, const void *b)
 		return xg ? 1 : -1;		/* CPU nodes first */
 	if (x->gpu_type != y->gpu_type)
 	{
-		const char *xn = x->gpu_type >= 0 ? sort_snap->res_names[x->gpu_type] : "";
-		const char *yn = y->gpu_type >= 0 ? sort_snap->res_names[y->gpu_type] : "";
+		const char *xn = x->gpu_type >= 0 ? s->res_names[x->gpu_type] : "";
+		const char *yn = y->gpu_type >= 0 ? s->res_names[y->gpu_type] : "";
 
-		return strcmp(xn, yn);
+		if ((c = strcmp(xn, yn)) != 0)
+			return c;
 	}
 	if (xg && x->allow_cpu_jobs != y->allow_cpu_jobs)
 		return x->allow_cpu_jobs ? 1 : -1;
-	return strcmp(x->name, y->name);
+	if ((c = strcmp(x->name, y->name)) != 0)
+		return c;
+	return ia < ib ? -1 : ia > ib;
 }
 
+/* Queues by name, then index. */
 static int
-cmp_queue_name(const void *a, const void *b)
+cmp_queue_name(const void *a, const void *b, void *ctx)
 {
-	return strcmp(sort_snap->queues[*(const int32_t *) a].name,
-				  sort_snap->queues[*(const int32_t *) b].name);
+	const TideSnapshot *s = ctx;
+	int32_t		ia = *(const int32_t *) a,
+				ib = *(const int32_t *) b;
+	int			c = strcmp(s->queues[ia].name, s->queues[ib].name);
+
+	if (c != 0)
+		return c;
+	return ia < ib ? -1 : ia > ib;
 }
 
 /*
@@ -498,8 +500,7 @@ tide_snapshot_finish(TideSnapshot *s, char *err, size_t errlen)
 	ix->order = tide_alloc(s, sizeof(int32_t) * (nn + 1));
 	for (int i = 0; i < nn; i++)
 		ix->order[i] = i;
-	sort_snap = s;
-	qsort(ix->order, nn, sizeof(int32_t), cmp_node_order);
+	tide_sort(ix->order, nn, sizeof(int32_t), cmp_node_order, s);
 
 	/* count partitions and groups */
 	ix->parts = tide_alloc(s, sizeof(TidePart) * (nn + 1));
@@ -580,7 +581,7 @@ tide_snapshot_finish(TideSnapshot *s, char *err, size_t errlen)
 
 		for (int i = 0; i < s->nqueues; i++)
 			qo[i] = i;
-		qsort(qo, s->nqueues, sizeof(int32_t), cmp_queue_name);
+		tide_sort(qo, s->nqueues, sizeof(int32_t), cmp_queue_name, s);
 		for (int i = 0; i < s->nqueues; i++)
 			ix->queue_rank[qo[i]] = i;
 		tide_free(s, qo);

@@ -1,0 +1,184 @@
+/*
+ * fit.c: the fit checks every stage shares (fit.h): node filters (R-L4),
+ * room on a node, card keys against a queue's limits (R-A1), and holds
+ * with EASY backfill (R-L2).  Nothing here decides; the stages do.
+ */
+#include "fit.h"
+
+/* EASY backfill: a job that surely ends before shadow may use held resources. */
+bool
+tide_backfill_ok(const TideSnapshot *s, const TideJob *job, int64_t shadow)
+{
+	if (job->time_limit <= 0 || shadow == TIDE_TIME_UNKNOWN)
+		return false;
+	/* saturating: a huge time_limit ends "never", after any shadow */
+	return tide_sat_add(s->now, job->time_limit) <= shadow;
+}
+
+/* Selector labels are a subset of the node's (both sorted), and not avoided. */
+bool
+tide_node_matches(const TideJob *job, const TideNode *n, int nodeidx)
+{
+	int			i = 0,
+				k = 0;
+
+	while (i < job->nselector)
+	{
+		while (k < n->nlabels && n->labels[k] < job->selector[i])
+			k++;
+		if (k == n->nlabels || n->labels[k] != job->selector[i])
+			return false;
+		i++;
+	}
+	for (int a = 0; a < job->navoid; a++)
+		if (job->avoid[a] == nodeidx)
+			return false;
+	return true;
+}
+
+static bool
+job_asks_gpu(const TideJob *job)
+{
+	for (int ri = 0; ri < job->nroles; ri++)
+		if (job->roles[ri].request[TIDE_RES_GPU] > 0)
+			return true;
+	return false;
+}
+
+/*
+ * Partition filter (R-L4): GPU roles go to GPU partitions of the job's card
+ * type; roles without GPU go to CPU partitions, and to GPU partitions only
+ * when the job asks GPUs elsewhere (a gang's CPU role stays near its
+ * workers), the node allows CPU jobs (tide.nodes.allow_cpu_jobs), or the
+ * snapshot-wide setting does.  Partitions split on allow_cpu_jobs, so
+ * this stays a partition-level test.
+ */
+bool
+tide_part_allowed(TideWork *w, int j, const TideRole *role, const TidePart *p)
+{
+	const TideJob *job = &w->s->jobs[j];
+
+	if (p->group != w->info[j].group)
+		return false;
+	if (role->request[TIDE_RES_GPU] > 0)
+		return p->gpu && (job->gpu_type < 0 || p->gpu_type == job->gpu_type);
+	if (!p->gpu)
+		return true;
+	if (w->s->allow_cpu_jobs_on_gpu_nodes || p->allow_cpu)
+		return true;
+	return job_asks_gpu(job) && (job->gpu_type < 0 || p->gpu_type == job->gpu_type);
+}
+
+/*
+ * Could node n, empty, hold one replica of req?  -1 if so, else the first
+ * resource it is too small on (TIDE_RES_GPU for too few GPUs).
+ */
+int
+tide_node_too_small(const TideWork *w, const TideNode *n, const int64_t *req)
+{
+	for (int r = 0; r < w->nres; r++)
+		if (req[r] > n->capacity[r])
+			return r;
+	if (req[TIDE_RES_GPU] >= TIDE_MILLI && req[TIDE_RES_GPU] / TIDE_MILLI > n->ngpus)
+		return TIDE_RES_GPU;
+	return -1;
+}
+
+/* Room for one replica of req on node n (vector and GPUs). */
+bool
+tide_node_fits(TideWork *w, const TideJob *job, const TideNode *n,
+			   const int64_t *req, bool ignore_holds)
+{
+	bool		use_held = !ignore_holds && tide_node_holds_apply(w, job, n);
+	int64_t		gpu = req[TIDE_RES_GPU];
+
+	w->r->counters.node_checks++;
+	for (int r = 0; r < w->nres; r++)
+	{
+		int64_t		avail;
+
+		if (req[r] == 0)
+			continue;
+		/* saturating: used may exceed capacity, held adds on top (satmath.h) */
+		avail = tide_sat_sub(n->capacity[r], n->used[r]);
+		if (use_held)
+			avail = tide_sat_sub(avail, n->held[r]);
+		if (avail < req[r])
+			return false;
+	}
+	if (gpu >= TIDE_MILLI)
+	{
+		uint64_t	m = n->free_whole & ~(use_held ? n->held_mask : 0);
+
+		return __builtin_popcountll(m) >= gpu / TIDE_MILLI;
+	}
+	if (gpu > 0)
+	{
+		for (int g = 0; g < n->ngpus; g++)
+			if (n->gpu_free[g] - (use_held ? n->gpu_held[g] : 0) >= gpu)
+				return true;
+		return false;
+	}
+	return true;
+}
+
+/*
+ * May this job's replica land in partition p as far as card keys go?  A
+ * node of card type T charges the replica's GPUs as T too (R-A1): checked
+ * against capability always, and against quota in guaranteed mode.
+ * Usage includes tentative replicas of the job being placed.
+ */
+bool
+tide_part_card_ok(TideWork *w, const TideJob *job, const TidePart *p,
+				  const TideRole *role, int mode, bool record)
+{
+	const TideQueue *q = &w->s->queues[job->queue];
+	int			t = p->gpu_type;
+	int64_t		add = role->request[TIDE_RES_GPU];
+	int64_t		held;
+
+	if (t < 0 || add == 0 || role->request[t] != 0)
+		return true;
+	{
+		int			applies = -1;
+
+		held = tide_queue_held(w, job, q, t, &applies);
+	}
+	if (tide_over4(q->capability[t], q->usage[t], q->idle_usage[t], held, add))
+	{
+		if (record)
+		{
+			w->card_blocked_res = t;
+			w->card_blocked_mode = MODE_BORROW;
+		}
+		return false;
+	}
+	if (mode == MODE_GUARANTEED && q->quota[t] != TIDE_UNLIMITED &&
+		tide_over4(q->quota[t], q->usage[t], held, 0, add))
+	{
+		if (record && w->card_blocked_res < 0)
+		{
+			w->card_blocked_res = t;
+			w->card_blocked_mode = MODE_GUARANTEED;
+		}
+		return false;
+	}
+	return true;
+}
+
+/* A replica beyond the gang minimum must still keep the queue within capability. */
+bool
+tide_extra_replica_ok(TideWork *w, const TideJob *job, const TideNode *n,
+					  const int64_t *req)
+{
+	const TideQueue *q = &w->s->queues[job->queue];
+
+	for (int r = 0; r < w->nres; r++)
+		if (req[r] > 0 && tide_over4(q->capability[r], q->usage[r], q->idle_usage[r], q->held[r], req[r]))
+			return false;
+	if (n->gpu_type >= 0 && req[TIDE_RES_GPU] > 0 && req[n->gpu_type] == 0 &&
+		tide_over4(q->capability[n->gpu_type], q->usage[n->gpu_type], q->idle_usage[n->gpu_type],
+				   q->held[n->gpu_type], req[TIDE_RES_GPU]))
+		return false;
+	return true;
+}
