@@ -36,9 +36,8 @@ static const char *const W_HOLDS_INSERT =
 "   FROM unnest($1::bigint[], $2::text[], $3::integer[], $4::text[], $5, $6, $7::integer[])"
 "        AS u(job_id, role, replica, node, resources, gpus, gpu_milli)";
 
-/* The victim's reason: which rule, for which job (tide.evictions.reason). */
-static char *
-victim_reason(const TideSnapshot *s, const TideEviction *e)
+char *
+tide_cycle_victim_reason(const TideSnapshot *s, const TideEviction *e)
 {
 	const TideJob *p = &s->jobs[e->preemptor];
 
@@ -74,7 +73,7 @@ tide_cycle_write_evictions(const CycleLoad *l, const TideResult *r, int64 cycle_
 		for (int i = 0; i < n; i++)
 		{
 			ids[i] = Int64GetDatum(r->evictions[i].job_id);
-			reasons[i] = CStringGetTextDatum(victim_reason(s, &r->evictions[i]));
+			reasons[i] = CStringGetTextDatum(tide_cycle_victim_reason(s, &r->evictions[i]));
 			preemptors[i] = Int64GetDatum(s->jobs[r->evictions[i].preemptor].id);
 		}
 		args[0] = PointerGetDatum(tide_array_of(ids, NULL, n, INT8OID));

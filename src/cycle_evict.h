@@ -15,4 +15,7 @@
 extern int	tide_cycle_write_evictions(const CycleLoad *l, const TideResult *r, int64 cycle_id,
 									   const CycleTypes *types, int lost);
 
+/* A victim's reason: which rule, for which job (tide.evictions.reason). */
+extern char *tide_cycle_victim_reason(const TideSnapshot *s, const TideEviction *e);
+
 #endif							/* TIDE_CYCLE_EVICT_H */

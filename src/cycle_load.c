@@ -138,13 +138,21 @@ static const char *const Q_CLAIMS =
 #define Anum_claims_gpu_milli		5
 #define Anum_claims_waiting			6
 
-/* R-C3: the nodes silent for longer than $1, marked down; its one column: jobs hit. */
+/* R-C3: the nodes silent for longer than $1 (tide.node_timeout), and why. */
+#define LOST_NODES \
+"SELECT n.name, pg_catalog.format('no heartbeat for more than %s', $1::pg_catalog.interval) AS reason" \
+"  FROM tide.nodes n" \
+" WHERE n.state <> 'down' AND n.heartbeat_at < pg_catalog.now() - $1::pg_catalog.interval"
+
+static const char *const Q_LOST = LOST_NODES " ORDER BY n.name COLLATE \"C\"";
+#define Anum_lost_name				1
+#define Anum_lost_reason			2
+
+/* The same nodes marked down; its one column: the jobs hit. */
 static const char *const W_LOST =
-"SELECT pg_catalog.cardinality(tide._nodes_lost(x.names,"
-"         pg_catalog.format('no heartbeat for more than %s', $1::pg_catalog.interval)))"
-"  FROM (SELECT pg_catalog.array_agg(n.name ORDER BY n.name) AS names"
-"          FROM tide.nodes n"
-"         WHERE n.state <> 'down' AND n.heartbeat_at < pg_catalog.now() - $1::pg_catalog.interval) x"
+"SELECT pg_catalog.cardinality(tide._nodes_lost(x.names, x.reason))"
+"  FROM (SELECT pg_catalog.array_agg(l.name ORDER BY l.name) AS names, pg_catalog.min(l.reason) AS reason"
+"          FROM (" LOST_NODES ") l) x"
 " WHERE x.names IS NOT NULL";
 
 /*
@@ -769,26 +777,57 @@ tide_cycle_load(CycleLoad *l, MemoryContext mcxt)
 	load_claims(ld);
 }
 
-int
-tide_cycle_nodes_lost(void)
+/* Run a lost-node statement with tide.node_timeout as $1. */
+static int
+run_lost(const char *sql)
 {
 	Datum		arg;
 	Oid			argtype = INTERVALOID;
 	Interval   *iv;
+
+	iv = palloc0(sizeof(Interval));
+	iv->time = (int64) tide_node_timeout * USECS_PER_SEC;
+	arg = IntervalPGetDatum(iv);
+	return SPI_execute_with_args(sql, 1, &argtype, &arg, NULL, false, 0);
+}
+
+int
+tide_cycle_nodes_lost(void)
+{
 	int			ret;
 	bool		isnull;
 	Datum		d;
 
 	if (tide_node_timeout <= 0)
 		return 0;
-	iv = palloc0(sizeof(Interval));
-	iv->time = (int64) tide_node_timeout * USECS_PER_SEC;
-	arg = IntervalPGetDatum(iv);
-	ret = SPI_execute_with_args(W_LOST, 1, &argtype, &arg, NULL, false, 0);
+	ret = run_lost(W_LOST);
 	if (ret != SPI_OK_SELECT)
 		elog(ERROR, "tide.run_cycle: marking lost nodes failed: %s", SPI_result_code_string(ret));
 	if (SPI_processed != 1)
 		return 0;
 	d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
 	return isnull ? 0 : DatumGetInt32(d);
+}
+
+int
+tide_cycle_nodes_to_lose(char ***names, char ***reasons)
+{
+	int			ret;
+	int			n;
+
+	*names = *reasons = NULL;
+	if (tide_node_timeout <= 0)
+		return 0;
+	ret = run_lost(Q_LOST);
+	if (ret != SPI_OK_SELECT)
+		elog(ERROR, "tide.dry_run: listing lost nodes failed: %s", SPI_result_code_string(ret));
+	n = (int) SPI_processed;
+	*names = palloc(sizeof(char *) * (n + 1));
+	*reasons = palloc(sizeof(char *) * (n + 1));
+	for (int i = 0; i < n; i++)
+	{
+		(*names)[i] = SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, Anum_lost_name);
+		(*reasons)[i] = SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, Anum_lost_reason);
+	}
+	return n;
 }

@@ -37,6 +37,12 @@ typedef struct CycleLoad
 extern int	tide_cycle_nodes_lost(void);
 
 /*
+ * The nodes tide_cycle_nodes_lost() would mark down now, and why, without
+ * writing (for tide.dry_run()); returns how many.
+ */
+extern int	tide_cycle_nodes_to_lose(char ***names, char ***reasons);
+
+/*
  * Load nodes, queues, pending jobs and their tasks, live allocations and
  * the resources held for preemptors (R-E6) into a snapshot allocated in
  * mcxt, evictions on.  Must run inside SPI_connect(); the loaded texts
