@@ -1,8 +1,17 @@
 /*
- * cycle.h: settings of tide.run_cycle() (src/cycle.c), defined in pg_tide.c.
+ * cycle.h: what the parts of tide.run_cycle() share: its settings (defined
+ * in pg_tide.c) and the timer of its phases.
+ *
+ *   cycle.c        orchestration: lock, cycle row, load, decide, write, record
+ *   cycle_load.c   every query the cycle reads with, into the engine's snapshot
+ *   cycle_place.c  placements written: jobs, allocations, reasons, backlog
+ *   cycle_evict.c  evictions written: victims and held resources
+ *   cycle_rows.c   the arrays the writes unnest
  */
 #ifndef TIDE_CYCLE_H
 #define TIDE_CYCLE_H
+
+#include "portability/instr_time.h"
 
 /*
  * GUC tide.reason_updates_per_cycle: changed pending reasons a cycle writes
@@ -16,5 +25,19 @@ extern int	tide_reason_updates_per_cycle;
  * 0: skip them at once.
  */
 extern int	tide_cycle_lock_timeout;
+
+/* GUC tide.node_timeout, seconds: heartbeat age of a lost node (R-C3); 0: off */
+extern int	tide_node_timeout;
+
+/* Milliseconds since start (the phase timings of tide.cycles). */
+static inline double
+cycle_elapsed_ms(instr_time start)
+{
+	instr_time	now;
+
+	INSTR_TIME_SET_CURRENT(now);
+	INSTR_TIME_SUBTRACT(now, start);
+	return INSTR_TIME_GET_MILLISEC(now);
+}
 
 #endif

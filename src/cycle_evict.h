@@ -1,18 +1,21 @@
 /*
- * cycle_evict.h: the eviction half of tide.run_cycle() (cycle_evict.c).
+ * cycle_evict.h: the eviction writes of tide.run_cycle() (cycle_evict.c).
  */
 #ifndef TIDE_CYCLE_EVICT_H
 #define TIDE_CYCLE_EVICT_H
 
+#include "cycle_load.h"
 #include "cycle_rows.h"
-#include "engine.h"
 
-extern int	tide_node_timeout;	/* GUC tide.node_timeout, seconds (pg_tide.c) */
+/*
+ * Write the eviction decisions (after the placements); returns the number
+ * of jobs evicted, lost ones (tide_cycle_nodes_lost, counted by the
+ * caller as lost) included.
+ */
+extern int	tide_cycle_write_evictions(const CycleLoad *l, const TideResult *r, int64 cycle_id,
+									   const CycleTypes *types, int lost);
 
-extern int	tide_cycle_nodes_lost(void);
-extern void tide_cycle_load_claims(TideSnapshot *s);
-extern int	tide_cycle_write_evictions(TideSnapshot *s, const TideResult *r, int64 cycle_id,
-									   const Datum *role_request, const CycleTypes *types,
-									   int lost);
+/* A victim's reason: which rule, for which job (tide.evictions.reason). */
+extern char *tide_cycle_victim_reason(const TideSnapshot *s, const TideEviction *e);
 
 #endif							/* TIDE_CYCLE_EVICT_H */

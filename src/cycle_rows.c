@@ -4,6 +4,8 @@
 #include "postgres.h"
 
 #include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "utils/builtins.h"
 #include "utils/lsyscache.h"
 
 #include "cycle_rows.h"
@@ -81,4 +83,32 @@ placement_rows_args(const PlacementRows *rows, const CycleTypes *types, int64 cy
 	argtypes[5] = types->gpumask_array;
 	argtypes[6] = INT4ARRAYOID;
 	argtypes[7] = INT8OID;
+}
+
+/* OID of a type by name (the extension's types have no fixed OIDs). */
+static Oid
+type_oid(const char *name)
+{
+	Oid			oid;
+	int			ret;
+	bool		isnull;
+	Datum		arg = CStringGetTextDatum(name);
+	Oid			argtype = TEXTOID;
+
+	ret = SPI_execute_with_args("SELECT pg_catalog.to_regtype($1)::oid", 1, &argtype, &arg, NULL, true, 1);
+	if (ret != SPI_OK_SELECT || SPI_processed != 1)
+		elog(ERROR, "tide.run_cycle: type lookup failed for %s", name);
+	oid = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	if (isnull || !OidIsValid(oid))
+		elog(ERROR, "tide.run_cycle: type %s does not exist", name);
+	return oid;
+}
+
+void
+cycle_types_lookup(CycleTypes *types)
+{
+	types->resvec = type_oid("tide.resvec");
+	types->gpumask = type_oid("tide.gpumask");
+	types->resvec_array = type_oid("tide.resvec[]");
+	types->gpumask_array = type_oid("tide.gpumask[]");
 }

@@ -2,7 +2,7 @@
  * cycle_rows.h: the arrays tide.run_cycle() writes with (cycle_rows.c).
  *
  * The cycle writes set-based: each statement takes one array per column
- * and unnests them.  Allocations (cycle.c) and eviction holds
+ * and unnests them.  Allocations (cycle_place.c) and eviction holds
  * (cycle_evict.c) are both rows of placed replicas with the same columns,
  * so they are built the same way.
  */
@@ -19,6 +19,9 @@ typedef struct CycleTypes
 				resvec_array,
 				gpumask_array;
 } CycleTypes;
+
+/* Look them up (inside SPI_connect()). */
+extern void cycle_types_lookup(CycleTypes *types);
 
 /* A one-dimensional array of n elements of elemtype (nulls may be NULL). */
 extern ArrayType *tide_array_of(Datum *elems, bool *nulls, int n, Oid elemtype);

@@ -11,7 +11,6 @@
 #include "utils/guc.h"
 
 #include "cycle.h"
-#include "cycle_evict.h"
 
 PG_MODULE_MAGIC;
 
@@ -19,6 +18,7 @@ void		_PG_init(void);
 
 int			tide_reason_updates_per_cycle = 1000;
 int			tide_cycle_lock_timeout = 100;
+int			tide_node_timeout = 30;
 
 void
 _PG_init(void)

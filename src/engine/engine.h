@@ -229,6 +229,7 @@ typedef struct TideRunning
 typedef struct TideClaim
 {
 	int64_t		job_id;			/* the preemptor */
+	int32_t		job;			/* new claims: the preemptor's index into snapshot jobs */
 	int32_t		role;			/* new claims: role index and replica of the placement */
 	int32_t		replica;
 	int32_t		node;
@@ -404,6 +405,7 @@ extern bool tide_snapshot_finish(TideSnapshot *s, char *err, size_t errlen);
 extern void tide_charge(TideSnapshot *s, int node, int queue, bool idle,
 						const int64_t *res, uint64_t gpus, int gpu_milli, int sign);
 extern void tide_snapshot_destroy(TideSnapshot *s);
+extern int	tide_job_index(const TideSnapshot *s, int64_t id);	/* -1: not pending */
 
 /* engine.c */
 extern TideResult *tide_decide(TideSnapshot *s);

@@ -94,16 +94,6 @@ tide_rule_name(int rule)
 	return "eviction";
 }
 
-/* Index of the pending job with this id, -1 if none. */
-static int
-job_index(const TideSnapshot *s, int64_t id)
-{
-	for (int j = 0; j < s->njobs; j++)
-		if (s->jobs[j].id == id)
-			return j;
-	return -1;
-}
-
 /* Charge (+1) or release (-1) claim c's effective part on its node only. */
 static void
 claim_apply(TideWork *w, int c, int sign)
@@ -145,7 +135,7 @@ tide_claims_begin(TideWork *w)
 	for (int c = 0; c < nc; c++)
 	{
 		const TideClaim *cl = &s->claims[c];
-		int			j = job_index(s, cl->job_id);
+		int			j = tide_job_index(s, cl->job_id);
 		TideNode   *n;
 		int64_t    *eff = ev->claim_res + (size_t) c * w->nres;
 
@@ -629,6 +619,7 @@ evict_for(TideWork *w, int j, Cand *chosen, bool *usable, int64_t *free_sum, int
 		TideClaim  *cl = &r->new_claims[r->nnew_claims++];
 
 		cl->job_id = job->id;
+		cl->job = j;
 		cl->role = pl->role;
 		cl->replica = pl->replica;
 		cl->node = pl->node;

@@ -227,6 +227,34 @@ tide_snapshot_alloc_jobs(TideSnapshot *s, int njobs, int nroles)
 		s->roles[i].request = pool + (size_t) s->nres * i;
 }
 
+/*
+ * Index of the pending job with this id, -1 if none.  A binary search when
+ * the jobs are in id order (the server loads them so), else a scan: any
+ * order is correct, the usual one is fast.
+ */
+int
+tide_job_index(const TideSnapshot *s, int64_t id)
+{
+	int			lo = 0,
+				hi = s->njobs - 1;
+
+	while (lo <= hi)
+	{
+		int			mid = lo + (hi - lo) / 2;
+
+		if (s->jobs[mid].id == id)
+			return mid;
+		if (s->jobs[mid].id < id)
+			lo = mid + 1;
+		else
+			hi = mid - 1;
+	}
+	for (int j = 0; j < s->njobs; j++)
+		if (s->jobs[j].id == id)
+			return j;
+	return -1;
+}
+
 int
 tide_bitlen(int64_t v)
 {

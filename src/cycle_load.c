@@ -1,0 +1,833 @@
+/*
+ * cycle_load.c: the load phase of tide.run_cycle(): every query the cycle
+ * reads with, copied into the engine's snapshot (see cycle_load.h).
+ *
+ * One query per table, each in its own snapshot (READ COMMITTED).
+ * Referenced rows are loaded after the rows that reference them, so a
+ * job's tasks and queue, and an allocation's node, are always there: a
+ * queue or node cannot be deleted while referenced, and one created
+ * between two queries is simply seen by the later one.
+ *
+ * Each query's columns are named by the constants that follow it
+ * (Anum_<query>_<column>, 1-based, as in PostgreSQL's catalog headers):
+ * change the SELECT list and its constants together.
+ */
+#include "postgres.h"
+
+#include "access/htup_details.h"
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/memutils.h"
+#include "utils/timestamp.h"
+
+#include "cycle.h"
+#include "cycle_load.h"
+#include "gpumask.h"
+#include "resvec.h"
+
+static const char *const Q_NODES =
+"SELECT n.name, n.resource_group, n.capacity, n.gpu_type, n.gpu_topology, n.state,"
+"       n.allow_cpu_jobs,"
+"       CASE WHEN n.labels = '{}' THEN NULL ELSE ARRAY(SELECT e.key FROM pg_catalog.jsonb_each_text(n.labels) e ORDER BY e.key) END,"
+"       CASE WHEN n.labels = '{}' THEN NULL ELSE ARRAY(SELECT e.value FROM pg_catalog.jsonb_each_text(n.labels) e ORDER BY e.key) END,"
+"       n.heartbeat_at"
+"  FROM tide.nodes n ORDER BY n.name COLLATE \"C\"";
+#define Anum_nodes_name				1
+#define Anum_nodes_resource_group	2
+#define Anum_nodes_capacity			3
+#define Anum_nodes_gpu_type			4
+#define Anum_nodes_gpu_topology		5
+#define Anum_nodes_state			6
+#define Anum_nodes_allow_cpu_jobs	7
+#define Anum_nodes_label_keys		8
+#define Anum_nodes_label_values		9
+#define Anum_nodes_heartbeat_at		10
+
+static const char *const Q_QUEUES =
+"SELECT q.name, q.resource_group, q.quota, q.capability, q.priority, q.placement,"
+"       q.service_type, q.reclaimable, q.preemption_within,"
+"       (EXTRACT(epoch FROM q.min_runtime) * 1000000)::bigint"
+"  FROM tide.queues q ORDER BY q.name COLLATE \"C\"";
+#define Anum_queues_name			1
+#define Anum_queues_resource_group	2
+#define Anum_queues_quota			3
+#define Anum_queues_capability		4
+#define Anum_queues_priority		5
+#define Anum_queues_placement		6
+#define Anum_queues_service_type	7
+#define Anum_queues_reclaimable		8
+#define Anum_queues_preemption_within 9
+#define Anum_queues_min_runtime_us	10
+
+static const char *const Q_JOBS =
+"SELECT j.id, j.queue, j.priority, j.created_at, j.idle, j.reserve, j.retry_of IS NOT NULL,"
+"       j.preemptable, j.service_type, j.min_available, j.gpu_type,"
+"       CASE WHEN j.node_selector = '{}' THEN NULL ELSE ARRAY(SELECT e.key FROM pg_catalog.jsonb_each_text(j.node_selector) e ORDER BY e.key) END,"
+"       CASE WHEN j.node_selector = '{}' THEN NULL ELSE ARRAY(SELECT e.value FROM pg_catalog.jsonb_each_text(j.node_selector) e ORDER BY e.key) END,"
+"       (EXTRACT(epoch FROM j.time_limit) * 1000000)::bigint,"
+"       CASE WHEN j.avoid_nodes = '{}' THEN NULL ELSE j.avoid_nodes END,"
+"       j.pending_reason"
+"  FROM tide.jobs j"
+" WHERE j.state = 'pending' AND NOT j.unschedulable AND NOT j.cancel_requested"
+" ORDER BY j.id";				/* tide_job_index() relies on this order */
+#define Anum_jobs_id				1
+#define Anum_jobs_queue				2
+#define Anum_jobs_priority			3
+#define Anum_jobs_created_at		4
+#define Anum_jobs_idle				5
+#define Anum_jobs_reserve			6
+#define Anum_jobs_is_retry			7
+#define Anum_jobs_preemptable		8
+#define Anum_jobs_service_type		9
+#define Anum_jobs_min_available		10
+#define Anum_jobs_gpu_type			11
+#define Anum_jobs_selector_keys		12
+#define Anum_jobs_selector_values	13
+#define Anum_jobs_time_limit_us		14
+#define Anum_jobs_avoid_nodes		15
+#define Anum_jobs_pending_reason	16
+
+static const char *const Q_TASKS =
+"SELECT t.job_id, t.role, t.replicas, t.request, t.ctid"
+"  FROM tide.job_tasks t JOIN tide.jobs j ON j.id = t.job_id"
+" WHERE j.state = 'pending' AND NOT j.unschedulable AND NOT j.cancel_requested"
+" ORDER BY t.job_id";			/* roles sorted by name in load_jobs (a merge, no sort) */
+#define Anum_tasks_job_id			1
+#define Anum_tasks_role				2
+#define Anum_tasks_replicas			3
+#define Anum_tasks_request			4
+#define Anum_tasks_ctid				5
+
+static const char *const Q_ALLOCS =
+"SELECT a.id, a.job_id, a.node, a.resources, a.gpus, a.gpu_milli, a.state, j.queue,"
+"       j.idle, j.preemptable, j.priority, j.service_type, a.started_at,"
+"       a.started_at + j.time_limit, coalesce(a.started_at, a.created_at)"
+"  FROM tide.allocations a JOIN tide.jobs j ON j.id = a.job_id"
+" WHERE a.state <> 'released'";
+#define Anum_allocs_id				1
+#define Anum_allocs_job_id			2
+#define Anum_allocs_node			3
+#define Anum_allocs_resources		4
+#define Anum_allocs_gpus			5
+#define Anum_allocs_gpu_milli		6
+#define Anum_allocs_state			7
+#define Anum_allocs_queue			8
+#define Anum_allocs_idle			9
+#define Anum_allocs_preemptable		10
+#define Anum_allocs_priority		11
+#define Anum_allocs_service_type	12
+#define Anum_allocs_started_at		13
+#define Anum_allocs_end_at			14
+#define Anum_allocs_placed_at		15
+
+/* Resources held for preemptors (R-E6): one row per held replica. */
+static const char *const Q_CLAIMS =
+"SELECT h.job_id, h.node, h.resources, h.gpus, h.gpu_milli,"
+"       EXISTS (SELECT 1 FROM tide.evictions e"
+"                WHERE e.preemptor_job_id = h.job_id AND e.cycle_id = h.cycle_id"
+"                  AND e.acked_at IS NULL)"
+"  FROM tide.eviction_holds h JOIN tide.jobs j ON j.id = h.job_id"
+" WHERE j.state = 'pending' AND NOT j.unschedulable AND NOT j.cancel_requested"
+" ORDER BY h.job_id, h.role COLLATE \"C\", h.replica";
+#define Anum_claims_job_id			1
+#define Anum_claims_node			2
+#define Anum_claims_resources		3
+#define Anum_claims_gpus			4
+#define Anum_claims_gpu_milli		5
+#define Anum_claims_waiting			6
+
+/* R-C3: the nodes silent for longer than $1 (tide.node_timeout), and why. */
+#define LOST_NODES \
+"SELECT n.name, pg_catalog.format('no heartbeat for more than %s', $1::pg_catalog.interval) AS reason" \
+"  FROM tide.nodes n" \
+" WHERE n.state <> 'down' AND n.heartbeat_at < pg_catalog.now() - $1::pg_catalog.interval"
+
+static const char *const Q_LOST = LOST_NODES " ORDER BY n.name COLLATE \"C\"";
+#define Anum_lost_name				1
+#define Anum_lost_reason			2
+
+/* The same nodes marked down; its one column: the jobs hit. */
+static const char *const W_LOST =
+"SELECT pg_catalog.cardinality(tide._nodes_lost(x.names, x.reason))"
+"  FROM (SELECT pg_catalog.array_agg(l.name ORDER BY l.name) AS names, pg_catalog.min(l.reason) AS reason"
+"          FROM (" LOST_NODES ") l) x"
+" WHERE x.names IS NOT NULL";
+
+/*
+ * Rows are deformed once and kept, one row per result table:
+ * SPI_getbinval would walk every earlier varlena column again for each
+ * column asked.
+ */
+#define ROWCACHE_COLS 24
+#define ROWCACHE_TABLES 8
+
+typedef struct RowCache
+{
+	SPITupleTable *t;
+	uint64		row;
+	Datum		vals[ROWCACHE_COLS];
+	bool		nulls[ROWCACHE_COLS];
+} RowCache;
+
+/*
+ * Names sorted by strcmp (the queries' COLLATE "C" order), to look up the
+ * index of a node or queue by its name.
+ */
+typedef struct NameMap
+{
+	char	  **names;
+	int			n;
+} NameMap;
+
+/* One load in progress. */
+typedef struct Loader
+{
+	CycleLoad  *l;
+	TideSnapshot *s;
+	SPITupleTable *nodes,
+			   *queues,
+			   *jobs,
+			   *tasks,
+			   *allocs,
+			   *claims;
+	NameMap		node_names;
+	NameMap		queue_names;
+	char	  **group_names;	/* resource group ids, in order of appearance */
+	int			ngroups;
+	RowCache	cache[ROWCACHE_TABLES];
+} Loader;
+
+/* The engine's allocator: the cycle's memory context, huge blocks allowed. */
+static void *
+cycle_alloc(void *ctx, size_t size)
+{
+	return MemoryContextAllocExtended((MemoryContext) ctx, size, MCXT_ALLOC_HUGE);
+}
+
+/* Run one load query; its rows stay valid until SPI_finish. */
+static SPITupleTable *
+run_select(const char *sql)
+{
+	int			ret = SPI_execute(sql, false, 0);
+
+	if (ret != SPI_OK_SELECT)
+		elog(ERROR, "tide.run_cycle: query failed (%s): %s", SPI_result_code_string(ret), sql);
+	return SPI_tuptable;
+}
+
+#define NROWS(t) ((t)->numvals)
+
+/* Column colno (1-based, an Anum_ constant) of a row. */
+static Datum
+col(Loader *ld, SPITupleTable *t, uint64 row, int colno, bool *isnull)
+{
+	RowCache   *rc = NULL;
+
+	for (int i = 0; i < ROWCACHE_TABLES && !rc; i++)
+	{
+		if (ld->cache[i].t == t)
+			rc = &ld->cache[i];
+		else if (ld->cache[i].t == NULL)
+		{
+			rc = &ld->cache[i];
+			rc->t = t;
+			rc->row = PG_UINT64_MAX;
+		}
+	}
+	if (!rc || t->tupdesc->natts > ROWCACHE_COLS)
+		return SPI_getbinval(t->vals[row], t->tupdesc, colno, isnull);
+	if (rc->row != row)
+	{
+		heap_deform_tuple(t->vals[row], t->tupdesc, rc->vals, rc->nulls);
+		rc->row = row;
+	}
+	*isnull = rc->nulls[colno - 1];
+	return rc->vals[colno - 1];
+}
+
+/* A text column as a C string (palloc'd), NULL for SQL NULL. */
+static char *
+col_text(Loader *ld, SPITupleTable *t, uint64 row, int colno)
+{
+	bool		isnull;
+	Datum		d = col(ld, t, row, colno, &isnull);
+
+	return isnull ? NULL : TextDatumGetCString(d);
+}
+
+/* A column that the query never returns NULL in. */
+static Datum
+col_notnull(Loader *ld, SPITupleTable *t, uint64 row, int colno)
+{
+	bool		isnull;
+
+	return col(ld, t, row, colno, &isnull);
+}
+
+/* Index of a name in the map, or -1. */
+static int
+name_index(const NameMap *m, const char *key)
+{
+	int			lo = 0,
+				hi = m->n - 1;
+
+	while (lo <= hi)
+	{
+		int			mid = (lo + hi) / 2;
+		int			cmp = strcmp(m->names[mid], key);
+
+		if (cmp == 0)
+			return mid;
+		if (cmp < 0)
+			lo = mid + 1;
+		else
+			hi = mid - 1;
+	}
+	return -1;
+}
+
+/* Small interner for resource group names (a few per cluster). */
+static int
+group_id(Loader *ld, const char *name)
+{
+	for (int i = 0; i < ld->ngroups; i++)
+		if (strcmp(ld->group_names[i], name) == 0)
+			return i;
+	if (ld->ngroups % 16 == 0)
+		ld->group_names = ld->ngroups == 0
+			? MemoryContextAlloc(ld->l->mcxt, sizeof(char *) * 16)
+			: repalloc(ld->group_names, sizeof(char *) * (ld->ngroups + 16));
+	ld->group_names[ld->ngroups] = MemoryContextStrdup(ld->l->mcxt, name);
+	return ld->ngroups++;
+}
+
+static void
+intern_name(Loader *ld, const char *name)
+{
+	if (tide_res_intern(ld->s, name) < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("too many distinct resource names for a scheduling cycle"),
+				 errdetail("At most %d names (card types included) are supported.", TIDE_MAX_RES)));
+}
+
+/* Intern every name of a resvec column (pass 1). */
+static void
+intern_resvec_column(Loader *ld, SPITupleTable *t, int colno)
+{
+	for (uint64 i = 0; i < NROWS(t); i++)
+	{
+		bool		isnull;
+		Datum		d = col(ld, t, i, colno, &isnull);
+		ResVec	   *rv;
+
+		if (isnull)
+			continue;
+		rv = DatumGetResVecP(d);
+		for (int k = 0; k < resvec_count(rv); k++)
+			intern_name(ld, resvec_name(rv, k));
+	}
+}
+
+/* Intern the names of a text column (card types) (pass 1). */
+static void
+intern_text_column(Loader *ld, SPITupleTable *t, int colno)
+{
+	for (uint64 i = 0; i < NROWS(t); i++)
+	{
+		char	   *name = col_text(ld, t, i, colno);
+
+		if (name)
+			intern_name(ld, name);
+	}
+}
+
+/* Fill v (nres, zeroed) from a resvec: its quantities in milli. */
+static void
+resvec_to_vec(TideSnapshot *s, Datum d, int64 *v)
+{
+	ResVec	   *rv = DatumGetResVecP(d);
+
+	for (int k = 0; k < resvec_count(rv); k++)
+	{
+		int			r = tide_res_lookup(s, resvec_name(rv, k));
+
+		if (r >= 0)
+			v[r] = resvec_milli(rv, k);
+	}
+}
+
+/* A limit vector: the names it lists limit, the others are unlimited (R-A1). */
+static void
+resvec_to_limit(TideSnapshot *s, Datum d, int64 *v)
+{
+	for (int r = 0; r < s->nres; r++)
+		v[r] = TIDE_UNLIMITED;
+	resvec_to_vec(s, d, v);
+}
+
+/* Sorted label ids of parallel key/value text arrays (NULL: none). */
+static int32 *
+label_ids(Loader *ld, SPITupleTable *t, uint64 row, int kcol, int vcol, int *n)
+{
+	bool		kn,
+				vn;
+	Datum		kd = col(ld, t, row, kcol, &kn);
+	Datum		vd = col(ld, t, row, vcol, &vn);
+	Datum	   *keys,
+			   *vals;
+	bool	   *knulls,
+			   *vnulls;
+	int			nk,
+				nv;
+	int32	   *ids;
+
+	*n = 0;
+	if (kn || vn)
+		return NULL;
+	deconstruct_array(DatumGetArrayTypeP(kd), TEXTOID, -1, false, TYPALIGN_INT, &keys, &knulls, &nk);
+	deconstruct_array(DatumGetArrayTypeP(vd), TEXTOID, -1, false, TYPALIGN_INT, &vals, &vnulls, &nv);
+	ids = MemoryContextAlloc(ld->l->mcxt, sizeof(int32) * (nk + 1));
+	for (int i = 0; i < nk && i < nv; i++)
+	{
+		int32		id;
+		int			k;
+
+		if (knulls[i] || vnulls[i])
+			continue;
+		id = tide_label_intern(ld->s, TextDatumGetCString(keys[i]), TextDatumGetCString(vals[i]));
+		k = *n;
+		while (k > 0 && ids[k - 1] > id)
+		{
+			ids[k] = ids[k - 1];
+			k--;
+		}
+		ids[k] = id;
+		(*n)++;
+	}
+	return ids;
+}
+
+/* The engine's service type of a tide.jobs/queues service_type text. */
+static int
+service_of(const char *s)
+{
+	if (s && strcmp(s, "inference") == 0)
+		return TIDE_SVC_INFERENCE;
+	if (s && strcmp(s, "training") == 0)
+		return TIDE_SVC_TRAINING;
+	return TIDE_SVC_UNKNOWN;
+}
+
+/* A microsecond count column, 0 for NULL (none). */
+static int64
+col_micros(Loader *ld, SPITupleTable *t, uint64 row, int colno)
+{
+	bool		isnull;
+	Datum		d = col(ld, t, row, colno, &isnull);
+
+	return isnull ? 0 : DatumGetInt64(d);
+}
+
+static void
+load_nodes(Loader *ld)
+{
+	TideSnapshot *s = ld->s;
+	SPITupleTable *t = ld->nodes;
+
+	ld->node_names.names = MemoryContextAlloc(ld->l->mcxt, sizeof(char *) * (NROWS(t) + 1));
+	ld->node_names.n = (int) NROWS(t);
+	for (uint64 i = 0; i < NROWS(t); i++)
+	{
+		TideNode   *n = &s->nodes[i];
+		bool		isnull;
+		Datum		d;
+		char	   *gt,
+				   *st;
+
+		ld->node_names.names[i] = MemoryContextStrdup(ld->l->mcxt, col_text(ld, t, i, Anum_nodes_name));
+		n->name = ld->node_names.names[i];
+		n->group = group_id(ld, col_text(ld, t, i, Anum_nodes_resource_group));
+		resvec_to_vec(s, col_notnull(ld, t, i, Anum_nodes_capacity), n->capacity);
+		/* compare before narrowing: a huge count must not wrap into range */
+		if (n->capacity[TIDE_RES_GPU] / TIDE_MILLI > TIDE_MAX_GPUS)
+		{
+			/* one odd node must not stop scheduling: it just gets no work */
+			ereport(WARNING,
+					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+					 errmsg("node \"%s\" has %lld GPUs, at most %d are supported: it gets no work",
+							n->name, (long long) (n->capacity[TIDE_RES_GPU] / TIDE_MILLI),
+							TIDE_MAX_GPUS),
+					 errhint("Register it as several nodes of at most %d GPUs.", TIDE_MAX_GPUS)));
+			n->ngpus = 0;
+			n->capacity[TIDE_RES_GPU] = 0;
+			n->unusable = true;
+		}
+		else
+			n->ngpus = (int) (n->capacity[TIDE_RES_GPU] / TIDE_MILLI);
+		gt = col_text(ld, t, i, Anum_nodes_gpu_type);
+		n->gpu_type = gt ? tide_res_lookup(s, gt) : -1;
+		d = col(ld, t, i, Anum_nodes_gpu_topology, &isnull);
+		if (!isnull)
+		{
+			Datum	   *doms;
+			bool	   *dnulls;
+			int			nd;
+
+			deconstruct_array(DatumGetArrayTypeP(d), INT4OID, 4, true, TYPALIGN_INT, &doms, &dnulls, &nd);
+			for (int g = 0; g < nd && g < n->ngpus; g++)
+				n->gpu_domain[g] = dnulls[g] ? 0 : (int16) DatumGetInt32(doms[g]);
+		}
+		st = col_text(ld, t, i, Anum_nodes_state);
+		n->state = strcmp(st, "ready") == 0 ? TIDE_NODE_READY :
+			strcmp(st, "draining") == 0 ? TIDE_NODE_DRAINING : TIDE_NODE_DOWN;
+		if (n->unusable)
+			n->state = TIDE_NODE_DOWN;
+		n->allow_cpu_jobs = DatumGetBool(col_notnull(ld, t, i, Anum_nodes_allow_cpu_jobs));
+		n->labels = label_ids(ld, t, i, Anum_nodes_label_keys, Anum_nodes_label_values, &n->nlabels);
+		d = col(ld, t, i, Anum_nodes_heartbeat_at, &isnull);
+		n->heartbeat_at = isnull ? 0 : DatumGetTimestampTz(d);
+	}
+}
+
+static void
+load_queues(Loader *ld)
+{
+	TideSnapshot *s = ld->s;
+	SPITupleTable *t = ld->queues;
+
+	ld->queue_names.names = MemoryContextAlloc(ld->l->mcxt, sizeof(char *) * (NROWS(t) + 1));
+	ld->queue_names.n = (int) NROWS(t);
+	for (uint64 i = 0; i < NROWS(t); i++)
+	{
+		TideQueue  *q = &s->queues[i];
+		bool		isnull;
+		Datum		d;
+		char	   *pl,
+				   *pw;
+
+		ld->queue_names.names[i] = MemoryContextStrdup(ld->l->mcxt, col_text(ld, t, i, Anum_queues_name));
+		q->name = ld->queue_names.names[i];
+		q->group = group_id(ld, col_text(ld, t, i, Anum_queues_resource_group));
+		d = col(ld, t, i, Anum_queues_quota, &isnull);
+		if (!isnull && resvec_count(DatumGetResVecP(d)) > 0)
+		{
+			q->has_quota = true;
+			resvec_to_limit(s, d, q->quota);
+		}
+		d = col(ld, t, i, Anum_queues_capability, &isnull);
+		if (!isnull)
+			resvec_to_limit(s, d, q->capability);
+		q->priority = DatumGetInt32(col_notnull(ld, t, i, Anum_queues_priority));
+		pl = col_text(ld, t, i, Anum_queues_placement);
+		q->placement = pl && strcmp(pl, "spread") == 0 ? TIDE_PLACE_SPREAD : TIDE_PLACE_PACK;
+		q->service = service_of(col_text(ld, t, i, Anum_queues_service_type));
+		q->reclaimable = DatumGetBool(col_notnull(ld, t, i, Anum_queues_reclaimable));
+		pw = col_text(ld, t, i, Anum_queues_preemption_within);
+		q->preemption_within = pw && strcmp(pw, "lower_priority") == 0
+			? TIDE_PREEMPT_LOWER_PRIORITY : TIDE_PREEMPT_NEVER;
+		q->min_runtime = col_micros(ld, t, i, Anum_queues_min_runtime_us);
+	}
+}
+
+/*
+ * Roles are walked in name order (C collation), whatever order the task
+ * rows came in: insertion sort of one job's roles, most jobs have one.
+ */
+static void
+sort_roles(CycleLoad *l, int first, int n)
+{
+	TideRole   *roles = &l->s->roles[first];
+
+	for (int i = 1; i < n; i++)
+	{
+		for (int k = i; k > 0 && strcmp(l->role_name[first + k - 1], l->role_name[first + k]) > 0; k--)
+		{
+			TideRole	r = roles[k];
+			char	   *name = l->role_name[first + k];
+			Datum		req = l->role_request[first + k];
+			ItemPointerData tid = l->role_tid[first + k];
+
+			roles[k] = roles[k - 1];
+			roles[k - 1] = r;
+			l->role_name[first + k] = l->role_name[first + k - 1];
+			l->role_name[first + k - 1] = name;
+			l->role_request[first + k] = l->role_request[first + k - 1];
+			l->role_request[first + k - 1] = req;
+			l->role_tid[first + k] = l->role_tid[first + k - 1];
+			l->role_tid[first + k - 1] = tid;
+		}
+	}
+}
+
+/* Node indexes of a text[] of node names (failed attempts, R-L4). */
+static void
+load_avoid(Loader *ld, TideJob *j, Datum d)
+{
+	Datum	   *names;
+	bool	   *nulls;
+	int			n;
+	int32	   *av;
+
+	deconstruct_array(DatumGetArrayTypeP(d), TEXTOID, -1, false, TYPALIGN_INT, &names, &nulls, &n);
+	av = MemoryContextAlloc(ld->l->mcxt, sizeof(int32) * (n + 1));
+	for (int k = 0; k < n; k++)
+	{
+		int			ni = nulls[k] ? -1 : name_index(&ld->node_names, TextDatumGetCString(names[k]));
+
+		if (ni >= 0)
+			av[j->navoid++] = ni;
+	}
+	j->avoid = av;
+}
+
+/* Pending jobs and their roles (both sorted by job id: a merge). */
+static void
+load_jobs(Loader *ld)
+{
+	CycleLoad  *l = ld->l;
+	TideSnapshot *s = ld->s;
+	SPITupleTable *t = ld->jobs;
+	SPITupleTable *tt = ld->tasks;
+	uint64		nj = NROWS(t);
+	uint64		nt = NROWS(tt);
+	uint64		ti = 0;
+	int			nroles = 0;
+
+	tide_snapshot_alloc_jobs(s, (int) nj, (int) nt);
+	l->role_request = MemoryContextAlloc(l->mcxt, sizeof(Datum) * (nt + 1));
+	l->role_name = MemoryContextAlloc(l->mcxt, sizeof(char *) * (nt + 1));
+	l->role_tid = MemoryContextAlloc(l->mcxt, sizeof(ItemPointerData) * (nt + 1));
+	l->role_base = MemoryContextAlloc(l->mcxt, sizeof(int32) * (nj + 1));
+	l->job_reason = MemoryContextAlloc(l->mcxt, sizeof(char *) * (nj + 1));
+	for (uint64 i = 0; i < nj; i++)
+	{
+		TideJob    *j = &s->jobs[i];
+		bool		isnull;
+		Datum		d;
+		char	   *gt;
+
+		j->id = DatumGetInt64(col_notnull(ld, t, i, Anum_jobs_id));
+		j->queue = name_index(&ld->queue_names, col_text(ld, t, i, Anum_jobs_queue));
+		j->priority = DatumGetInt32(col_notnull(ld, t, i, Anum_jobs_priority));
+		j->created_at = DatumGetTimestampTz(col_notnull(ld, t, i, Anum_jobs_created_at));
+		j->idle = DatumGetBool(col_notnull(ld, t, i, Anum_jobs_idle));
+		j->reserve = DatumGetBool(col_notnull(ld, t, i, Anum_jobs_reserve));
+		j->is_retry = DatumGetBool(col_notnull(ld, t, i, Anum_jobs_is_retry));
+		j->preemptable = DatumGetBool(col_notnull(ld, t, i, Anum_jobs_preemptable));
+		j->service = service_of(col_text(ld, t, i, Anum_jobs_service_type));
+		d = col(ld, t, i, Anum_jobs_min_available, &isnull);
+		j->min_available = isnull ? 0 : DatumGetInt32(d);
+		gt = col_text(ld, t, i, Anum_jobs_gpu_type);
+		j->gpu_type = gt ? tide_res_lookup(s, gt) : -1;
+		j->selector = label_ids(ld, t, i, Anum_jobs_selector_keys, Anum_jobs_selector_values,
+								&j->nselector);
+		j->time_limit = col_micros(ld, t, i, Anum_jobs_time_limit_us);
+		d = col(ld, t, i, Anum_jobs_avoid_nodes, &isnull);
+		if (!isnull)
+			load_avoid(ld, j, d);
+		l->job_reason[i] = col_text(ld, t, i, Anum_jobs_pending_reason);
+		if (j->queue < 0)
+			j->queue = 0;		/* cannot happen: queues are loaded after the
+								 * jobs that reference them */
+
+		/* roles: the task rows of this job */
+		j->roles = &s->roles[nroles];
+		l->role_base[i] = nroles;
+		while (ti < nt && DatumGetInt64(col_notnull(ld, tt, ti, Anum_tasks_job_id)) < j->id)
+			ti++;
+		while (ti < nt && DatumGetInt64(col_notnull(ld, tt, ti, Anum_tasks_job_id)) == j->id)
+		{
+			TideRole   *r = &s->roles[nroles];
+
+			l->role_name[nroles] = col_text(ld, tt, ti, Anum_tasks_role);
+			r->name = l->role_name[nroles];
+			r->replicas = DatumGetInt32(col_notnull(ld, tt, ti, Anum_tasks_replicas));
+			l->role_request[nroles] = col_notnull(ld, tt, ti, Anum_tasks_request);
+			ItemPointerCopy((ItemPointer) DatumGetPointer(col_notnull(ld, tt, ti, Anum_tasks_ctid)),
+							&l->role_tid[nroles]);
+			resvec_to_vec(s, l->role_request[nroles], r->request);
+			j->nroles++;
+			nroles++;
+			ti++;
+		}
+		sort_roles(l, l->role_base[i], j->nroles);
+	}
+	s->nroles = nroles;
+}
+
+/* Live allocations: charge nodes and queues (R-C4), keep end times (R-L2). */
+static void
+load_allocs(Loader *ld)
+{
+	TideSnapshot *s = ld->s;
+	SPITupleTable *t = ld->allocs;
+
+	for (uint64 i = 0; i < NROWS(t); i++)
+	{
+		TideRunning *a = &s->running[i];
+		bool		isnull;
+		Datum		d;
+		int64	   *v = tide_vec_new(s);
+
+		a->alloc_id = DatumGetInt64(col_notnull(ld, t, i, Anum_allocs_id));
+		a->job_id = DatumGetInt64(col_notnull(ld, t, i, Anum_allocs_job_id));
+		a->node = name_index(&ld->node_names, col_text(ld, t, i, Anum_allocs_node));
+		resvec_to_vec(s, col_notnull(ld, t, i, Anum_allocs_resources), v);
+		a->res = v;
+		a->gpus = DatumGetGpuMask(col_notnull(ld, t, i, Anum_allocs_gpus));
+		d = col(ld, t, i, Anum_allocs_gpu_milli, &isnull);
+		a->gpu_milli = isnull ? 0 : DatumGetInt32(d);
+		a->releasing = strcmp(col_text(ld, t, i, Anum_allocs_state), "releasing") == 0;
+		a->queue = name_index(&ld->queue_names, col_text(ld, t, i, Anum_allocs_queue));
+		a->idle = DatumGetBool(col_notnull(ld, t, i, Anum_allocs_idle));
+		a->preemptable = DatumGetBool(col_notnull(ld, t, i, Anum_allocs_preemptable));
+		a->priority = DatumGetInt32(col_notnull(ld, t, i, Anum_allocs_priority));
+		a->service = service_of(col_text(ld, t, i, Anum_allocs_service_type));
+		d = col(ld, t, i, Anum_allocs_started_at, &isnull);
+		a->started_at = isnull ? 0 : DatumGetTimestampTz(d);
+		d = col(ld, t, i, Anum_allocs_end_at, &isnull);
+		a->end_at = isnull ? TIDE_TIME_UNKNOWN : DatumGetTimestampTz(d);
+		a->placed_at = DatumGetTimestampTz(col_notnull(ld, t, i, Anum_allocs_placed_at));
+		tide_charge(s, a->node, a->queue, a->idle, v, a->gpus, a->gpu_milli, +1);
+	}
+}
+
+/* Switch evictions on and give the snapshot what is held for preemptors (R-E6). */
+static void
+load_claims(Loader *ld)
+{
+	TideSnapshot *s = ld->s;
+	SPITupleTable *t;
+
+	s->evict = true;
+	t = ld->claims = run_select(Q_CLAIMS);
+	s->claims = tide_alloc(s, sizeof(TideClaim) * (NROWS(t) + 1));
+	s->nclaims = 0;
+	for (uint64 i = 0; i < NROWS(t); i++)
+	{
+		TideClaim  *cl = &s->claims[s->nclaims];
+		bool		isnull;
+		Datum		d;
+		int64	   *v = tide_vec_new(s);
+
+		cl->job_id = DatumGetInt64(col_notnull(ld, t, i, Anum_claims_job_id));
+		cl->node = name_index(&ld->node_names, col_text(ld, t, i, Anum_claims_node));
+		if (cl->node < 0)
+			continue;
+		resvec_to_vec(s, col_notnull(ld, t, i, Anum_claims_resources), v);
+		cl->res = v;
+		cl->gpus = DatumGetGpuMask(col_notnull(ld, t, i, Anum_claims_gpus));
+		d = col(ld, t, i, Anum_claims_gpu_milli, &isnull);
+		cl->gpu_milli = isnull ? 0 : DatumGetInt32(d);
+		cl->waiting = DatumGetBool(col_notnull(ld, t, i, Anum_claims_waiting));
+		s->nclaims++;
+	}
+}
+
+void
+tide_cycle_load(CycleLoad *l, MemoryContext mcxt)
+{
+	TideMem		mem = {cycle_alloc, NULL, mcxt};
+	Loader	   *ld = palloc0(sizeof(Loader));
+	TideSnapshot *s;
+	char		err[256];
+
+	memset(l, 0, sizeof(CycleLoad));
+	l->mcxt = mcxt;
+	ld->l = l;
+
+	/* referencing rows first (see the top of this file) */
+	ld->jobs = run_select(Q_JOBS);
+	ld->tasks = run_select(Q_TASKS);
+	ld->allocs = run_select(Q_ALLOCS);
+	ld->queues = run_select(Q_QUEUES);
+	ld->nodes = run_select(Q_NODES);
+	if (NROWS(ld->nodes) > INT32_MAX / 4 || NROWS(ld->jobs) > INT32_MAX / 4 ||
+		NROWS(ld->tasks) > INT32_MAX / 4 || NROWS(ld->allocs) > INT32_MAX / 4)
+		ereport(ERROR, (errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+						errmsg("too many rows for one scheduling cycle")));
+
+	s = tide_snapshot_create(&mem);
+	l->s = ld->s = s;
+	s->now = GetCurrentTimestamp();
+
+	/* pass 1: every resource name, card types included */
+	intern_resvec_column(ld, ld->nodes, Anum_nodes_capacity);
+	intern_text_column(ld, ld->nodes, Anum_nodes_gpu_type);
+	intern_resvec_column(ld, ld->queues, Anum_queues_quota);
+	intern_resvec_column(ld, ld->queues, Anum_queues_capability);
+	intern_text_column(ld, ld->jobs, Anum_jobs_gpu_type);
+	intern_resvec_column(ld, ld->tasks, Anum_tasks_request);
+	intern_resvec_column(ld, ld->allocs, Anum_allocs_resources);
+
+	/* pass 2: the rows (nodes and queues first: jobs name them) */
+	tide_snapshot_alloc_cluster(s, (int) NROWS(ld->nodes), (int) NROWS(ld->queues),
+								(int) NROWS(ld->allocs));
+	load_nodes(ld);
+	load_queues(ld);
+	load_jobs(ld);
+	if (!tide_snapshot_finish(s, err, sizeof(err)))
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("cannot schedule: %s", err)));
+	load_allocs(ld);
+	load_claims(ld);
+}
+
+/* Run a lost-node statement with tide.node_timeout as $1. */
+static int
+run_lost(const char *sql)
+{
+	Datum		arg;
+	Oid			argtype = INTERVALOID;
+	Interval   *iv;
+
+	iv = palloc0(sizeof(Interval));
+	iv->time = (int64) tide_node_timeout * USECS_PER_SEC;
+	arg = IntervalPGetDatum(iv);
+	return SPI_execute_with_args(sql, 1, &argtype, &arg, NULL, false, 0);
+}
+
+int
+tide_cycle_nodes_lost(void)
+{
+	int			ret;
+	bool		isnull;
+	Datum		d;
+
+	if (tide_node_timeout <= 0)
+		return 0;
+	ret = run_lost(W_LOST);
+	if (ret != SPI_OK_SELECT)
+		elog(ERROR, "tide.run_cycle: marking lost nodes failed: %s", SPI_result_code_string(ret));
+	if (SPI_processed != 1)
+		return 0;
+	d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+	return isnull ? 0 : DatumGetInt32(d);
+}
+
+int
+tide_cycle_nodes_to_lose(char ***names, char ***reasons)
+{
+	int			ret;
+	int			n;
+
+	*names = *reasons = NULL;
+	if (tide_node_timeout <= 0)
+		return 0;
+	ret = run_lost(Q_LOST);
+	if (ret != SPI_OK_SELECT)
+		elog(ERROR, "tide.dry_run: listing lost nodes failed: %s", SPI_result_code_string(ret));
+	n = (int) SPI_processed;
+	*names = palloc(sizeof(char *) * (n + 1));
+	*reasons = palloc(sizeof(char *) * (n + 1));
+	for (int i = 0; i < n; i++)
+	{
+		(*names)[i] = SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, Anum_lost_name);
+		(*reasons)[i] = SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, Anum_lost_reason);
+	}
+	return n;
+}

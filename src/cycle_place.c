@@ -1,0 +1,572 @@
+/*
+ * cycle_place.c: the placement writes of tide.run_cycle() (write phase).
+ *
+ * Set-based, one statement per table: one UPDATE of tide.jobs (placed jobs
+ * to allocated, unschedulable marks, changed pending reasons up to
+ * tide.reason_updates_per_cycle; job rows another transaction holds are
+ * left for the next cycle after tide.cycle_lock_timeout); a check that the
+ * placed jobs' tasks did not change meanwhile (those that did go back to
+ * pending); one statement replacing tide.reason_backlog with the other
+ * reasons; one INSERT into tide.allocations from unnest().  Launchers are
+ * woken by the allocations' insert trigger (one NOTIFY per node,
+ * delivered at commit).
+ */
+#include "postgres.h"
+
+#include "access/xact.h"
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "fmgr.h"
+#include "lib/stringinfo.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/guc.h"
+#include "utils/memutils.h"
+#include "utils/resowner.h"
+#include "utils/snapmgr.h"
+
+#include "cycle.h"
+#include "cycle_place.h"
+#include "cycle_rows.h"
+
+PG_FUNCTION_INFO_V1(tide_cycle_writing);
+
+/*
+ * True only while tide.run_cycle() runs one of its own writes that the
+ * triggers treat specially: its allocation insert skips the task check the
+ * cycle has already made (with the jobs locked), and only its give-up
+ * UPDATE may move a job from allocated back to pending.  A backend-local
+ * flag, so no setting can fake it.
+ */
+static bool cycle_writing = false;
+
+static int	execute_as_cycle(const char *sql, int nargs, Oid *types, Datum *args);
+
+static const char *const W_ALLOCS =
+"INSERT INTO tide.allocations (job_id, role, replica, node, resources, gpus, gpu_milli, cycle_id)"
+" SELECT u.job_id, u.role, u.replica, u.node, u.resources, u.gpus, u.gpu_milli, $8"
+"   FROM unnest($1, $2, $3, $4, $5, $6, $7)"
+"        AS u(job_id, role, replica, node, resources, gpus, gpu_milli)";
+
+/*
+ * Job states first: a job cancelled (or otherwise moved on) since the load
+ * is no longer pending, so the UPDATE skips it, and only the placed jobs it
+ * returns get allocation rows.
+ */
+#define W_JOBS_SET \
+"    SET state = CASE WHEN u.placed THEN 'allocated' ELSE j.state END," \
+"        state_reason = CASE WHEN u.placed THEN u.reason ELSE j.state_reason END," \
+"        pending_reason = CASE WHEN u.placed THEN NULL ELSE u.reason END," \
+"        unschedulable = u.unschedulable" \
+"   FROM unnest($1::bigint[], $2::boolean[], $3::text[], $4::boolean[])" \
+"        AS u(id, placed, reason, unschedulable)"
+
+static const char *const W_JOBS =
+"WITH upd AS ("
+" UPDATE tide.jobs j" W_JOBS_SET
+"  WHERE j.id = u.id AND j.state = 'pending' AND NOT j.cancel_requested"
+" RETURNING j.id, u.placed)"
+"SELECT pg_catalog.array_agg(upd.id) FROM upd WHERE upd.placed";
+
+/*
+ * The same, skipping the job rows another transaction holds (they stay as
+ * they are this cycle): what W_JOBS falls back to when it could not get its
+ * row locks within tide.cycle_lock_timeout.  Locking first costs a lock record
+ * per row, so it is not the usual path.
+ */
+static const char *const W_JOBS_SKIP_LOCKED =
+"WITH lk AS MATERIALIZED ("
+" SELECT j.id FROM tide.jobs j"
+"  WHERE j.id = ANY ($1::bigint[]) AND j.state = 'pending' AND NOT j.cancel_requested"
+"    FOR NO KEY UPDATE OF j SKIP LOCKED),"
+" upd AS ("
+" UPDATE tide.jobs j" W_JOBS_SET
+"  WHERE j.id = u.id AND j.id IN (SELECT lk.id FROM lk)"
+" RETURNING j.id, u.placed)"
+"SELECT pg_catalog.array_agg(upd.id) FROM upd WHERE upd.placed";
+
+
+
+/*
+ * The task rows of the jobs placed, compared with those loaded (by ctid: an
+ * inserted, deleted or updated task row differs).  Run after W_JOBS, whose
+ * row locks keep the tasks of these jobs from changing any more (the tasks
+ * trigger reads the job FOR SHARE), in the latest snapshot (whatever the
+ * isolation level): it sees a task change that committed between the load
+ * and those locks.
+ */
+static const char *const Q_TASKS_CHANGED =
+"SELECT pg_catalog.array_agg(DISTINCT coalesce(l.job_id, n.job_id))"
+"  FROM unnest($1::bigint[], $2::tid[]) AS l(job_id, tid)"
+"  FULL JOIN (SELECT t.job_id, t.ctid AS tid FROM tide.job_tasks t WHERE t.job_id = ANY ($3::bigint[])) n"
+"    ON n.job_id = l.job_id AND n.tid = l.tid"
+" WHERE l.job_id IS NULL OR n.job_id IS NULL";
+
+/* Placed jobs whose tasks changed go back to pending, without allocations. */
+static const char *const W_GIVE_UP =
+"UPDATE tide.jobs j"
+"   SET state = 'pending', state_reason = 'its tasks changed while a cycle placed it',"
+"       pending_reason = 'its tasks changed while a cycle placed it; the next cycle looks again'"
+" WHERE j.id = ANY ($1::bigint[]) AND j.state = 'allocated'";
+
+/* Every cycle replaces the backlog of reasons not yet in job rows. */
+static const char *const W_BACKLOG =
+"WITH gone AS (DELETE FROM tide.reason_backlog)"
+" INSERT INTO tide.reason_backlog (cycle_id, reason, job_ids)"
+" SELECT $1, g.reason, $2[g.lo:g.hi]"
+"   FROM unnest($3, $4, $5) AS g(reason, lo, hi)";
+
+static const char *const W_BACKLOG_CLEAR = "DELETE FROM tide.reason_backlog";
+
+/* "placed on n1, n2 and 3 more" */
+static char *
+placed_reason(const TideSnapshot *s, const TideResult *r, int j)
+{
+	StringInfoData buf;
+	const TideOutcome *o = &r->outcomes[j];
+	int			shown = 0;
+
+	initStringInfo(&buf);
+	appendStringInfoString(&buf, "placed on ");
+	for (int i = 0; i < o->nplacements; i++)
+	{
+		const char *name = s->nodes[r->placements[o->first_placement + i].node].name;
+		bool		seen = false;
+
+		for (int k = 0; k < i && !seen; k++)
+			seen = r->placements[o->first_placement + k].node == r->placements[o->first_placement + i].node;
+		if (seen)
+			continue;
+		if (shown == 3)
+		{
+			appendStringInfoString(&buf, " and more");
+			break;
+		}
+		appendStringInfo(&buf, "%s%s", shown ? ", " : "", name);
+		shown++;
+	}
+	return buf.data;
+}
+
+
+/*
+ * Set confirmed[] to value for the jobs of a bigint[] of ids (NULL: none),
+ * keeping *count, the number confirmed, up to date.
+ */
+static void
+set_confirmed(const TideSnapshot *s, Datum ids_array, bool isnull, bool *confirmed, bool value, int *count)
+{
+	Datum	   *ids;
+	bool	   *nulls;
+	int			n;
+
+	if (isnull)
+		return;
+	deconstruct_array(DatumGetArrayTypeP(ids_array), INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE, &ids, &nulls, &n);
+	for (int i = 0; i < n; i++)
+	{
+		int			j = tide_job_index(s, DatumGetInt64(ids[i]));
+
+		if (j >= 0 && confirmed[j] != value)
+		{
+			confirmed[j] = value;
+			*count += value ? 1 : -1;
+		}
+	}
+}
+
+/* A pending reason left for tide.reason_backlog. */
+typedef struct DeferredReason
+{
+	const char *reason;
+	int32		text_id;		/* equal ids, equal texts (tide_reason_memo_text) */
+	int64		id;
+} DeferredReason;
+
+static int
+deferred_cmp(const void *a, const void *b)
+{
+	const DeferredReason *x = a;
+	const DeferredReason *y = b;
+
+	if (x->text_id != y->text_id)
+		return x->text_id < y->text_id ? -1 : 1;
+	return (x->id > y->id) - (x->id < y->id);
+}
+
+/*
+ * Replace tide.reason_backlog with this cycle's deferred reasons, one row
+ * per distinct reason: sorted by text id, each group is a slice of one
+ * bigint[] of job ids.
+ */
+static void
+write_reason_backlog(DeferredReason *d, int n, int64 cycle_id)
+{
+	Datum	   *ids;
+	Datum	   *texts;
+	Datum	   *lo;
+	Datum	   *hi;
+	int			ngroups = 0;
+	Datum		args[5];
+	Oid			types[5] = {INT8OID, INT8ARRAYOID, TEXTARRAYOID, INT4ARRAYOID, INT4ARRAYOID};
+	int			ret;
+
+	if (n == 0)
+	{
+		ret = SPI_execute(W_BACKLOG_CLEAR, false, 0);
+		if (ret != SPI_OK_DELETE)
+			elog(ERROR, "tide.run_cycle: clearing tide.reason_backlog failed: %s", SPI_result_code_string(ret));
+		return;
+	}
+	qsort(d, n, sizeof(DeferredReason), deferred_cmp);
+	ids = palloc(sizeof(Datum) * n);
+	texts = palloc(sizeof(Datum) * n);
+	lo = palloc(sizeof(Datum) * n);
+	hi = palloc(sizeof(Datum) * n);
+	for (int i = 0; i < n; i++)
+	{
+		ids[i] = Int64GetDatum(d[i].id);
+		if (i == 0 || d[i].text_id != d[i - 1].text_id)
+		{
+			texts[ngroups] = CStringGetTextDatum(d[i].reason);
+			lo[ngroups] = Int32GetDatum(i + 1);
+			ngroups++;
+		}
+		hi[ngroups - 1] = Int32GetDatum(i + 1);
+	}
+	args[0] = Int64GetDatum(cycle_id);
+	args[1] = PointerGetDatum(tide_array_of(ids, NULL, n, INT8OID));
+	args[2] = PointerGetDatum(tide_array_of(texts, NULL, ngroups, TEXTOID));
+	args[3] = PointerGetDatum(tide_array_of(lo, NULL, ngroups, INT4OID));
+	args[4] = PointerGetDatum(tide_array_of(hi, NULL, ngroups, INT4OID));
+	ret = SPI_execute_with_args(W_BACKLOG, 5, types, args, NULL, false, 0);
+	if (ret != SPI_OK_INSERT)
+		elog(ERROR, "tide.run_cycle: writing tide.reason_backlog failed: %s", SPI_result_code_string(ret));
+}
+
+/*
+ * W_JOBS in a subtransaction with lock_timeout = tide.cycle_lock_timeout; if
+ * some job row is held longer by another transaction (a submitter's open
+ * transaction on its own pending job: a cancel request, a task change),
+ * W_JOBS_SKIP_LOCKED instead: no open transaction stalls the cycle for
+ * everyone.  Leaves the result in SPI_tuptable, like SPI_execute.
+ */
+static int
+update_jobs(Oid *types, Datum *args)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+	ResourceOwner owner = CurrentResourceOwner;
+	volatile int ret = 0;
+	char		timeout[32];
+
+	if (tide_cycle_lock_timeout == 0)
+		return SPI_execute_with_args(W_JOBS_SKIP_LOCKED, 4, types, args, NULL, false, 1);
+	snprintf(timeout, sizeof(timeout), "%dms", tide_cycle_lock_timeout);
+	BeginInternalSubTransaction(NULL);
+	MemoryContextSwitchTo(cxt);
+	PG_TRY();
+	{
+		int			nest = NewGUCNestLevel();
+
+		(void) set_config_option("lock_timeout", timeout, PGC_USERSET, PGC_S_SESSION,
+								 GUC_ACTION_SAVE, true, 0, false);
+		ret = SPI_execute_with_args(W_JOBS, 4, types, args, NULL, false, 1);
+		AtEOXact_GUC(true, nest);
+		ReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(cxt);
+		CurrentResourceOwner = owner;
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata;
+
+		MemoryContextSwitchTo(cxt);
+		edata = CopyErrorData();
+		FlushErrorState();
+		RollbackAndReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(cxt);
+		CurrentResourceOwner = owner;
+		if (edata->sqlerrcode != ERRCODE_LOCK_NOT_AVAILABLE)
+			ReThrowError(edata);
+		FreeErrorData(edata);
+		ereport(LOG,
+				(errmsg("tide.run_cycle: a job row was held by another transaction; this cycle skips the held ones")));
+		ret = SPI_execute_with_args(W_JOBS_SKIP_LOCKED, 4, types, args, NULL, false, 1);
+	}
+	PG_END_TRY();
+	return ret;
+}
+
+/*
+ * Jobs whose tasks changed since the load are not placed after all: a task
+ * row committed between the load and W_JOBS's row locks would otherwise
+ * leave a job allocated without one of its roles.  Rare (tasks added to a
+ * pending job in a later transaction than the job), and only the changed
+ * jobs give way, so no submitter can stall the cycle by changing tasks:
+ * they go back to pending, and the next cycle loads their new tasks.
+ */
+static void
+give_up_changed_tasks(const CycleLoad *l, bool *confirmed, int *jobs_placed)
+{
+	TideSnapshot *s = l->s;
+	int			nj = 0,
+				nr = 0;
+	Datum	   *jobs = palloc(sizeof(Datum) * (s->njobs + 1));
+	Datum	   *role_jobs = palloc(sizeof(Datum) * (s->nroles + 1));
+	Datum	   *tids = palloc(sizeof(Datum) * (s->nroles + 1));
+	Datum		args[3];
+	Oid			types[3] = {INT8ARRAYOID, TIDARRAYOID, INT8ARRAYOID};
+	SPIPlanPtr	plan;
+	Datum		d;
+	bool		isnull;
+	int			before;
+	int			ret;
+
+	for (int j = 0; j < s->njobs; j++)
+	{
+		const TideJob *job = &s->jobs[j];
+		int			first = l->role_base[j];
+
+		if (!confirmed[j])
+			continue;
+		jobs[nj++] = Int64GetDatum(job->id);
+		for (int k = 0; k < job->nroles; k++)
+		{
+			role_jobs[nr] = Int64GetDatum(job->id);
+			tids[nr] = PointerGetDatum(&l->role_tid[first + k]);
+			nr++;
+		}
+	}
+	if (nj == 0)
+		return;
+	args[0] = PointerGetDatum(tide_array_of(role_jobs, NULL, nr, INT8OID));
+	args[1] = PointerGetDatum(tide_array_of(tids, NULL, nr, TIDOID));
+	args[2] = PointerGetDatum(tide_array_of(jobs, NULL, nj, INT8OID));
+	plan = SPI_prepare(Q_TASKS_CHANGED, 3, types);
+	if (plan == NULL)
+		elog(ERROR, "tide.run_cycle: preparing the task check failed: %s", SPI_result_code_string(SPI_result));
+	ret = SPI_execute_snapshot(plan, args, NULL, GetLatestSnapshot(), InvalidSnapshot, false, false, 1);
+	if (ret != SPI_OK_SELECT || SPI_processed != 1)
+		elog(ERROR, "tide.run_cycle: checking tasks failed: %s", SPI_result_code_string(ret));
+	d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+	SPI_freeplan(plan);
+	if (isnull)
+		return;					/* the usual case: nothing changed */
+
+	ret = execute_as_cycle(W_GIVE_UP, 1, &types[2], &d);
+	if (ret != SPI_OK_UPDATE)
+		elog(ERROR, "tide.run_cycle: giving up changed jobs failed: %s", SPI_result_code_string(ret));
+	before = *jobs_placed;
+	set_confirmed(s, d, false, confirmed, false, jobs_placed);
+	ereport(LOG,
+			(errmsg("tide.run_cycle: %d placed jobs left pending: their tasks changed while the cycle placed them",
+					before - *jobs_placed)));
+}
+
+/* One write of the cycle's own, with cycle_writing set for its triggers. */
+static int
+execute_as_cycle(const char *sql, int nargs, Oid *types, Datum *args)
+{
+	volatile int ret = 0;
+
+	cycle_writing = true;
+	PG_TRY();
+	{
+		ret = SPI_execute_with_args(sql, nargs, types, args, NULL, false, 0);
+	}
+	PG_FINALLY();
+	{
+		cycle_writing = false;
+	}
+	PG_END_TRY();
+	return ret;
+}
+
+/*
+ * tide._cycle_writing() returns boolean: is this backend's tide.run_cycle()
+ * running one of its own writes right now (for the triggers).
+ */
+Datum
+tide_cycle_writing(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_BOOL(cycle_writing);
+}
+
+/*
+ * Job states and reasons: placed jobs to allocated, unschedulable marks,
+ * changed pending reasons within tide.reason_updates_per_cycle, the rest to
+ * tide.reason_backlog.  Sets confirmed[j] for the jobs the UPDATE did
+ * place (not cancelled meanwhile, tasks unchanged).
+ */
+static void
+write_jobs(const CycleLoad *l, const TideResult *r, int64 cycle_id, bool *confirmed,
+		   CyclePlaced *out)
+{
+	TideSnapshot *s = l->s;
+	int			ret;
+	instr_time	t0;
+	int			n = 0;
+	Datum	   *ids = palloc(sizeof(Datum) * (s->njobs + 1));
+	Datum	   *placed = palloc(sizeof(Datum) * (s->njobs + 1));
+	Datum	   *reasons = palloc(sizeof(Datum) * (s->njobs + 1));
+	Datum	   *unsched = palloc(sizeof(Datum) * (s->njobs + 1));
+	const char **fresh = palloc0(sizeof(char *) * (s->njobs + 1));
+	int32	   *text_id = palloc(sizeof(int32) * (s->njobs + 1));
+	Datum	   *text_datum = palloc0(sizeof(Datum) * (s->njobs + 1));
+	int		   *order = palloc(sizeof(int) * (s->njobs + 1));
+	int			norder = 0;
+	int			budget = tide_reason_updates_per_cycle < 0 ? INT_MAX : tide_reason_updates_per_cycle;
+	DeferredReason *deferred = palloc(sizeof(DeferredReason) * (s->njobs + 1));
+	int			ndeferred = 0;
+	TideReasonMemo *memo = tide_reason_memo_create(s, r);
+
+#define REASON_DATUM(j) \
+	(text_datum[text_id[j]] ? text_datum[text_id[j]] \
+	 : (text_datum[text_id[j]] = CStringGetTextDatum(fresh[j])))
+
+	INSTR_TIME_SET_CURRENT(t0);
+	for (int j = 0; j < s->njobs; j++)
+	{
+		const TideOutcome *o = &r->outcomes[j];
+
+		if (o->status == TIDE_PLACED)
+		{
+			ids[n] = Int64GetDatum(s->jobs[j].id);
+			placed[n] = BoolGetDatum(true);
+			reasons[n] = CStringGetTextDatum(placed_reason(s, r, j));
+			unsched[n] = BoolGetDatum(false);
+			n++;
+			continue;
+		}
+		fresh[j] = tide_reason_memo_text(memo, j, &text_id[j]);
+		if (o->status == TIDE_UNSCHEDULABLE)
+		{
+			/* always written: the mark keeps the job out of later loads */
+			ids[n] = Int64GetDatum(s->jobs[j].id);
+			placed[n] = BoolGetDatum(false);
+			reasons[n] = REASON_DATUM(j);
+			unsched[n] = BoolGetDatum(true);
+			n++;
+			fresh[j] = NULL;
+			continue;
+		}
+		if (l->job_reason[j] != NULL && strcmp(l->job_reason[j], fresh[j]) == 0)
+			fresh[j] = NULL;	/* nothing new to say */
+	}
+	elog(DEBUG1, "tide.run_cycle: %d reasons rendered in %.1f ms", s->njobs, cycle_elapsed_ms(t0));
+
+	/*
+	 * Changed reasons within the budget (tide.reason_updates_per_cycle):
+	 * jobs no cycle has explained yet first, then the others, each in
+	 * walk order (the jobs nearest to running first); the rest go to
+	 * tide.reason_backlog.
+	 */
+	for (int i = 0; i < r->nwalk; i++)
+		order[norder++] = r->walk[i];
+	for (int j = 0; j < s->njobs; j++)
+		if (r->outcomes[j].walk_pos < 0)
+			order[norder++] = j;
+	for (int pass = 0; pass < 2; pass++)
+	{
+		for (int i = 0; i < norder; i++)
+		{
+			int			j = order[i];
+
+			if (fresh[j] == NULL || (pass == 0) != (l->job_reason[j] == NULL))
+				continue;
+			if (budget > 0)
+			{
+				ids[n] = Int64GetDatum(s->jobs[j].id);
+				placed[n] = BoolGetDatum(false);
+				reasons[n] = REASON_DATUM(j);
+				unsched[n] = BoolGetDatum(false);
+				n++;
+				budget--;
+			}
+			else
+			{
+				deferred[ndeferred].reason = fresh[j];
+				deferred[ndeferred].text_id = text_id[j];
+				deferred[ndeferred].id = s->jobs[j].id;
+				ndeferred++;
+			}
+			fresh[j] = NULL;
+		}
+	}
+#undef REASON_DATUM
+	if (n > 0)
+	{
+		Datum		args[4];
+		Oid			argtypes[4] = {INT8ARRAYOID, BOOLARRAYOID, TEXTARRAYOID, BOOLARRAYOID};
+
+		args[0] = PointerGetDatum(tide_array_of(ids, NULL, n, INT8OID));
+		args[1] = PointerGetDatum(tide_array_of(placed, NULL, n, BOOLOID));
+		args[2] = PointerGetDatum(tide_array_of(reasons, NULL, n, TEXTOID));
+		args[3] = PointerGetDatum(tide_array_of(unsched, NULL, n, BOOLOID));
+		INSTR_TIME_SET_CURRENT(t0);
+		ret = update_jobs(argtypes, args);
+		elog(DEBUG1, "tide.run_cycle: %d jobs updated in %.1f ms", n, cycle_elapsed_ms(t0));
+		if (ret != SPI_OK_SELECT || SPI_processed != 1)
+			elog(ERROR, "tide.run_cycle: updating jobs failed: %s", SPI_result_code_string(ret));
+		{
+			bool		isnull;
+			Datum		placed_ids = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+
+			set_confirmed(s, placed_ids, isnull, confirmed, true, &out->jobs_placed);
+		}
+		INSTR_TIME_SET_CURRENT(t0);
+		give_up_changed_tasks(l, confirmed, &out->jobs_placed);
+		elog(DEBUG1, "tide.run_cycle: tasks of %d placed jobs checked in %.1f ms", out->jobs_placed, cycle_elapsed_ms(t0));
+	}
+	INSTR_TIME_SET_CURRENT(t0);
+	write_reason_backlog(deferred, ndeferred, cycle_id);
+	elog(DEBUG1, "tide.run_cycle: %d reasons deferred in %.1f ms", ndeferred, cycle_elapsed_ms(t0));
+	out->reasons_deferred = ndeferred;
+}
+
+/* Allocations of the jobs write_jobs confirmed placed. */
+static void
+write_allocations(const CycleLoad *l, const TideResult *r, int64 cycle_id,
+				  const CycleTypes *types, const bool *confirmed, CyclePlaced *out)
+{
+	TideSnapshot *s = l->s;
+	int			ret;
+	instr_time	t0;
+	PlacementRows rows;
+	Datum		args[PLACEMENT_ROWS_NARGS];
+	Oid			argtypes[PLACEMENT_ROWS_NARGS];
+	Datum	   *node_text = palloc0(sizeof(Datum) * (s->nnodes + 1));
+
+	placement_rows_init(&rows, r->nplacements);
+	for (int i = 0; i < r->nplacements; i++)
+	{
+		const TidePlacement *p = &r->placements[i];
+		const TideJob *job = &s->jobs[p->job];
+		int			ri = l->role_base[p->job] + p->role;
+
+		if (!confirmed[p->job])
+			continue;
+		if (node_text[p->node] == (Datum) 0)
+			node_text[p->node] = CStringGetTextDatum(s->nodes[p->node].name);
+		placement_rows_add(&rows, job->id, CStringGetTextDatum(l->role_name[ri]), p->replica,
+						   node_text[p->node], l->role_request[ri], p->gpus, p->gpu_milli);
+	}
+	out->allocs_made = rows.n;
+	placement_rows_args(&rows, types, cycle_id, args, argtypes);
+	INSTR_TIME_SET_CURRENT(t0);
+	ret = rows.n == 0 ? SPI_OK_INSERT : execute_as_cycle(W_ALLOCS, PLACEMENT_ROWS_NARGS, argtypes, args);
+	elog(DEBUG1, "tide.run_cycle: %d allocations inserted in %.1f ms", rows.n, cycle_elapsed_ms(t0));
+	if (ret != SPI_OK_INSERT)
+		elog(ERROR, "tide.run_cycle: writing allocations failed: %s", SPI_result_code_string(ret));
+}
+
+void
+tide_cycle_write_placements(const CycleLoad *l, const TideResult *r, int64 cycle_id,
+							const CycleTypes *types, CyclePlaced *out)
+{
+	bool	   *confirmed = palloc0(sizeof(bool) * (l->s->njobs + 1));
+
+	memset(out, 0, sizeof(CyclePlaced));
+	write_jobs(l, r, cycle_id, confirmed, out);
+	write_allocations(l, r, cycle_id, types, confirmed, out);
+}
