@@ -1,15 +1,15 @@
 /*
  * db.c: tide-launcher's conversation with the database, through the
  * launcher functions of CONTRACT.md only (tide.node_channel, tide.claim,
- * tide.claim_evictions, tide.started, tide.exited, tide.evicted,
- * tide.heartbeat).  SQL only: the callers decide what to send and what
- * the answers mean.
+ * tide.claim_evictions, tide.report_started, tide.report_exited,
+ * tide.report_evicted, tide.heartbeat).  SQL only: the callers decide what
+ * to send and what the answers mean.
  *
  * Throughput comes from batching: one round trip claims both new work and
- * evictions, and each kind of report goes out as one statement whatever the
- * number of allocations: one call of the set-based functions
- * (tide.started(bigint[]) and the others) when the schema has them, else
- * the single-row functions over unnest() of an array.
+ * evictions, and each kind of report goes out as one call of its
+ * set-based function whatever the number of allocations; the answer says,
+ * per allocation, whether it changed, had changed already, or was refused
+ * (and why), so one bad report never holds back the others.
  */
 #include "db.h"
 
@@ -21,14 +21,6 @@
 #include <libpq-fe.h>
 
 static PGconn *conn;
-
-/*
- * Set-based report functions (tide.started(bigint[]), tide.exited(bigint[],
- * integer[]), tide.evicted(bigint[])), when the schema has them: one
- * statement, hence one run of the allocation triggers, per batch instead of
- * one per allocation.  Looked up at every connection.
- */
-static bool have_array_call[3];
 
 bool
 db_connected(void)
@@ -296,19 +288,7 @@ db_connect(bool first)
 	}
 	PQclear(res);
 
-	res = run("lookup", "SELECT to_regprocedure('tide.started(bigint[])') IS NOT NULL,"
-			  " to_regprocedure('tide.exited(bigint[], integer[])') IS NOT NULL,"
-			  " to_regprocedure('tide.evicted(bigint[])') IS NOT NULL", 0, NULL, &q);
-	if (q == Q_LOST)
-	{
-		free(channel);
-		return false;
-	}
-	for (int i = 0; i < 3; i++)
-		have_array_call[i] = q == Q_OK && strcmp(PQgetvalue(res, 0, i), "t") == 0;
-	PQclear(res);
-	tl_log("connected", "database=%s user=%s channel=%s batch_calls=%s", PQdb(conn), PQuser(conn), channel,
-		   have_array_call[0] && have_array_call[1] && have_array_call[2] ? "array" : "unnest");
+	tl_log("connected", "database=%s user=%s channel=%s", PQdb(conn), PQuser(conn), channel);
 	free(channel);
 	return true;
 }
@@ -451,34 +431,38 @@ db_report_name(ReportKind kind)
 }
 
 /*
- * Send one report statement for ids[0..n-1] (codes for exited).  A
- * refused one leaves the server's message in db_error().
+ * Send one report for ids[0..n-1] (codes for exited): one call of the
+ * report's set-based function.  Q_OK: *results holds one outcome per id,
+ * in order (valid until the next call).  Otherwise the statement failed as
+ * a whole, and db_error() says why.
  */
 QueryOutcome
-db_report(ReportKind kind, const int64_t *ids, const int *codes, int n)
+db_report(ReportKind kind, const int64_t *ids, const int *codes, int n,
+		  ReportResult **results)
 {
 	static char *idbuf,
 			   *codebuf;
 	static size_t idcap,
 				codecap;
+	static PGresult *res;
+	static ReportResult *out;
+	static int	out_cap;
 	size_t		idlen = 0,
 				codelen = 0;
 	const char *params[2];
 	char		num[32];
 	QueryOutcome q;
-	PGresult   *res;
 	static const char *sql[] = {
-		"SELECT tide.started(x) FROM unnest($1::bigint[]) AS x",
-		"SELECT tide.exited(u.id, u.code) FROM unnest($1::bigint[], $2::int[]) AS u(id, code)",
-		"SELECT tide.evicted(x) FROM unnest($1::bigint[]) AS x",
+		"SELECT allocation_id, outcome, reason FROM tide.report_started($1::bigint[])",
+		"SELECT allocation_id, outcome, reason FROM tide.report_exited($1::bigint[], $2::integer[])",
+		"SELECT allocation_id, outcome, reason FROM tide.report_evicted($1::bigint[])",
 	};
-	static const char *array_sql[] = {
-		"SELECT tide.started($1::bigint[])",
-		"SELECT tide.exited($1::bigint[], $2::integer[])",
-		"SELECT tide.evicted($1::bigint[])",
-	};
-	bool		use_array = n > 1 && have_array_call[kind];
+	double		t0 = now_mono();
+	int			nchanged = 0;
 
+	PQclear(res);
+	res = NULL;
+	*results = NULL;
 	buf_append(&idbuf, &idlen, &idcap, "{", 1);
 	buf_append(&codebuf, &codelen, &codecap, "{", 1);
 	for (int i = 0; i < n; i++)
@@ -496,17 +480,42 @@ db_report(ReportKind kind, const int64_t *ids, const int *codes, int n)
 	buf_append(&codebuf, &codelen, &codecap, "}", 2);
 	params[0] = idbuf;
 	params[1] = codebuf;
-	{
-		double		t0 = now_mono();
-
-		res = run(report_name[kind], use_array ? array_sql[kind] : sql[kind],
-				  kind == R_EXITED ? 2 : 1, params, &q);
-		if (opt.verbose)
-			tl_log("batch", "call=%s%s n=%d ms=%.1f ok=%d", report_name[kind],
-				   use_array ? "[]" : "", n, (now_mono() - t0) * 1000, q == Q_OK);
-	}
+	res = run(report_name[kind], sql[kind], kind == R_EXITED ? 2 : 1, params, &q);
 	if (q == Q_REFUSED || q == Q_RETRY)
 		(void) sql_error_text(res);
-	PQclear(res);
-	return q;
+	else if (q == Q_OK && PQntuples(res) != n)
+	{
+		snprintf(last_error, sizeof(last_error), "%d answers for %d allocations",
+				 PQntuples(res), n);
+		q = Q_REFUSED;
+	}
+	if (q != Q_OK)
+	{
+		PQclear(res);
+		res = NULL;
+		if (opt.verbose)
+			tl_log("batch", "call=%s n=%d ms=%.1f ok=0", report_name[kind], n,
+				   (now_mono() - t0) * 1000);
+		return q;
+	}
+	if (n > out_cap)
+	{
+		out_cap = n * 2;
+		out = tl_realloc(out, out_cap * sizeof(ReportResult));
+	}
+	for (int i = 0; i < n; i++)
+	{
+		const char *outcome = PQgetvalue(res, i, 1);
+
+		out[i].id = strtoll(PQgetvalue(res, i, 0), NULL, 10);
+		out[i].outcome = strcmp(outcome, "changed") == 0 ? REPORT_CHANGED :
+			strcmp(outcome, "already") == 0 ? REPORT_ALREADY : REPORT_REFUSED;
+		out[i].reason = PQgetisnull(res, i, 2) ? "" : PQgetvalue(res, i, 2);
+		nchanged += out[i].outcome == REPORT_CHANGED;
+	}
+	if (opt.verbose)
+		tl_log("batch", "call=%s n=%d changed=%d ms=%.1f ok=1", report_name[kind], n, nchanged,
+			   (now_mono() - t0) * 1000);
+	*results = out;
+	return Q_OK;
 }

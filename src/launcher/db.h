@@ -24,6 +24,21 @@ typedef enum ReportKind
 	R_EVICTED
 } ReportKind;
 
+/* What the database made of one allocation's report. */
+typedef enum ReportOutcome
+{
+	REPORT_CHANGED,				/* it moved */
+	REPORT_ALREADY,				/* it was in the reported state already */
+	REPORT_REFUSED				/* nothing changed: see reason */
+} ReportOutcome;
+
+typedef struct ReportResult
+{
+	int64_t		id;
+	ReportOutcome outcome;
+	const char *reason;			/* REPORT_REFUSED: why */
+} ReportResult;
+
 bool		db_connected(void);
 int			db_socket(void);
 bool		db_connect(bool first);
@@ -31,7 +46,8 @@ void		db_disconnect(const char *why);
 bool		db_consume_input(void);
 bool		db_heartbeat(void);
 QueryOutcome db_claim(const int64_t *running, int nrunning, ClaimRow **rows, int *nrows);
-QueryOutcome db_report(ReportKind kind, const int64_t *ids, const int *codes, int n);
+QueryOutcome db_report(ReportKind kind, const int64_t *ids, const int *codes, int n,
+					   ReportResult **results);
 const char *db_report_name(ReportKind kind);
 const char *db_error(void);
 

@@ -1,9 +1,10 @@
 /*
  * report.c: the queue of reports (see report.h).  Each kind goes out as
- * one statement per batch (up to BATCH_MAX allocations).  If a batch is
- * refused (one allocation in a state the database rejects), it is retried
- * one allocation at a time so that one bad report never holds back the
- * others.  A lost connection leaves every report queued.
+ * one statement per batch (up to BATCH_MAX allocations), and the database
+ * answers for each allocation: changed and already done both complete the
+ * report; a refused one (e.g. the allocation was released meanwhile) is
+ * logged and dropped, since sending it again cannot help.  A statement
+ * that fails as a whole, or a lost connection, leaves the batch queued.
  */
 #include "report.h"
 #include "alloc.h"
@@ -55,17 +56,17 @@ report_done(int64_t id, ReportKind kind)
 
 /* A report refused for good: logged and dropped. */
 static void
-report_refused(ReportKind kind, int64_t id)
+report_refused(ReportKind kind, int64_t id, const char *reason)
 {
 	tl_log("report_refused", "%s(%lld) refused; dropping this report: %s",
-		   db_report_name(kind), (long long) id, db_error());
+		   db_report_name(kind), (long long) id, reason);
 	report_done(id, kind);
 }
 
 /*
- * Send every queued report of one kind: in batches, and one by one when
- * a batch is refused.  False when the connection is lost or the server
- * asks us to retry later (the reports stay queued).
+ * Send every queued report of one kind, in batches.  False when the
+ * connection is lost or a statement fails as a whole (the reports stay
+ * queued; the event loop tries again soon).
  */
 static bool
 flush_kind(ReportKind kind)
@@ -94,41 +95,25 @@ flush_kind(ReportKind kind)
 	for (int off = 0; off < n && ok; off += BATCH_MAX)
 	{
 		int			m = n - off < BATCH_MAX ? n - off : BATCH_MAX;
-		QueryOutcome q = db_report(kind, ids + off, codes + off, m);
+		ReportResult *res;
+		QueryOutcome q = db_report(kind, ids + off, kind == R_EXITED ? codes + off : NULL, m, &res);
 
-		if (q == Q_OK)
+		if (q != Q_OK)
 		{
-			for (int i = 0; i < m; i++)
-				report_done(ids[off + i], kind);
+			if (q == Q_RETRY)
+				tl_log("report_retry", "%s: %s", db_report_name(kind), db_error());
+			else if (q == Q_REFUSED)
+				tl_log("error", "%s of %d allocations failed as a whole (kept, sent again soon): %s",
+					   db_report_name(kind), m, db_error());
+			ok = false;
 			continue;
 		}
-		if (q != Q_REFUSED || m == 1)
+		for (int i = 0; i < m; i++)
 		{
-			if (q == Q_REFUSED)
-				report_refused(kind, ids[off]);
+			if (res[i].outcome == REPORT_REFUSED)
+				report_refused(kind, res[i].id, res[i].reason);
 			else
-			{
-				if (q == Q_RETRY)
-					tl_log("report_retry", "%s: %s", db_report_name(kind), db_error());
-				ok = false;
-			}
-			continue;
-		}
-		/* a refused batch: find the bad one(s) by sending each alone */
-		for (int i = 0; i < m && ok; i++)
-		{
-			QueryOutcome q1 = db_report(kind, ids + off + i, codes + off + i, 1);
-
-			if (q1 == Q_OK)
-				report_done(ids[off + i], kind);
-			else if (q1 == Q_REFUSED)
-				report_refused(kind, ids[off + i]);
-			else
-			{
-				if (q1 == Q_RETRY)
-					tl_log("report_retry", "%s: %s", db_report_name(kind), db_error());
-				ok = false;
-			}
+				report_done(res[i].id, kind);
 		}
 	}
 	free(ids);
