@@ -129,6 +129,31 @@ log_sql_error(const char *event, const char *what, PGresult *res)
 }
 
 /*
+ * The node's state as the last heartbeat answered it (ready, draining,
+ * down): a change is logged once.
+ */
+static char node_state[32];
+
+static void
+note_node_state(PGresult *res)
+{
+	const char *st;
+
+	if (PQntuples(res) != 1 || PQgetisnull(res, 0, 0))
+		return;
+	st = PQgetvalue(res, 0, 0);
+	if (strcmp(st, node_state) == 0)
+		return;
+	if (node_state[0] == '\0')
+		tl_log("node_state", "state=%s", st);
+	else
+		tl_log("node_state", "state=%s (was %s)%s", st, node_state,
+			   strcmp(st, "draining") == 0 ? ": running work is kept, no new work comes" :
+			   strcmp(st, "down") == 0 ? ": the database gave up this node's work" : "");
+	snprintf(node_state, sizeof(node_state), "%s", st);
+}
+
+/*
  * Connect, check the node, LISTEN on its channel.  On the very first
  * attempt, errors that retrying cannot fix (bad credentials, unknown
  * database, node or extension) end the program with a clear message;
@@ -262,6 +287,8 @@ db_connect(bool first)
 		}
 		log_sql_error("error", "tide.heartbeat", res);
 	}
+	else
+		note_node_state(res);
 	PQclear(res);
 
 	quoted = PQescapeIdentifier(conn, channel, strlen(channel));
@@ -329,6 +356,8 @@ db_heartbeat(void)
 		return false;
 	if (q != Q_OK)
 		log_sql_error("error", "tide.heartbeat", res);
+	else
+		note_node_state(res);
 	PQclear(res);
 	return true;
 }

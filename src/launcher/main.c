@@ -28,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static int	signal_pipe[2] = {-1, -1};
@@ -164,6 +165,37 @@ parse_seconds(const char *name, const char *value)
 	return v;
 }
 
+/*
+ * Every command's output goes to --output-dir: a directory that is
+ * missing or cannot be written would fail each start (exit code 126),
+ * so it is checked once, now.
+ */
+static void
+check_output_dir(void)
+{
+	struct stat st;
+
+	if (opt.output_dir == NULL)
+		return;
+	if (opt.output_dir[0] == '\0' || stat(opt.output_dir, &st) != 0)
+	{
+		fprintf(stderr, "tide-launcher: --output-dir \"%s\": %s\n", opt.output_dir,
+				opt.output_dir[0] ? strerror(errno) : "empty name");
+		exit(2);
+	}
+	if (!S_ISDIR(st.st_mode))
+	{
+		fprintf(stderr, "tide-launcher: --output-dir \"%s\" is not a directory\n", opt.output_dir);
+		exit(2);
+	}
+	if (access(opt.output_dir, W_OK | X_OK) != 0)
+	{
+		fprintf(stderr, "tide-launcher: --output-dir \"%s\" cannot be written: %s\n",
+				opt.output_dir, strerror(errno));
+		exit(2);
+	}
+}
+
 static void
 parse_options(int argc, char **argv)
 {
@@ -260,6 +292,7 @@ parse_options(int argc, char **argv)
 		fprintf(stderr, "tide-launcher: --node name is too long (at most 200 bytes)\n");
 		exit(2);
 	}
+	check_output_dir();
 }
 
 /* ---- one claim ---- */
