@@ -69,14 +69,15 @@ BEGIN
             USING ERRCODE = 'array_subscript_error';
     END IF;
 
-    -- The ids of nodes the role may act for (one permission check per node).
+    -- The ids of nodes the role may act for: one permission check per node
+    -- (in the select list, where no qual is pushed below the DISTINCT).
     WITH u AS (
         SELECT a.id, a.node FROM tide.allocations a WHERE a.id = ANY (allocation_ids)
     ), allowed AS (
-        SELECT d.node FROM (SELECT DISTINCT u.node FROM u) d
-         WHERE coalesce(tide._may_launch(d.node, who), false)
+        SELECT d.node, coalesce(tide._may_launch(d.node, who), false) AS ok
+          FROM (SELECT DISTINCT u.node FROM u) d
     )
-    SELECT pg_catalog.array_agg(u.id) INTO mine FROM u JOIN allowed p ON p.node = u.node;
+    SELECT pg_catalog.array_agg(u.id) INTO mine FROM u JOIN allowed p ON p.node = u.node WHERE p.ok;
 
     -- Lock order: jobs, then allocations, each in id order.
     PERFORM 1 FROM tide.jobs j
@@ -88,19 +89,21 @@ BEGIN
      ORDER BY a.id
        FOR UPDATE OF a;
 
+    -- (a join, not = ANY (mine) per row: thousands of ids in one call)
     RETURN QUERY
         SELECT x.ord, x.id,
-               CASE WHEN x.id = ANY (mine) THEN a.state::text END,
+               CASE WHEN m.id IS NOT NULL THEN a.state END,
                CASE WHEN a.id IS NULL
                     THEN pg_catalog.format('allocation %s does not exist', coalesce(x.id::text, 'NULL'))
-                    WHEN NOT coalesce(x.id = ANY (mine), false)
+                    WHEN m.id IS NULL
                     THEN pg_catalog.format('allocation %s belongs to node "%s", which role "%s" may not act for', x.id, a.node, who)
                END,
-               CASE WHEN a.id IS NULL THEN '42704' WHEN NOT coalesce(x.id = ANY (mine), false) THEN '42501' END,
-               CASE WHEN a.id IS NOT NULL AND NOT coalesce(x.id = ANY (mine), false)
+               CASE WHEN a.id IS NULL THEN '42704' WHEN m.id IS NULL THEN '42501' END,
+               CASE WHEN a.id IS NOT NULL AND m.id IS NULL
                     THEN 'A launcher reports only on the allocations of its own node.' END
           FROM unnest(allocation_ids) WITH ORDINALITY AS x(id, ord)
           LEFT JOIN tide.allocations a ON a.id = x.id
+          LEFT JOIN unnest(mine) AS m(id) ON m.id = x.id
          ORDER BY x.ord;
 END
 $$;
