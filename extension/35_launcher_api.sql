@@ -5,7 +5,8 @@
 -- tide_launcher.  The functions run with the caller's rights: the row-level
 -- security of 40_roles.sql applies the same rule to the launcher's UPDATEs,
 -- and the job roll-up is done by the allocation triggers.  Every call is
--- idempotent: repeating it changes nothing and says so in a NOTICE.
+-- idempotent.  The reports (started, exited, evicted) are in
+-- 36_launcher_batch.sql.
 
 -- No SET clause, so that the planner inlines it (the cycle notifies every
 -- node that got work); every name in it is qualified instead.
@@ -108,35 +109,6 @@ CREATE FUNCTION tide._node_info(node text, OUT state text, OUT launcher_role tex
     AS $$ SELECT n.state, n.launcher_role FROM tide.nodes n WHERE n.name = node $$;
 COMMENT ON FUNCTION tide._node_info(text) IS 'state and launcher_role of a node, whatever the caller may read';
 
--- Finds an allocation for a launcher call, checks the caller may act for its
--- node, and locks its job, then the allocation (lock order: jobs first).
-CREATE FUNCTION tide._launcher_target(allocation_id bigint, who text) RETURNS tide.allocations
-    LANGUAGE plpgsql
-    SECURITY DEFINER
-    SET search_path = pg_catalog, pg_temp
-    AS $$
-DECLARE
-    a tide.allocations;
-BEGIN
-    PERFORM tide._assert_acting_as(who);
-    SELECT * INTO a FROM tide.allocations x WHERE x.id = allocation_id;
-    IF NOT FOUND THEN
-        RAISE EXCEPTION 'allocation % does not exist', coalesce(allocation_id::text, 'NULL')
-            USING ERRCODE = 'undefined_object';
-    END IF;
-    IF NOT coalesce(tide._may_launch(a.node, who), false) THEN
-        RAISE EXCEPTION 'allocation % belongs to node "%", which role "%" may not act for', allocation_id, a.node, who
-            USING ERRCODE = 'insufficient_privilege',
-                  HINT = 'A launcher reports only on the allocations of its own node.';
-    END IF;
-    PERFORM 1 FROM tide.jobs j WHERE j.id = a.job_id FOR NO KEY UPDATE;
-    SELECT * INTO a FROM tide.allocations x WHERE x.id = allocation_id FOR UPDATE;
-    RETURN a;
-END
-$$;
-COMMENT ON FUNCTION tide._launcher_target(bigint, text) IS
-    'for the launcher calls: the allocation, after checking the role may act for its node and locking its job and itself';
-
 CREATE FUNCTION tide.claim(node text) RETURNS SETOF tide.allocations
     LANGUAGE plpgsql
     SET search_path = pg_catalog, pg_temp
@@ -168,84 +140,6 @@ END
 $$;
 COMMENT ON FUNCTION tide.claim_evictions(text) IS
     'the allocations of the node to stop (state releasing), oldest first; report each with tide.evicted (idempotent)';
-
-CREATE FUNCTION tide.started(allocation_id bigint) RETURNS void
-    LANGUAGE plpgsql
-    SET search_path = pg_catalog, pg_temp
-    AS $$
-DECLARE
-    a tide.allocations;
-BEGIN
-    a := tide._launcher_target(started.allocation_id, CURRENT_USER);
-    IF a.state = 'running' THEN
-        RAISE NOTICE 'allocation % already started; nothing changed', started.allocation_id;
-        RETURN;
-    END IF;
-    IF a.state <> 'assigned' THEN
-        RAISE EXCEPTION 'allocation % is %, so it cannot start', started.allocation_id, a.state
-            USING ERRCODE = 'object_not_in_prerequisite_state',
-                  HINT = CASE a.state WHEN 'releasing'
-                              THEN 'It is being evicted: stop it and report with tide.evicted().'
-                              ELSE 'It is over; claim new work with tide.claim().' END;
-    END IF;
-    UPDATE tide.allocations x SET state = 'running', started_at = pg_catalog.now()
-     WHERE x.id = started.allocation_id;
-END
-$$;
-COMMENT ON FUNCTION tide.started(bigint) IS
-    'the launcher started the allocation''s process: assigned -> running (the job runs once all its allocations started)';
-
-CREATE FUNCTION tide.exited(allocation_id bigint, exit_code integer) RETURNS void
-    LANGUAGE plpgsql
-    SET search_path = pg_catalog, pg_temp
-    AS $$
-DECLARE
-    a tide.allocations;
-BEGIN
-    IF exited.exit_code IS NULL THEN
-        RAISE EXCEPTION 'exit_code must not be NULL'
-            USING ERRCODE = 'null_value_not_allowed',
-                  HINT = 'Report the process''s exit status; a process killed by signal N exits 128+N.';
-    END IF;
-    a := tide._launcher_target(exited.allocation_id, CURRENT_USER);
-    IF a.state = 'released' THEN
-        RAISE NOTICE 'allocation % is already released; nothing changed', exited.allocation_id;
-        RETURN;
-    END IF;
-    UPDATE tide.allocations x
-       SET state = 'released', exit_code = exited.exit_code, released_at = pg_catalog.now(),
-           release_reason = 'exited'
-     WHERE x.id = exited.allocation_id;
-END
-$$;
-COMMENT ON FUNCTION tide.exited(bigint, integer) IS
-    'the allocation''s process ended with this exit code: released; a non-zero code fails the job (its other replicas are evicted, a retry is made when retries are left); all exited 0: succeeded';
-
-CREATE FUNCTION tide.evicted(allocation_id bigint) RETURNS void
-    LANGUAGE plpgsql
-    SET search_path = pg_catalog, pg_temp
-    AS $$
-DECLARE
-    a tide.allocations;
-BEGIN
-    a := tide._launcher_target(evicted.allocation_id, CURRENT_USER);
-    IF a.state = 'released' THEN
-        RAISE NOTICE 'allocation % is already released; nothing changed', evicted.allocation_id;
-        RETURN;
-    END IF;
-    IF a.state <> 'releasing' THEN
-        RAISE EXCEPTION 'allocation % is %, not being evicted', evicted.allocation_id, a.state
-            USING ERRCODE = 'object_not_in_prerequisite_state',
-                  HINT = 'Report a process that ended on its own with tide.exited(allocation_id, exit_code).';
-    END IF;
-    UPDATE tide.allocations x
-       SET state = 'released', released_at = pg_catalog.now(),
-           release_reason = coalesce(x.release_reason, 'evicted')
-     WHERE x.id = evicted.allocation_id;
-END
-$$;
-COMMENT ON FUNCTION tide.evicted(bigint) IS
-    'the launcher stopped an evicted allocation: releasing -> released, freeing its resources; once all are released the eviction reaches its goal';
 
 CREATE FUNCTION tide.heartbeat(node text) RETURNS text
     LANGUAGE plpgsql

@@ -1,39 +1,61 @@
--- Set-based launcher reports: tide.started(bigint[]), tide.exited(bigint[],
--- integer[]), tide.evicted(bigint[]).
+-- The launcher's reports: started, exited, evicted.
 --
--- A launcher that starts or reaps many allocations at once reports them in
--- one call: one UPDATE of tide.allocations, so the allocation triggers (the
--- transition check and the job roll-up of 25_state_machine.sql) run once per
--- batch instead of once per allocation.  Each call means the same as calling
--- the single-row function of 35_launcher_api.sql for every element, in array
--- order, in one transaction, and checks the same things:
+-- One set-based function per report does the work and answers for every
+-- allocation id it was given, in array order, with an outcome:
 --
---   * every id exists and belongs to a node the caller may act for
---     (tide._may_launch); otherwise the first such id, in array order, is
---     named in the error, before anything is locked;
---   * jobs are locked before allocations, both in id order (no deadlock
---     with another batch, tide.cancel or the cycle);
---   * a state the single-row call refuses is refused, naming the first such
---     id in array order; the whole batch then changes nothing;
---   * repeats (an allocation already in the reported state, or an id given
---     twice) change nothing and are counted in one NOTICE;
---   * a NULL id or exit code, a NULL array, a multi-dimensional array and
---     arrays of different lengths are errors.
+--   tide.report_started(allocation_ids bigint[])
+--   tide.report_exited(allocation_ids bigint[], exit_codes integer[])
+--   tide.report_evicted(allocation_ids bigint[])
+--     RETURNS TABLE(allocation_id bigint, outcome text, reason text)
 --
--- Like the single-row calls they run with the caller's rights (row-level
--- security applies to the UPDATE); only the lookup and locking helper is
--- SECURITY DEFINER, so that an id of another node is told apart from one
--- that does not exist.
+--   changed   the allocation moved (assigned -> running, ... -> released)
+--   already   it was in the reported state already (a repeated report, or
+--             a second mention of the id in the same call): nothing changed
+--   refused   nothing changed, and reason says why: the id does not exist,
+--             it belongs to a node the caller may not act for, or its
+--             state does not accept the report
+--
+-- A refused id does not hold back the others: one call is one UPDATE of
+-- tide.allocations (the allocation triggers, transition check and job
+-- roll-up, run once per call), whatever the number of ids.  Which states
+-- accept a report is read from tide.allocation_transitions: the changes
+-- to the report's state whose made_by names the report's function (e.g.
+-- 'tide.evicted').
+--
+-- The other forms are thin wrappers over the same work that turn the
+-- outcomes into the errors and NOTICEs of the contract:
+--
+--   * tide.started(bigint), tide.exited(bigint, integer),
+--     tide.evicted(bigint): one allocation; refused raises, already is a
+--     NOTICE;
+--   * tide.started(bigint[]), tide.exited(bigint[], integer[]),
+--     tide.evicted(bigint[]): all or nothing; a refusal raises, naming the
+--     first id, in array order, that does not exist or is another node's,
+--     else the first whose state refuses; repeats are counted in one
+--     NOTICE.
+--
+-- Arguments that are wrong as a whole are errors in every form: a NULL or
+-- multi-dimensional array, arrays of different lengths, a NULL exit code.
+--
+-- Who may report is checked in one place, tide._launcher_targets: the
+-- session may act as the role (tide._assert_acting_as) and the role may
+-- act for the allocation's node (tide._may_launch).  It is SECURITY
+-- DEFINER, so that an id of another node is told apart from one that does
+-- not exist; the reports run with the caller's rights (row-level security
+-- applies to the UPDATE).  Jobs are locked before allocations, both in id
+-- order (no deadlock with another report, tide.cancel or the cycle).
 
--- Checks the ids, then locks their jobs and the allocations (jobs first)
--- and returns the locked allocations in id order.
-CREATE FUNCTION tide._launcher_targets(allocation_ids bigint[], who text) RETURNS SETOF tide.allocations
+-- For every mention of an id, in array order: its state after locking it,
+-- or why the role may not report on it.  Locks the jobs, then the
+-- allocations, of the ids the role may act for.
+CREATE FUNCTION tide._launcher_targets(allocation_ids bigint[], who text)
+    RETURNS TABLE(ord bigint, allocation_id bigint, state text, refusal text, errcode text, hint text)
     LANGUAGE plpgsql
     SECURITY DEFINER
     SET search_path = pg_catalog, pg_temp
     AS $$
 DECLARE
-    bad record;
+    mine bigint[];
 BEGIN
     PERFORM tide._assert_acting_as(who);
     IF allocation_ids IS NULL THEN
@@ -47,111 +69,370 @@ BEGIN
             USING ERRCODE = 'array_subscript_error';
     END IF;
 
-    -- The first id, in array order, that does not exist or that belongs to a
-    -- node the caller may not act for (one permission check per node).
+    -- The ids of nodes the role may act for: one permission check per node
+    -- (in the select list, where no qual is pushed below the DISTINCT).
     WITH u AS (
-        SELECT x.id, x.ord, a.node
-          FROM unnest(allocation_ids) WITH ORDINALITY AS x(id, ord)
-          LEFT JOIN tide.allocations a ON a.id = x.id
+        SELECT a.id, a.node FROM tide.allocations a WHERE a.id = ANY (allocation_ids)
     ), allowed AS (
         SELECT d.node, coalesce(tide._may_launch(d.node, who), false) AS ok
-          FROM (SELECT DISTINCT u.node FROM u WHERE u.node IS NOT NULL) d
+          FROM (SELECT DISTINCT u.node FROM u) d
     )
-    SELECT u.id, u.node INTO bad
-      FROM u LEFT JOIN allowed p ON p.node = u.node
-     WHERE u.node IS NULL OR NOT p.ok
-     ORDER BY u.ord
-     LIMIT 1;
-    IF FOUND THEN
-        IF bad.node IS NULL THEN
-            RAISE EXCEPTION 'allocation % does not exist', coalesce(bad.id::text, 'NULL')
-                USING ERRCODE = 'undefined_object';
-        END IF;
-        RAISE EXCEPTION 'allocation % belongs to node "%", which role "%" may not act for', bad.id, bad.node, who
-            USING ERRCODE = 'insufficient_privilege',
-                  HINT = 'A launcher reports only on the allocations of its own node.';
-    END IF;
+    SELECT pg_catalog.array_agg(u.id) INTO mine FROM u JOIN allowed p ON p.node = u.node WHERE p.ok;
 
     -- Lock order: jobs, then allocations, each in id order.
     PERFORM 1 FROM tide.jobs j
-     WHERE j.id IN (SELECT a.job_id FROM tide.allocations a WHERE a.id = ANY (allocation_ids))
+     WHERE j.id IN (SELECT a.job_id FROM tide.allocations a WHERE a.id = ANY (mine))
      ORDER BY j.id
        FOR NO KEY UPDATE OF j;
+    PERFORM 1 FROM tide.allocations a
+     WHERE a.id = ANY (mine)
+     ORDER BY a.id
+       FOR UPDATE OF a;
+
+    -- (a join, not = ANY (mine) per row: thousands of ids in one call)
     RETURN QUERY
-        SELECT a.* FROM tide.allocations a
-         WHERE a.id = ANY (allocation_ids)
-         ORDER BY a.id
-           FOR UPDATE OF a;
+        SELECT x.ord, x.id,
+               CASE WHEN m.id IS NOT NULL THEN a.state END,
+               CASE WHEN a.id IS NULL
+                    THEN pg_catalog.format('allocation %s does not exist', coalesce(x.id::text, 'NULL'))
+                    WHEN m.id IS NULL
+                    THEN pg_catalog.format('allocation %s belongs to node "%s", which role "%s" may not act for', x.id, a.node, who)
+               END,
+               CASE WHEN a.id IS NULL THEN '42704' WHEN m.id IS NULL THEN '42501' END,
+               CASE WHEN a.id IS NOT NULL AND m.id IS NULL
+                    THEN 'A launcher reports only on the allocations of its own node.' END
+          FROM unnest(allocation_ids) WITH ORDINALITY AS x(id, ord)
+          LEFT JOIN tide.allocations a ON a.id = x.id
+          LEFT JOIN unnest(mine) AS m(id) ON m.id = x.id
+         ORDER BY x.ord;
 END
 $$;
 COMMENT ON FUNCTION tide._launcher_targets(bigint[], text) IS
-    'for the set-based launcher calls: checks that every id exists and that the role may act for its node (naming the first bad one), locks their jobs and then the allocations, and returns the allocations';
+    'for the launcher reports: for each mention of an id, in array order, its state after locking its job and itself, or why the role may not report on it (it does not exist, or the role may not act for its node); the one place where who may report is checked';
 
--- The NOTICE of a batch in which some reports changed nothing: ids that
--- were already in the reported state, and second mentions of an id.
-CREATE FUNCTION tide._batch_notice(allocation_ids bigint[], changed bigint, already bigint[], what text)
-    RETURNS void
+-- The states from which a report moves an allocation to target: the
+-- changes to target in tide.allocation_transitions whose made_by names the
+-- report's function.  SECURITY DEFINER: launchers do not read that table.
+CREATE FUNCTION tide._report_accepts(report text, target text) RETURNS text[]
+    LANGUAGE sql STABLE
+    SECURITY DEFINER
+    SET search_path = pg_catalog, pg_temp
+    AS $$
+SELECT coalesce(pg_catalog.array_agg(t.old_state ORDER BY t.old_state), '{}')
+  FROM tide.allocation_transitions t
+ WHERE t.new_state = target
+   AND pg_catalog.strpos(t.made_by, 'tide.' OPERATOR(pg_catalog.||) report) > 0
+$$;
+COMMENT ON FUNCTION tide._report_accepts(text, text) IS
+    'the allocation states a launcher report (started, exited, evicted) accepts: the changes to its target state in tide.allocation_transitions whose made_by names the report''s function';
+
+-- The one implementation of the three reports.  all_or_nothing: change
+-- nothing when any id is refused (the array wrappers then raise).
+CREATE FUNCTION tide._report(report text, allocation_ids bigint[], exit_codes integer[], who text,
+                             all_or_nothing boolean)
+    RETURNS TABLE(ord bigint, allocation_id bigint, outcome text, reason text, errcode text, hint text)
     LANGUAGE plpgsql
     SET search_path = pg_catalog, pg_temp
     AS $$
 DECLARE
-    repeated bigint[];
+    target text := CASE report WHEN 'started' THEN 'running' ELSE 'released' END;
+    accepts text[] := tide._report_accepts(report, target);
+    r_ord bigint[];
+    r_id bigint[];
+    r_outcome text[];
+    r_reason text[];
+    r_errcode text[];
+    r_hint text[];
+    change_ids bigint[];
+    change_codes integer[];
+    bad record;
 BEGIN
-    IF changed >= pg_catalog.cardinality(allocation_ids) THEN
-        RETURN;
+    IF report NOT IN ('started', 'exited', 'evicted') THEN
+        RAISE EXCEPTION 'unknown launcher report "%"', report
+            USING ERRCODE = 'invalid_parameter_value';
     END IF;
-    SELECT pg_catalog.array_agg(r.id ORDER BY r.ord) INTO repeated
-      FROM (SELECT x.id, x.ord,
-                   pg_catalog.row_number() OVER (PARTITION BY x.id ORDER BY x.ord) AS mention
-              FROM unnest(allocation_ids) WITH ORDINALITY AS x(id, ord)) r
-     WHERE r.mention > 1 OR r.id = ANY (already);
-    RAISE NOTICE '% of % allocations %; nothing changed for them',
-            pg_catalog.cardinality(allocation_ids) - changed, pg_catalog.cardinality(allocation_ids), what
-        USING DETAIL = pg_catalog.format('Allocations: %s%s.',
-                           pg_catalog.array_to_string(repeated[1:20], ', '),
-                           CASE WHEN pg_catalog.cardinality(repeated) > 20 THEN ', ...' ELSE '' END);
+    IF report = 'exited' THEN
+        IF exit_codes IS NULL THEN
+            RAISE EXCEPTION 'exit_codes must not be NULL'
+                USING ERRCODE = 'null_value_not_allowed',
+                      HINT = 'Pass one exit code per allocation id.';
+        END IF;
+        IF pg_catalog.array_ndims(exit_codes) > 1 THEN
+            RAISE EXCEPTION 'exit_codes must be a one-dimensional array, not % dimensions',
+                    pg_catalog.array_ndims(exit_codes)
+                USING ERRCODE = 'array_subscript_error';
+        END IF;
+        IF allocation_ids IS NOT NULL
+           AND pg_catalog.cardinality(allocation_ids) <> pg_catalog.cardinality(exit_codes) THEN
+            RAISE EXCEPTION 'allocation_ids has % elements but exit_codes has %',
+                    pg_catalog.cardinality(allocation_ids), pg_catalog.cardinality(exit_codes)
+                USING ERRCODE = 'array_subscript_error',
+                      HINT = 'Pass one exit code per allocation id, in the same order.';
+        END IF;
+        SELECT x.ord, a.id INTO bad
+          FROM unnest(exit_codes) WITH ORDINALITY AS x(code, ord)
+          LEFT JOIN unnest(allocation_ids) WITH ORDINALITY AS a(id, ord) ON a.ord = x.ord
+         WHERE x.code IS NULL
+         ORDER BY x.ord
+         LIMIT 1;
+        IF FOUND THEN
+            RAISE EXCEPTION 'exit code % (for allocation %) must not be NULL', bad.ord, coalesce(bad.id::text, 'NULL')
+                USING ERRCODE = 'null_value_not_allowed',
+                      HINT = 'Report the process''s exit status; a process killed by signal N exits 128+N.';
+        END IF;
+    END IF;
+
+    WITH t AS (
+        SELECT t.*, pg_catalog.row_number() OVER (PARTITION BY t.allocation_id ORDER BY t.ord) AS mention
+          FROM tide._launcher_targets(allocation_ids, who) AS t
+    ), d AS (
+        SELECT t.ord, t.allocation_id, t.mention, t.state, t.refusal, t.errcode, t.hint,
+               CASE WHEN t.refusal IS NOT NULL THEN 'refused'
+                    WHEN t.state = target THEN 'already'
+                    WHEN t.state = ANY (accepts) THEN 'changed'
+                    ELSE 'refused'
+               END AS decided
+          FROM t
+    )
+    SELECT pg_catalog.array_agg(d.ord ORDER BY d.ord),
+           pg_catalog.array_agg(d.allocation_id ORDER BY d.ord),
+           -- a second mention of an id that changes finds it changed already
+           pg_catalog.array_agg(CASE WHEN d.decided = 'changed' AND d.mention > 1 THEN 'already' ELSE d.decided END
+                                ORDER BY d.ord),
+           pg_catalog.array_agg(CASE WHEN d.refusal IS NOT NULL THEN d.refusal
+                                     WHEN d.decided <> 'refused' THEN NULL
+                                     WHEN report = 'started'
+                                     THEN pg_catalog.format('allocation %s is %s, so it cannot start', d.allocation_id, d.state)
+                                     WHEN report = 'evicted'
+                                     THEN pg_catalog.format('allocation %s is %s, not being evicted', d.allocation_id, d.state)
+                                     ELSE pg_catalog.format('allocation %s is %s, so it cannot exit', d.allocation_id, d.state)
+                                END ORDER BY d.ord),
+           pg_catalog.array_agg(CASE WHEN d.refusal IS NOT NULL THEN d.errcode
+                                     WHEN d.decided = 'refused' THEN '55000' END ORDER BY d.ord),
+           pg_catalog.array_agg(CASE WHEN d.refusal IS NOT NULL THEN d.hint
+                                     WHEN d.decided <> 'refused' THEN NULL
+                                     WHEN report = 'started' AND d.state = 'releasing'
+                                     THEN 'It is being evicted: stop it and report with tide.evicted().'
+                                     WHEN report = 'started'
+                                     THEN 'It is over; claim new work with tide.claim().'
+                                     WHEN report = 'evicted'
+                                     THEN 'Report a process that ended on its own with tide.exited(allocation_id, exit_code).'
+                                     ELSE 'The allowed changes are listed in tide.allocation_transitions.'
+                                END ORDER BY d.ord),
+           pg_catalog.array_agg(d.allocation_id ORDER BY d.ord) FILTER (WHERE d.decided = 'changed' AND d.mention = 1),
+           pg_catalog.array_agg(exit_codes[d.ord::integer] ORDER BY d.ord) FILTER (WHERE d.decided = 'changed' AND d.mention = 1)
+      INTO r_ord, r_id, r_outcome, r_reason, r_errcode, r_hint, change_ids, change_codes
+      FROM d;
+
+    IF change_ids IS NOT NULL AND NOT (all_or_nothing AND 'refused' = ANY (r_outcome)) THEN
+        IF report = 'started' THEN
+            UPDATE tide.allocations x SET state = 'running', started_at = pg_catalog.now()
+             WHERE x.id = ANY (change_ids);
+        ELSIF report = 'exited' THEN
+            UPDATE tide.allocations x
+               SET state = 'released', exit_code = u.code, released_at = pg_catalog.now(),
+                   release_reason = 'exited'
+              FROM unnest(change_ids, change_codes) AS u(id, code)
+             WHERE x.id = u.id;
+        ELSE
+            UPDATE tide.allocations x
+               SET state = 'released', released_at = pg_catalog.now(),
+                   release_reason = coalesce(x.release_reason, 'evicted')
+             WHERE x.id = ANY (change_ids);
+        END IF;
+    END IF;
+
+    RETURN QUERY
+        SELECT u.ord, u.id, u.outcome, u.reason, u.errcode, u.hint
+          FROM unnest(r_ord, r_id, r_outcome, r_reason, r_errcode, r_hint)
+                   AS u(ord, id, outcome, reason, errcode, hint)
+         ORDER BY u.ord;
 END
 $$;
-COMMENT ON FUNCTION tide._batch_notice(bigint[], bigint, bigint[], text) IS
-    'raises the NOTICE of a set-based launcher call in which some reports changed nothing (how many, and the first 20 such ids in array order)';
+COMMENT ON FUNCTION tide._report(text, bigint[], integer[], text, boolean) IS
+    'the launcher reports (started, exited, evicted) for many allocations in one UPDATE: an outcome per mention of an id (changed, already, refused with the reason, SQLSTATE and hint); accepted states from tide.allocation_transitions; all_or_nothing changes nothing when any is refused';
+
+-- Raise an error of a refused report (a hint only when there is one).
+CREATE FUNCTION tide._raise_refusal(message text, code text, hint text) RETURNS void
+    LANGUAGE plpgsql
+    SET search_path = pg_catalog, pg_temp
+    AS $$
+BEGIN
+    IF hint IS NULL THEN
+        RAISE EXCEPTION '%', message USING ERRCODE = code;
+    END IF;
+    RAISE EXCEPTION '%', message USING ERRCODE = code, HINT = hint;
+END
+$$;
+COMMENT ON FUNCTION tide._raise_refusal(text, text, text) IS
+    'raises the error of a refused launcher report: its reason, SQLSTATE and hint';
+
+-- The single-id form of tide._launcher_targets: the allocation, locked, or
+-- the error that refuses it.
+CREATE FUNCTION tide._launcher_target(allocation_id bigint, who text) RETURNS tide.allocations
+    LANGUAGE plpgsql
+    SECURITY DEFINER
+    SET search_path = pg_catalog, pg_temp
+    AS $$
+DECLARE
+    t record;
+    a tide.allocations;
+BEGIN
+    SELECT * INTO t FROM tide._launcher_targets(ARRAY[_launcher_target.allocation_id], who);
+    IF t.refusal IS NOT NULL THEN
+        PERFORM tide._raise_refusal(t.refusal, t.errcode, t.hint);
+    END IF;
+    SELECT * INTO a FROM tide.allocations x WHERE x.id = _launcher_target.allocation_id;
+    RETURN a;
+END
+$$;
+COMMENT ON FUNCTION tide._launcher_target(bigint, text) IS
+    'for one allocation: the allocation, after checking the role may act for its node and locking its job and itself (tide._launcher_targets); raises when refused';
+
+-- The body of the wrappers: the report, all or nothing.  Raises the first
+-- refusal (an id that does not exist or is another node's first, in array
+-- order; else the first whose state refuses); returns the ids that were
+-- reported already (NULL: none), in array order.
+CREATE FUNCTION tide._report_all(report text, allocation_ids bigint[], exit_codes integer[])
+    RETURNS bigint[]
+    LANGUAGE plpgsql
+    SET search_path = pg_catalog, pg_temp
+    AS $$
+DECLARE
+    already bigint[];
+    bad_reason text;
+    bad_code text;
+    bad_hint text;
+BEGIN
+    SELECT pg_catalog.array_agg(r.allocation_id ORDER BY r.ord) FILTER (WHERE r.outcome = 'already'),
+           (pg_catalog.array_agg(r.reason ORDER BY r.errcode = '55000', r.ord) FILTER (WHERE r.outcome = 'refused'))[1],
+           (pg_catalog.array_agg(r.errcode ORDER BY r.errcode = '55000', r.ord) FILTER (WHERE r.outcome = 'refused'))[1],
+           (pg_catalog.array_agg(r.hint ORDER BY r.errcode = '55000', r.ord) FILTER (WHERE r.outcome = 'refused'))[1]
+      INTO already, bad_reason, bad_code, bad_hint
+      FROM tide._report(report, allocation_ids, exit_codes, CURRENT_USER, true) AS r;
+    IF bad_reason IS NOT NULL THEN
+        PERFORM tide._raise_refusal(bad_reason, bad_code, bad_hint);
+    END IF;
+    RETURN already;
+END
+$$;
+COMMENT ON FUNCTION tide._report_all(text, bigint[], integer[]) IS
+    'a launcher report, all or nothing: raises the first refusal (unknown or another node''s ids before refused states, each in array order); returns the ids reported already';
+
+-- The NOTICE of an array wrapper in which some reports changed nothing.
+CREATE FUNCTION tide._batch_notice(allocation_ids bigint[], already bigint[], what text)
+    RETURNS void
+    LANGUAGE plpgsql
+    SET search_path = pg_catalog, pg_temp
+    AS $$
+BEGIN
+    IF already IS NULL THEN
+        RETURN;
+    END IF;
+    RAISE NOTICE '% of % allocations %; nothing changed for them',
+            pg_catalog.cardinality(already), pg_catalog.cardinality(allocation_ids), what
+        USING DETAIL = pg_catalog.format('Allocations: %s%s.',
+                           pg_catalog.array_to_string(already[1:20], ', '),
+                           CASE WHEN pg_catalog.cardinality(already) > 20 THEN ', ...' ELSE '' END);
+END
+$$;
+COMMENT ON FUNCTION tide._batch_notice(bigint[], bigint[], text) IS
+    'raises the NOTICE of an array launcher report in which some ids changed nothing (how many, and the first 20 in array order)';
+
+-- ---------------------------------------------------------------- per id
+
+CREATE FUNCTION tide.report_started(allocation_ids bigint[])
+    RETURNS TABLE(allocation_id bigint, outcome text, reason text)
+    LANGUAGE sql
+    SET search_path = pg_catalog, pg_temp
+    AS $$
+SELECT r.allocation_id, r.outcome, r.reason
+  FROM tide._report('started', allocation_ids, NULL, CURRENT_USER, false) AS r
+ ORDER BY r.ord
+$$;
+COMMENT ON FUNCTION tide.report_started(bigint[]) IS
+    'the launcher started these allocations'' processes: assigned -> running in one statement; one row per id, in array order: changed, already (running), or refused with the reason';
+
+CREATE FUNCTION tide.report_exited(allocation_ids bigint[], exit_codes integer[])
+    RETURNS TABLE(allocation_id bigint, outcome text, reason text)
+    LANGUAGE sql
+    SET search_path = pg_catalog, pg_temp
+    AS $$
+SELECT r.allocation_id, r.outcome, r.reason
+  FROM tide._report('exited', allocation_ids, exit_codes, CURRENT_USER, false) AS r
+ ORDER BY r.ord
+$$;
+COMMENT ON FUNCTION tide.report_exited(bigint[], integer[]) IS
+    'these allocations'' processes ended with these exit codes (one per id, in order): released in one statement, a non-zero code fails its job; one row per id, in array order: changed, already (released), or refused with the reason';
+
+CREATE FUNCTION tide.report_evicted(allocation_ids bigint[])
+    RETURNS TABLE(allocation_id bigint, outcome text, reason text)
+    LANGUAGE sql
+    SET search_path = pg_catalog, pg_temp
+    AS $$
+SELECT r.allocation_id, r.outcome, r.reason
+  FROM tide._report('evicted', allocation_ids, NULL, CURRENT_USER, false) AS r
+ ORDER BY r.ord
+$$;
+COMMENT ON FUNCTION tide.report_evicted(bigint[]) IS
+    'the launcher stopped these evicted allocations: releasing -> released in one statement, freeing their resources; one row per id, in array order: changed, already (released), or refused with the reason';
+
+-- ---------------------------------------------------------------- one id
+
+CREATE FUNCTION tide.started(allocation_id bigint) RETURNS void
+    LANGUAGE plpgsql
+    SET search_path = pg_catalog, pg_temp
+    AS $$
+BEGIN
+    IF tide._report_all('started', ARRAY[started.allocation_id], NULL) IS NOT NULL THEN
+        RAISE NOTICE 'allocation % already started; nothing changed', started.allocation_id;
+    END IF;
+END
+$$;
+COMMENT ON FUNCTION tide.started(bigint) IS
+    'the launcher started the allocation''s process: assigned -> running (the job runs once all its allocations started)';
+
+CREATE FUNCTION tide.exited(allocation_id bigint, exit_code integer) RETURNS void
+    LANGUAGE plpgsql
+    SET search_path = pg_catalog, pg_temp
+    AS $$
+BEGIN
+    IF exited.exit_code IS NULL THEN
+        RAISE EXCEPTION 'exit_code must not be NULL'
+            USING ERRCODE = 'null_value_not_allowed',
+                  HINT = 'Report the process''s exit status; a process killed by signal N exits 128+N.';
+    END IF;
+    IF tide._report_all('exited', ARRAY[exited.allocation_id], ARRAY[exited.exit_code]) IS NOT NULL THEN
+        RAISE NOTICE 'allocation % is already released; nothing changed', exited.allocation_id;
+    END IF;
+END
+$$;
+COMMENT ON FUNCTION tide.exited(bigint, integer) IS
+    'the allocation''s process ended with this exit code: released; a non-zero code fails the job (its other replicas are evicted, a retry is made when retries are left); all exited 0: succeeded';
+
+CREATE FUNCTION tide.evicted(allocation_id bigint) RETURNS void
+    LANGUAGE plpgsql
+    SET search_path = pg_catalog, pg_temp
+    AS $$
+BEGIN
+    IF tide._report_all('evicted', ARRAY[evicted.allocation_id], NULL) IS NOT NULL THEN
+        RAISE NOTICE 'allocation % is already released; nothing changed', evicted.allocation_id;
+    END IF;
+END
+$$;
+COMMENT ON FUNCTION tide.evicted(bigint) IS
+    'the launcher stopped an evicted allocation: releasing -> released, freeing its resources; once all are released the eviction reaches its goal';
+
+-- ---------------------------------------------------------------- arrays, all or nothing
 
 CREATE FUNCTION tide.started(allocation_ids bigint[]) RETURNS void
     LANGUAGE plpgsql
     SET search_path = pg_catalog, pg_temp
     AS $$
-DECLARE
-    n bigint;
-    refused bigint[];
-    running bigint[];
-    bad record;
-    changed bigint;
 BEGIN
-    SELECT pg_catalog.count(*),
-           pg_catalog.array_agg(t.id) FILTER (WHERE t.state NOT IN ('assigned', 'running')),
-           pg_catalog.array_agg(t.id) FILTER (WHERE t.state = 'running')
-      INTO n, refused, running
-      FROM tide._launcher_targets(started.allocation_ids, CURRENT_USER) AS t;
-    IF n = 0 THEN
-        RETURN;                 -- an empty array reports nothing
-    END IF;
-    IF refused IS NOT NULL THEN
-        SELECT x.id, a.state INTO bad
-          FROM unnest(started.allocation_ids) WITH ORDINALITY AS x(id, ord)
-          JOIN tide.allocations a ON a.id = x.id
-         WHERE x.id = ANY (refused)
-         ORDER BY x.ord
-         LIMIT 1;
-        RAISE EXCEPTION 'allocation % is %, so it cannot start', bad.id, bad.state
-            USING ERRCODE = 'object_not_in_prerequisite_state',
-                  HINT = CASE bad.state WHEN 'releasing'
-                              THEN 'It is being evicted: stop it and report with tide.evicted().'
-                              ELSE 'It is over; claim new work with tide.claim().' END;
-    END IF;
-
-    UPDATE tide.allocations x SET state = 'running', started_at = pg_catalog.now()
-     WHERE x.id = ANY (started.allocation_ids) AND x.state = 'assigned';
-    GET DIAGNOSTICS changed = ROW_COUNT;
-    PERFORM tide._batch_notice(started.allocation_ids, changed, running, 'were already started');
+    PERFORM tide._batch_notice(started.allocation_ids,
+                               tide._report_all('started', started.allocation_ids, NULL),
+                               'were already started');
 END
 $$;
 COMMENT ON FUNCTION tide.started(bigint[]) IS
@@ -161,59 +442,10 @@ CREATE FUNCTION tide.exited(allocation_ids bigint[], exit_codes integer[]) RETUR
     LANGUAGE plpgsql
     SET search_path = pg_catalog, pg_temp
     AS $$
-DECLARE
-    n bigint;
-    released bigint[];
-    bad record;
-    changed bigint;
 BEGIN
-    IF exited.exit_codes IS NULL THEN
-        RAISE EXCEPTION 'exit_codes must not be NULL'
-            USING ERRCODE = 'null_value_not_allowed',
-                  HINT = 'Pass one exit code per allocation id.';
-    END IF;
-    IF pg_catalog.array_ndims(exited.exit_codes) > 1 THEN
-        RAISE EXCEPTION 'exit_codes must be a one-dimensional array, not % dimensions',
-                pg_catalog.array_ndims(exited.exit_codes)
-            USING ERRCODE = 'array_subscript_error';
-    END IF;
-    IF exited.allocation_ids IS NOT NULL
-       AND pg_catalog.cardinality(exited.allocation_ids) <> pg_catalog.cardinality(exited.exit_codes) THEN
-        RAISE EXCEPTION 'allocation_ids has % elements but exit_codes has %',
-                pg_catalog.cardinality(exited.allocation_ids), pg_catalog.cardinality(exited.exit_codes)
-            USING ERRCODE = 'array_subscript_error',
-                  HINT = 'Pass one exit code per allocation id, in the same order.';
-    END IF;
-    SELECT x.ord, a.id INTO bad
-      FROM unnest(exited.exit_codes) WITH ORDINALITY AS x(code, ord)
-      LEFT JOIN unnest(exited.allocation_ids) WITH ORDINALITY AS a(id, ord) ON a.ord = x.ord
-     WHERE x.code IS NULL
-     ORDER BY x.ord
-     LIMIT 1;
-    IF FOUND THEN
-        RAISE EXCEPTION 'exit code % (for allocation %) must not be NULL', bad.ord, coalesce(bad.id::text, 'NULL')
-            USING ERRCODE = 'null_value_not_allowed',
-                  HINT = 'Report the process''s exit status; a process killed by signal N exits 128+N.';
-    END IF;
-
-    SELECT pg_catalog.count(*), pg_catalog.array_agg(t.id) FILTER (WHERE t.state = 'released')
-      INTO n, released
-      FROM tide._launcher_targets(exited.allocation_ids, CURRENT_USER) AS t;
-    IF n = 0 THEN
-        RETURN;
-    END IF;
-
-    -- Every state but released may exit; an id given twice: the first
-    -- mention wins, as if the calls were made one by one.
-    UPDATE tide.allocations x
-       SET state = 'released', exit_code = d.code, released_at = pg_catalog.now(),
-           release_reason = 'exited'
-      FROM (SELECT DISTINCT ON (u.id) u.id, u.code
-              FROM unnest(exited.allocation_ids, exited.exit_codes) WITH ORDINALITY AS u(id, code, ord)
-             ORDER BY u.id, u.ord) d
-     WHERE x.id = d.id AND x.state <> 'released';
-    GET DIAGNOSTICS changed = ROW_COUNT;
-    PERFORM tide._batch_notice(exited.allocation_ids, changed, released, 'were already released');
+    PERFORM tide._batch_notice(exited.allocation_ids,
+                               tide._report_all('exited', exited.allocation_ids, exited.exit_codes),
+                               'were already released');
 END
 $$;
 COMMENT ON FUNCTION tide.exited(bigint[], integer[]) IS
@@ -223,55 +455,41 @@ CREATE FUNCTION tide.evicted(allocation_ids bigint[]) RETURNS void
     LANGUAGE plpgsql
     SET search_path = pg_catalog, pg_temp
     AS $$
-DECLARE
-    n bigint;
-    refused bigint[];
-    released bigint[];
-    bad record;
-    changed bigint;
 BEGIN
-    SELECT pg_catalog.count(*),
-           pg_catalog.array_agg(t.id) FILTER (WHERE t.state NOT IN ('releasing', 'released')),
-           pg_catalog.array_agg(t.id) FILTER (WHERE t.state = 'released')
-      INTO n, refused, released
-      FROM tide._launcher_targets(evicted.allocation_ids, CURRENT_USER) AS t;
-    IF n = 0 THEN
-        RETURN;
-    END IF;
-    IF refused IS NOT NULL THEN
-        SELECT x.id, a.state INTO bad
-          FROM unnest(evicted.allocation_ids) WITH ORDINALITY AS x(id, ord)
-          JOIN tide.allocations a ON a.id = x.id
-         WHERE x.id = ANY (refused)
-         ORDER BY x.ord
-         LIMIT 1;
-        RAISE EXCEPTION 'allocation % is %, not being evicted', bad.id, bad.state
-            USING ERRCODE = 'object_not_in_prerequisite_state',
-                  HINT = 'Report a process that ended on its own with tide.exited(allocation_id, exit_code).';
-    END IF;
-
-    UPDATE tide.allocations x
-       SET state = 'released', released_at = pg_catalog.now(),
-           release_reason = coalesce(x.release_reason, 'evicted')
-     WHERE x.id = ANY (evicted.allocation_ids) AND x.state = 'releasing';
-    GET DIAGNOSTICS changed = ROW_COUNT;
-    PERFORM tide._batch_notice(evicted.allocation_ids, changed, released, 'were already released');
+    PERFORM tide._batch_notice(evicted.allocation_ids,
+                               tide._report_all('evicted', evicted.allocation_ids, NULL),
+                               'were already released');
 END
 $$;
 COMMENT ON FUNCTION tide.evicted(bigint[]) IS
     'the launcher stopped these evicted allocations: releasing -> released, in one statement, freeing their resources; the same checks as tide.evicted(bigint) for every id, all or nothing';
 
--- Privileges, as for the single-row calls (40_roles.sql).
+-- Privileges (the single-row calls and tide._launcher_target are granted in
+-- 40_roles.sql).
 REVOKE ALL ON FUNCTION
     tide._launcher_targets(bigint[], text),
-    tide._batch_notice(bigint[], bigint, bigint[], text),
+    tide._report_accepts(text, text),
+    tide._report(text, bigint[], integer[], text, boolean),
+    tide._raise_refusal(text, text, text),
+    tide._report_all(text, bigint[], integer[]),
+    tide._batch_notice(bigint[], bigint[], text),
+    tide.report_started(bigint[]),
+    tide.report_exited(bigint[], integer[]),
+    tide.report_evicted(bigint[]),
     tide.started(bigint[]),
     tide.exited(bigint[], integer[]),
     tide.evicted(bigint[])
     FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION
     tide._launcher_targets(bigint[], text),
-    tide._batch_notice(bigint[], bigint, bigint[], text),
+    tide._report_accepts(text, text),
+    tide._report(text, bigint[], integer[], text, boolean),
+    tide._raise_refusal(text, text, text),
+    tide._report_all(text, bigint[], integer[]),
+    tide._batch_notice(bigint[], bigint[], text),
+    tide.report_started(bigint[]),
+    tide.report_exited(bigint[], integer[]),
+    tide.report_evicted(bigint[]),
     tide.started(bigint[]),
     tide.exited(bigint[], integer[]),
     tide.evicted(bigint[])

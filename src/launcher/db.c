@@ -1,19 +1,17 @@
 /*
  * db.c: tide-launcher's conversation with the database, through the
  * launcher functions of CONTRACT.md only (tide.node_channel, tide.claim,
- * tide.claim_evictions, tide.started, tide.exited, tide.evicted,
- * tide.heartbeat).
+ * tide.claim_evictions, tide.report_started, tide.report_exited,
+ * tide.report_evicted, tide.heartbeat).  SQL only: the callers decide what
+ * to send and what the answers mean.
  *
  * Throughput comes from batching: one round trip claims both new work and
- * evictions, and each kind of report goes out as one statement whatever the
- * number of allocations: one call of the set-based functions
- * (tide.started(bigint[]) and the others) when the schema has them, else
- * the single-row functions over unnest() of an array.  If a batch is
- * refused (one allocation in a state the database rejects), the batch is
- * retried one allocation at a time so that one bad report never holds back
- * the others.  A lost connection leaves every report queued.
+ * evictions, and each kind of report goes out as one call of its
+ * set-based function whatever the number of allocations; the answer says,
+ * per allocation, whether it changed, had changed already, or was refused
+ * (and why), so one bad report never holds back the others.
  */
-#include "launcher.h"
+#include "db.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -23,26 +21,6 @@
 #include <libpq-fe.h>
 
 static PGconn *conn;
-
-/*
- * Set-based report functions (tide.started(bigint[]), tide.exited(bigint[],
- * integer[]), tide.evicted(bigint[])), when the schema has them: one
- * statement, hence one run of the allocation triggers, per batch instead of
- * one per allocation.  Looked up at every connection.
- */
-static bool have_array_call[3];
-
-/* How a statement went. */
-typedef enum
-{
-	Q_OK,						/* done */
-	Q_REFUSED,					/* a SQL error: retrying the same will not help */
-	Q_RETRY,					/* a transient error (serialization, lock...) */
-	Q_LOST						/* the connection is gone (now disconnected) */
-} QueryOutcome;
-
-/* Largest number of allocations in one report statement. */
-#define BATCH_MAX 4000
 
 bool
 db_connected(void)
@@ -120,17 +98,59 @@ run(const char *what, const char *sql, int nparams, const char *const *params,
 	return res;
 }
 
-/* Log a refused or failed statement with the server's message. */
-static void
-log_sql_error(const char *event, const char *what, PGresult *res)
+/* The server's message of a refused or failed statement, for log lines. */
+static char last_error[2048];
+
+static const char *
+sql_error_text(PGresult *res)
 {
 	const char *msg = res ? PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY) : NULL;
 	const char *state = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
 	const char *hint = res ? PQresultErrorField(res, PG_DIAG_MESSAGE_HINT) : NULL;
 
-	tl_log(event, "%s: %s (SQLSTATE %s)%s%s", what,
-		   msg ? msg : conn_error(), state ? state : "?",
-		   hint ? " hint: " : "", hint ? hint : "");
+	snprintf(last_error, sizeof(last_error), "%s (SQLSTATE %s)%s%s",
+			 msg ? msg : conn_error(), state ? state : "?",
+			 hint ? " hint: " : "", hint ? hint : "");
+	return last_error;
+}
+
+/* The message of the last refused statement (db_claim, db_report). */
+const char *
+db_error(void)
+{
+	return last_error;
+}
+
+/* Log a refused or failed statement with the server's message. */
+static void
+log_sql_error(const char *event, const char *what, PGresult *res)
+{
+	tl_log(event, "%s: %s", what, sql_error_text(res));
+}
+
+/*
+ * The node's state as the last heartbeat answered it (ready, draining,
+ * down): a change is logged once.
+ */
+static char node_state[32];
+
+static void
+note_node_state(PGresult *res)
+{
+	const char *st;
+
+	if (PQntuples(res) != 1 || PQgetisnull(res, 0, 0))
+		return;
+	st = PQgetvalue(res, 0, 0);
+	if (strcmp(st, node_state) == 0)
+		return;
+	if (node_state[0] == '\0')
+		tl_log("node_state", "state=%s", st);
+	else
+		tl_log("node_state", "state=%s (was %s)%s", st, node_state,
+			   strcmp(st, "draining") == 0 ? ": running work is kept, no new work comes" :
+			   strcmp(st, "down") == 0 ? ": the database gave up this node's work" : "");
+	snprintf(node_state, sizeof(node_state), "%s", st);
 }
 
 /*
@@ -267,6 +287,8 @@ db_connect(bool first)
 		}
 		log_sql_error("error", "tide.heartbeat", res);
 	}
+	else
+		note_node_state(res);
 	PQclear(res);
 
 	quoted = PQescapeIdentifier(conn, channel, strlen(channel));
@@ -293,19 +315,7 @@ db_connect(bool first)
 	}
 	PQclear(res);
 
-	res = run("lookup", "SELECT to_regprocedure('tide.started(bigint[])') IS NOT NULL,"
-			  " to_regprocedure('tide.exited(bigint[], integer[])') IS NOT NULL,"
-			  " to_regprocedure('tide.evicted(bigint[])') IS NOT NULL", 0, NULL, &q);
-	if (q == Q_LOST)
-	{
-		free(channel);
-		return false;
-	}
-	for (int i = 0; i < 3; i++)
-		have_array_call[i] = q == Q_OK && strcmp(PQgetvalue(res, 0, i), "t") == 0;
-	PQclear(res);
-	tl_log("connected", "database=%s user=%s channel=%s batch_calls=%s", PQdb(conn), PQuser(conn), channel,
-		   have_array_call[0] && have_array_call[1] && have_array_call[2] ? "array" : "unnest");
+	tl_log("connected", "database=%s user=%s channel=%s", PQdb(conn), PQuser(conn), channel);
 	free(channel);
 	return true;
 }
@@ -346,17 +356,20 @@ db_heartbeat(void)
 		return false;
 	if (q != Q_OK)
 		log_sql_error("error", "tide.heartbeat", res);
+	else
+		note_node_state(res);
 	PQclear(res);
 	return true;
 }
 
 /*
- * Claim new allocations and evictions in one round trip, start the new
- * work and stop the evicted.  Idempotent: what is already known is not
- * started twice.
+ * Claim new allocations and evictions in one round trip, and ask which of
+ * the running ones the database released behind our back (a node marked
+ * down while its launcher was away, an allocation given up: its GPUs may
+ * already be someone else's, R-C4).  *rows stay valid until the next call.
  */
-bool
-db_sync(void)
+QueryOutcome
+db_claim(const int64_t *running, int nrunning, ClaimRow **rows, int *nrows)
 {
 	static const char *sql =
 		"SELECT 'run' AS what, a.id, a.job_id, a.replica,"
@@ -370,440 +383,168 @@ db_sync(void)
 		"SELECT 'gone', g.id, g.job_id, g.replica, NULL, NULL, NULL, NULL"
 		"  FROM tide.allocations AS g"
 		" WHERE g.id = ANY ($2::bigint[]) AND g.state = 'released'";
-	static char *running;
-	static size_t cap;
-	size_t		len = 0;
+	static PGresult *res;
+	static ClaimRow *out;
+	static int	out_cap;
+	static char *arr;
+	static size_t arrcap;
+	size_t		arrlen = 0;
 	const char *params[2];
 	QueryOutcome q;
 	double		t0;
-	PGresult   *res;
 	int			n;
-	int			started = 0;
-	bool		can_start = state_dir_can_start();
 
-	/*
-	 * Work we run that the database has released without us (a node
-	 * marked down while its launcher was away, an allocation given up) must
-	 * stop: its GPUs may already be someone else's (R-C4).
-	 */
-	if (cap == 0)
-	{
-		cap = 1024;
-		running = tl_realloc(NULL, cap);
-	}
-	running[len++] = '{';
-	for (int i = 0; i < nallocs; i++)
+	PQclear(res);
+	res = NULL;
+	*rows = NULL;
+	*nrows = 0;
+	buf_append(&arr, &arrlen, &arrcap, "{", 1);
+	for (int i = 0; i < nrunning; i++)
 	{
 		char		num[32];
-		int			m;
+		int			m = snprintf(num, sizeof(num), i ? ",%lld" : "%lld", (long long) running[i]);
 
-		if (allocs[i].ended || allocs[i].evicting || allocs[i].pid <= 0)
-			continue;
-		m = snprintf(num, sizeof(num), len > 1 ? ",%lld" : "%lld", (long long) allocs[i].id);
-		if (len + m + 2 > cap)
-		{
-			cap = (len + m + 2) * 2;
-			running = tl_realloc(running, cap);
-		}
-		memcpy(running + len, num, m);
-		len += m;
+		buf_append(&arr, &arrlen, &arrcap, num, m);
 	}
-	running[len++] = '}';
-	running[len] = '\0';
+	buf_append(&arr, &arrlen, &arrcap, "}", 2);
 	params[0] = opt.node;
-	params[1] = running;
+	params[1] = arr;
 	t0 = now_mono();
 	res = run("claim", sql, 2, params, &q);
 	if (opt.verbose)
 		tl_log("batch", "call=claim n=%d ms=%.1f", q == Q_OK ? PQntuples(res) : -1,
 			   (now_mono() - t0) * 1000);
-	t0 = now_mono();
-
 	if (q == Q_LOST)
-		return false;
+		return q;
 	if (q != Q_OK)
 	{
 		log_sql_error("error", "claim", res);
 		PQclear(res);
-		return q == Q_REFUSED;	/* try again at the next poll */
+		res = NULL;
+		return q;
 	}
 	n = PQntuples(res);
+	if (n > out_cap)
+	{
+		out_cap = n * 2;
+		out = tl_realloc(out, out_cap * sizeof(ClaimRow));
+	}
 	for (int i = 0; i < n; i++)
 	{
-		bool		run_it = strcmp(PQgetvalue(res, i, 0), "run") == 0;
-		int64_t		id = strtoll(PQgetvalue(res, i, 1), NULL, 10);
-		int64_t		job = strtoll(PQgetvalue(res, i, 2), NULL, 10);
-		int			replica = atoi(PQgetvalue(res, i, 3));
-		Alloc	   *a = alloc_find(id);
+		const char *what = PQgetvalue(res, i, 0);
+		ClaimRow   *r = &out[i];
 
-		/*
-		 * Unknown here: a shepherd of an earlier launcher may have started
-		 * it (or be starting it) after this launcher read the state
-		 * directory.  Adopt it, or wait while it is being recorded.
-		 */
-		if (a == NULL)
-		{
-			int			r = state_record_take(id, job, replica, &a);
-
-			if (r == RECORD_BUSY)
-			{
-				sync_again_at = now_mono() + 0.2;
-				continue;
-			}
-			if (r == RECORD_ADOPTED && run_it)
-				continue;
-		}
-		if (!run_it)
-		{
-			if (strcmp(PQgetvalue(res, i, 0), "gone") == 0 && a != NULL && !a->evicting)
-				tl_log("gone", "alloc=%lld job=%lld replica=%d was released by the database while it ran here (node marked down?); stopping it",
-					   (long long) id, (long long) job, replica);
-			if (a == NULL)
-				a = alloc_add(id, job, replica);
-			stop_allocation(a);
-			continue;
-		}
-		if (a != NULL)
-		{
-			/* still assigned in the database: our started report is missing */
-			if (!a->evicting && !a->spawning)
-				a->need_started = true;
-			continue;
-		}
-		/* the state directory refuses writes: start nothing (retried) */
-		if (!can_start)
-			continue;
-		if (PQgetisnull(res, i, 5) || PQgetvalue(res, i, 5)[strspn(PQgetvalue(res, i, 5), " \t\n")] == '\0')
-		{
-			a = alloc_add(id, job, replica);
-			a->need_started = true;
-			a->ended = true;
-			a->need_final = true;
-			a->exit_code = TL_EXIT_NO_COMMAND;
-			tl_log("no_command", "alloc=%lld job=%lld replica=%d: the job has no command; reporting exit code %d",
-				   (long long) id, (long long) job, replica, TL_EXIT_NO_COMMAND);
-			continue;
-		}
-		{
-			SpawnSpec	spec = {
-				.id = id,
-				.job_id = job,
-				.replica = replica,
-				.command = PQgetvalue(res, i, 5),
-				.cuda_visible_devices = PQgetvalue(res, i, 4),
-				.role = PQgetisnull(res, i, 6) ? NULL : PQgetvalue(res, i, 6),
-				.gpu_milli = PQgetisnull(res, i, 7) ? NULL : PQgetvalue(res, i, 7),
-			};
-			pid_t		pid = spawn_allocation(&spec);
-
-			if (pid < 0)
-				continue;		/* still assigned: the next claim retries */
-			a = alloc_add(id, job, replica);
-			started++;
-			if (pid == 0)
-			{
-				/* asked the shepherd: the pid (and the report) follow */
-				a->spawning = true;
-				if (!opt.quiet)
-					a->cvd = strdup(spec.cuda_visible_devices);
-				/* keep it busy on the other core while we go on */
-				if (started % 16 == 0)
-					shepherd_pump();
-			}
-			else
-			{
-				a->pid = pid;
-				a->need_started = true;
-				tl_event("started", "alloc=%lld job=%lld replica=%d pid=%d CUDA_VISIBLE_DEVICES=%s",
-						 (long long) id, (long long) job, replica, (int) pid,
-						 spec.cuda_visible_devices);
-			}
-		}
-
-		/*
-		 * A large claim takes seconds to start: every so often, reap what
-		 * already ended and report, so that the database hears of the
-		 * first starts without waiting for the last.
-		 */
-		if (started > 0 && started % 1000 == 0 && conn != NULL)
-		{
-			shepherd_pump();
-			if (got_child)
-			{
-				got_child = 0;
-				reap_children();
-			}
-			db_flush_reports(true);
-		}
+		r->kind = strcmp(what, "run") == 0 ? CLAIM_RUN :
+			strcmp(what, "gone") == 0 ? CLAIM_GONE : CLAIM_STOP;
+		r->id = strtoll(PQgetvalue(res, i, 1), NULL, 10);
+		r->job_id = strtoll(PQgetvalue(res, i, 2), NULL, 10);
+		r->replica = atoi(PQgetvalue(res, i, 3));
+		r->cvd = PQgetvalue(res, i, 4);
+		r->command = PQgetisnull(res, i, 5) ? NULL : PQgetvalue(res, i, 5);
+		r->role = PQgetisnull(res, i, 6) ? NULL : PQgetvalue(res, i, 6);
+		r->gpu_milli = PQgetisnull(res, i, 7) ? NULL : PQgetvalue(res, i, 7);
 	}
-	PQclear(res);
-	shepherd_pump();
-	if (opt.verbose && started > 0)
-		tl_log("batch", "spawned n=%d ms=%.1f", started, (now_mono() - t0) * 1000);
-	return true;
+	*rows = out;
+	*nrows = n;
+	return Q_OK;
 }
 
-/* ---- batched reports ---- */
-
-typedef enum
-{
-	R_STARTED,
-	R_EXITED,
-	R_EVICTED
-} ReportKind;
+/* ---- reports ---- */
 
 static const char *const report_name[] = {"tide.started", "tide.exited", "tide.evicted"};
 
-/* Is this allocation waiting for a report of this kind? */
-static bool
-wants(const Alloc *a, ReportKind kind)
+const char *
+db_report_name(ReportKind kind)
 {
-	switch (kind)
-	{
-		case R_STARTED:
-			return a->need_started;
-		case R_EXITED:
-			return a->need_final && a->ended && !a->evicting && !a->need_started;
-		case R_EVICTED:
-			return a->need_final && a->ended && a->evicting;
-	}
-	return false;
+	return report_name[kind];
 }
 
-/* The report went through (or was refused for good): update the table. */
-static void
-report_done(int64_t id, ReportKind kind)
-{
-	Alloc	   *a = alloc_find(id);
-
-	if (a == NULL)
-		return;
-	if (kind == R_STARTED)
-		a->need_started = false;
-	else
-	{
-		/*
-		 * An ALLOC.exit is only left by earlier launchers (or by a failed
-		 * append, removed at the next start).
-		 */
-		forget_allocation_files(a->id, a->adopted);
-		alloc_remove(a);
-	}
-}
-
-/* Append a number to a growing text buffer. */
-static void
-append(char **buf, size_t *len, size_t *cap, const char *s)
-{
-	size_t		n = strlen(s);
-
-	if (*len + n + 2 > *cap)
-	{
-		*cap = (*len + n + 2) * 2;
-		*buf = tl_realloc(*buf, *cap);
-	}
-	memcpy(*buf + *len, s, n + 1);
-	*len += n;
-}
-
-/* Send one statement for ids[0..n-1] (codes for exited); outcome. */
-static QueryOutcome
-send_reports(ReportKind kind, const int64_t *ids, const int *codes, int n, PGresult **resp)
+/*
+ * Send one report for ids[0..n-1] (codes for exited): one call of the
+ * report's set-based function.  Q_OK: *results holds one outcome per id,
+ * in order (valid until the next call).  Otherwise the statement failed as
+ * a whole, and db_error() says why.
+ */
+QueryOutcome
+db_report(ReportKind kind, const int64_t *ids, const int *codes, int n,
+		  ReportResult **results)
 {
 	static char *idbuf,
 			   *codebuf;
 	static size_t idcap,
 				codecap;
+	static PGresult *res;
+	static ReportResult *out;
+	static int	out_cap;
 	size_t		idlen = 0,
 				codelen = 0;
 	const char *params[2];
 	char		num[32];
 	QueryOutcome q;
 	static const char *sql[] = {
-		"SELECT tide.started(x) FROM unnest($1::bigint[]) AS x",
-		"SELECT tide.exited(u.id, u.code) FROM unnest($1::bigint[], $2::int[]) AS u(id, code)",
-		"SELECT tide.evicted(x) FROM unnest($1::bigint[]) AS x",
+		"SELECT allocation_id, outcome, reason FROM tide.report_started($1::bigint[])",
+		"SELECT allocation_id, outcome, reason FROM tide.report_exited($1::bigint[], $2::integer[])",
+		"SELECT allocation_id, outcome, reason FROM tide.report_evicted($1::bigint[])",
 	};
-	static const char *array_sql[] = {
-		"SELECT tide.started($1::bigint[])",
-		"SELECT tide.exited($1::bigint[], $2::integer[])",
-		"SELECT tide.evicted($1::bigint[])",
-	};
-	bool		use_array = n > 1 && have_array_call[kind];
+	double		t0 = now_mono();
+	int			nchanged = 0;
 
-	append(&idbuf, &idlen, &idcap, "{");
-	append(&codebuf, &codelen, &codecap, "{");
+	PQclear(res);
+	res = NULL;
+	*results = NULL;
+	buf_append(&idbuf, &idlen, &idcap, "{", 1);
+	buf_append(&codebuf, &codelen, &codecap, "{", 1);
 	for (int i = 0; i < n; i++)
 	{
-		snprintf(num, sizeof(num), i ? ",%lld" : "%lld", (long long) ids[i]);
-		append(&idbuf, &idlen, &idcap, num);
+		int			m = snprintf(num, sizeof(num), i ? ",%lld" : "%lld", (long long) ids[i]);
+
+		buf_append(&idbuf, &idlen, &idcap, num, m);
 		if (codes)
 		{
-			snprintf(num, sizeof(num), i ? ",%d" : "%d", codes[i]);
-			append(&codebuf, &codelen, &codecap, num);
+			m = snprintf(num, sizeof(num), i ? ",%d" : "%d", codes[i]);
+			buf_append(&codebuf, &codelen, &codecap, num, m);
 		}
 	}
-	append(&idbuf, &idlen, &idcap, "}");
-	append(&codebuf, &codelen, &codecap, "}");
+	buf_append(&idbuf, &idlen, &idcap, "}", 2);
+	buf_append(&codebuf, &codelen, &codecap, "}", 2);
 	params[0] = idbuf;
 	params[1] = codebuf;
+	res = run(report_name[kind], sql[kind], kind == R_EXITED ? 2 : 1, params, &q);
+	if (q == Q_REFUSED || q == Q_RETRY)
+		(void) sql_error_text(res);
+	else if (q == Q_OK && PQntuples(res) != n)
 	{
-		double		t0 = now_mono();
-
-		*resp = run(report_name[kind], use_array ? array_sql[kind] : sql[kind],
-					kind == R_EXITED ? 2 : 1, params, &q);
-		if (opt.verbose)
-			tl_log("batch", "call=%s%s n=%d ms=%.1f ok=%d", report_name[kind],
-				   use_array ? "[]" : "", n, (now_mono() - t0) * 1000, q == Q_OK);
+		snprintf(last_error, sizeof(last_error), "%d answers for %d allocations",
+				 PQntuples(res), n);
+		q = Q_REFUSED;
 	}
-	return q;
-}
-
-/*
- * Send every queued report of one kind: in batches, and one by one when
- * a batch is refused.  False when the connection is lost or the server
- * asks us to retry later (the reports stay queued).
- */
-static bool
-flush_kind(ReportKind kind)
-{
-	int64_t    *ids = NULL;
-	int		   *codes = NULL;
-	int			n = 0;
-	bool		ok = true;
-
-	for (int i = 0; i < nallocs; i++)
-		if (wants(&allocs[i], kind))
-			n++;
-	if (n == 0)
-		return true;
-	ids = tl_realloc(NULL, n * sizeof(int64_t));
-	codes = tl_realloc(NULL, n * sizeof(int));
-	n = 0;
-	for (int i = 0; i < nallocs; i++)
-		if (wants(&allocs[i], kind))
-		{
-			ids[n] = allocs[i].id;
-			codes[n] = allocs[i].exit_code;
-			n++;
-		}
-
-	for (int off = 0; off < n && ok; off += BATCH_MAX)
+	if (q != Q_OK)
 	{
-		int			m = n - off < BATCH_MAX ? n - off : BATCH_MAX;
-		PGresult   *res;
-		QueryOutcome q = send_reports(kind, ids + off, codes + off, m, &res);
-
-		if (q == Q_OK)
-		{
-			for (int i = 0; i < m; i++)
-				report_done(ids[off + i], kind);
-			PQclear(res);
-			continue;
-		}
-		if (q != Q_REFUSED || m == 1)
-		{
-			if (q == Q_REFUSED)
-			{
-				char		what[128];
-
-				snprintf(what, sizeof(what), "%s(%lld) refused; dropping this report",
-						 report_name[kind], (long long) ids[off]);
-				log_sql_error("report_refused", what, res);
-				report_done(ids[off], kind);
-			}
-			else if (q == Q_RETRY)
-			{
-				log_sql_error("report_retry", report_name[kind], res);
-				ok = false;
-			}
-			else
-				ok = false;
-			PQclear(res);
-			continue;
-		}
 		PQclear(res);
-		/* a refused batch: find the bad one(s) by sending each alone */
-		for (int i = 0; i < m && ok; i++)
-		{
-			QueryOutcome q1 = send_reports(kind, ids + off + i, codes + off + i, 1, &res);
-
-			if (q1 == Q_OK)
-				report_done(ids[off + i], kind);
-			else if (q1 == Q_REFUSED)
-			{
-				char		what[128];
-
-				snprintf(what, sizeof(what), "%s(%lld) refused; dropping this report",
-						 report_name[kind], (long long) ids[off + i]);
-				log_sql_error("report_refused", what, res);
-				report_done(ids[off + i], kind);
-			}
-			else
-			{
-				if (q1 == Q_RETRY)
-					log_sql_error("report_retry", report_name[kind], res);
-				ok = false;
-			}
-			PQclear(res);
-		}
+		res = NULL;
+		if (opt.verbose)
+			tl_log("batch", "call=%s n=%d ms=%.1f ok=0", report_name[kind], n,
+				   (now_mono() - t0) * 1000);
+		return q;
 	}
-	free(ids);
-	free(codes);
-	return ok;
-}
-
-/*
- * Reports go out at most every REPORT_INTERVAL seconds, or at once when
- * REPORT_EARLY are waiting: under a stream of starts and exits that makes
- * batches of hundreds (each statement has a fixed cost in the database:
- * the triggers and the job roll-up run once per call), and when work is
- * rare the first report of a quiet spell is sent immediately.
- */
-#define REPORT_INTERVAL 0.2
-#define REPORT_EARLY	1000
-
-static double last_report;
-static double report_due = 1e18;
-
-/* When deferred reports are due (for the event loop's sleep), else 1e18. */
-double
-db_report_due(void)
-{
-	return report_due;
-}
-
-/*
- * Started before exited (an allocation must be running to exit), then
- * evicted.  force: now, whatever the interval.
- */
-bool
-db_flush_reports(bool force)
-{
-	double		now = now_mono();
-	int			n = 0;
-
-	if (conn == NULL)
-		return false;
-	for (int i = 0; i < nallocs && (force || n < REPORT_EARLY); i++)
-		if (wants(&allocs[i], R_STARTED) || wants(&allocs[i], R_EXITED) ||
-			wants(&allocs[i], R_EVICTED))
-			n++;
-	if (n == 0)
+	if (n > out_cap)
 	{
-		report_due = 1e18;
-		return true;
+		out_cap = n * 2;
+		out = tl_realloc(out, out_cap * sizeof(ReportResult));
 	}
-	if (!force && n < REPORT_EARLY && now < last_report + REPORT_INTERVAL)
+	for (int i = 0; i < n; i++)
 	{
-		report_due = last_report + REPORT_INTERVAL;
-		return true;
+		const char *outcome = PQgetvalue(res, i, 1);
+
+		out[i].id = strtoll(PQgetvalue(res, i, 0), NULL, 10);
+		out[i].outcome = strcmp(outcome, "changed") == 0 ? REPORT_CHANGED :
+			strcmp(outcome, "already") == 0 ? REPORT_ALREADY : REPORT_REFUSED;
+		out[i].reason = PQgetisnull(res, i, 2) ? "" : PQgetvalue(res, i, 2);
+		nchanged += out[i].outcome == REPORT_CHANGED;
 	}
-	report_due = 1e18;
-	last_report = now;
-	if (!flush_kind(R_STARTED))
-		return false;
-	if (!flush_kind(R_EXITED))
-		return false;
-	return flush_kind(R_EVICTED);
+	if (opt.verbose)
+		tl_log("batch", "call=%s n=%d changed=%d ms=%.1f ok=1", report_name[kind], n, nchanged,
+			   (now_mono() - t0) * 1000);
+	*results = out;
+	return Q_OK;
 }

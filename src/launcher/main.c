@@ -11,7 +11,12 @@
  * Nothing is lost when the database is away: reports stay queued and the
  * loop reconnects with backoff.
  */
-#include "launcher.h"
+#include "db.h"
+#include "reconcile.h"
+#include "report.h"
+#include "shepherd.h"
+#include "statedir.h"
+#include "work.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -19,259 +24,17 @@
 #include <math.h>
 #include <poll.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
-#include <sys/time.h>
-#include <time.h>
+#include <sys/stat.h>
 #include <unistd.h>
-
-LauncherOptions opt = {
-	.poll_interval = 5.0,
-	.heartbeat_interval = 5.0,
-	.grace_period = 10.0,
-	.max_backoff = 10.0,
-};
-
-Alloc	   *allocs;
-int			nallocs;
-static int	allocs_cap;
 
 static int	signal_pipe[2] = {-1, -1};
 static volatile sig_atomic_t got_stop;
 static volatile sig_atomic_t stop_signal;
-volatile sig_atomic_t got_child;
-double		sync_again_at = 1e18;
-bool		tl_in_shepherd;
-
-/* ---- small utilities ---- */
-
-/* Monotonic seconds, for every deadline (wall clock may jump). */
-double
-now_mono(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-void *
-tl_realloc(void *p, size_t n)
-{
-	void	   *q = realloc(p, n);
-
-	if (q == NULL)
-	{
-		fprintf(stderr, "tide-launcher: out of memory\n");
-		/* the shepherd must not run the launcher's atexit work (libpq) */
-		if (tl_in_shepherd)
-			_exit(1);
-		exit(1);
-	}
-	return q;
-}
-
-/* Write one log line: UTC timestamp, node, event, then the details. */
-static void
-tl_vlog(const char *event, const char *fmt, va_list ap)
-{
-	char		line[4096];
-	struct timeval tv;
-	struct tm	tm;
-	int			n;
-
-	gettimeofday(&tv, NULL);
-	gmtime_r(&tv.tv_sec, &tm);
-	n = snprintf(line, sizeof(line),
-				 "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ tide-launcher[%d] node=%s event=%s",
-				 tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
-				 tm.tm_hour, tm.tm_min, tm.tm_sec, (int) (tv.tv_usec / 1000),
-				 (int) getpid(), opt.node ? opt.node : "?", event);
-	if (n < 0 || n >= (int) sizeof(line) - 2)
-		n = (int) sizeof(line) - 2;
-	if (fmt && *fmt)
-	{
-		int			m;
-
-		line[n++] = ' ';
-		m = vsnprintf(line + n, sizeof(line) - n - 1, fmt, ap);
-		if (m > 0)
-			n += (m < (int) (sizeof(line) - n - 1)) ? m : (int) (sizeof(line) - n - 2);
-	}
-	/* one event, one line: fold newlines of server messages */
-	for (int i = 0; i < n; i++)
-		if (line[i] == '\n' || line[i] == '\r')
-			line[i] = ' ';
-	line[n++] = '\n';
-	/* a single write keeps lines whole when several launchers share a file */
-	if (write(STDERR_FILENO, line, n) < 0)
-	{
-		/* nowhere to report it */
-	}
-}
-
-/* A log line that is always written (lifecycle, errors). */
-void
-tl_log(const char *event, const char *fmt,...)
-{
-	va_list		ap;
-
-	va_start(ap, fmt);
-	tl_vlog(event, fmt, ap);
-	va_end(ap);
-}
-
-/* A per-allocation event line, silenced by --quiet. */
-void
-tl_event(const char *event, const char *fmt,...)
-{
-	va_list		ap;
-
-	if (opt.quiet)
-		return;
-	va_start(ap, fmt);
-	tl_vlog(event, fmt, ap);
-	va_end(ap);
-}
-
-/* ---- the table of known allocations ---- */
-
-/*
- * An index from allocation id to its place in allocs[] (open addressing,
- * linear probing; slots hold index + 1, 0 is free): a burst of 10,000
- * allocations answers, reports and forgets each one by id.
- */
-static int *id_slots;
-static unsigned id_cap;
-
-static unsigned
-id_home(int64_t id)
-{
-	return (unsigned) (((uint64_t) id * 0x9E3779B97F4A7C15ull) >> 32) & (id_cap - 1);
-}
-
-static void
-id_index_rebuild(void)
-{
-	free(id_slots);
-	id_cap = 1024;
-	while (id_cap < (unsigned) allocs_cap * 2)
-		id_cap *= 2;
-	id_slots = tl_realloc(NULL, id_cap * sizeof(int));
-	memset(id_slots, 0, id_cap * sizeof(int));
-	for (int i = 0; i < nallocs; i++)
-	{
-		unsigned	h = id_home(allocs[i].id);
-
-		while (id_slots[h] != 0)
-			h = (h + 1) & (id_cap - 1);
-		id_slots[h] = i + 1;
-	}
-}
-
-/* The slot that holds this id, or -1. */
-static int
-id_slot(int64_t id)
-{
-	if (id_cap == 0)
-		return -1;
-	for (unsigned h = id_home(id);; h = (h + 1) & (id_cap - 1))
-	{
-		if (id_slots[h] == 0)
-			return -1;
-		if (allocs[id_slots[h] - 1].id == id)
-			return (int) h;
-	}
-}
-
-/* Free a slot, shifting back the entries whose probe ran through it. */
-static void
-id_slot_free(unsigned i)
-{
-	unsigned	mask = id_cap - 1;
-
-	for (unsigned j = (i + 1) & mask; id_slots[j] != 0; j = (j + 1) & mask)
-	{
-		unsigned	k = id_home(allocs[id_slots[j] - 1].id);
-
-		if (i <= j ? (i < k && k <= j) : (i < k || k <= j))
-			continue;
-		id_slots[i] = id_slots[j];
-		i = j;
-	}
-	id_slots[i] = 0;
-}
-
-Alloc *
-alloc_find(int64_t id)
-{
-	int			h = id_slot(id);
-
-	return h < 0 ? NULL : &allocs[id_slots[h] - 1];
-}
-
-Alloc *
-alloc_find_pid(pid_t pid)
-{
-	for (int i = 0; i < nallocs; i++)
-		if (allocs[i].pid == pid && !allocs[i].ended && !allocs[i].spawning)
-			return &allocs[i];
-	return NULL;
-}
-
-Alloc *
-alloc_add(int64_t id, int64_t job_id, int replica)
-{
-	Alloc	   *a;
-	unsigned	h;
-
-	if (nallocs == allocs_cap)
-	{
-		allocs_cap = allocs_cap ? allocs_cap * 2 : 64;
-		allocs = tl_realloc(allocs, allocs_cap * sizeof(Alloc));
-	}
-	a = &allocs[nallocs++];
-	memset(a, 0, sizeof(*a));
-	a->id = id;
-	a->job_id = job_id;
-	a->replica = replica;
-	if ((unsigned) nallocs * 2 > id_cap)
-		id_index_rebuild();
-	else
-	{
-		for (h = id_home(id); id_slots[h] != 0; h = (h + 1) & (id_cap - 1))
-			;
-		id_slots[h] = nallocs;
-	}
-	return a;
-}
-
-/* Remove by moving the last entry into the hole (pointers are not kept). */
-void
-alloc_remove(Alloc *a)
-{
-	int			i = (int) (a - allocs);
-	int			h;
-
-	if (i < 0 || i >= nallocs)
-		return;
-	h = id_slot(a->id);
-	if (h >= 0)
-		id_slot_free((unsigned) h);
-	free(a->cvd);
-	if (i != nallocs - 1)
-	{
-		int			hl = id_slot(allocs[nallocs - 1].id);
-
-		allocs[i] = allocs[nallocs - 1];
-		if (hl >= 0)
-			id_slots[hl] = i + 1;
-	}
-	nallocs--;
-}
+static volatile sig_atomic_t got_child;
 
 /* ---- signals ---- */
 
@@ -402,6 +165,37 @@ parse_seconds(const char *name, const char *value)
 	return v;
 }
 
+/*
+ * Every command's output goes to --output-dir: a directory that is
+ * missing or cannot be written would fail each start (exit code 126),
+ * so it is checked once, now.
+ */
+static void
+check_output_dir(void)
+{
+	struct stat st;
+
+	if (opt.output_dir == NULL)
+		return;
+	if (opt.output_dir[0] == '\0' || stat(opt.output_dir, &st) != 0)
+	{
+		fprintf(stderr, "tide-launcher: --output-dir \"%s\": %s\n", opt.output_dir,
+				opt.output_dir[0] ? strerror(errno) : "empty name");
+		exit(2);
+	}
+	if (!S_ISDIR(st.st_mode))
+	{
+		fprintf(stderr, "tide-launcher: --output-dir \"%s\" is not a directory\n", opt.output_dir);
+		exit(2);
+	}
+	if (access(opt.output_dir, W_OK | X_OK) != 0)
+	{
+		fprintf(stderr, "tide-launcher: --output-dir \"%s\" cannot be written: %s\n",
+				opt.output_dir, strerror(errno));
+		exit(2);
+	}
+}
+
 static void
 parse_options(int argc, char **argv)
 {
@@ -498,6 +292,160 @@ parse_options(int argc, char **argv)
 		fprintf(stderr, "tide-launcher: --node name is too long (at most 200 bytes)\n");
 		exit(2);
 	}
+	check_output_dir();
+}
+
+/* ---- one claim ---- */
+
+/*
+ * A large claim takes seconds to start: every so often, reap what already
+ * ended and report, so that the database hears of the first starts
+ * without waiting for the last.
+ */
+static void
+report_meanwhile(void)
+{
+	work_pump();
+	if (got_child)
+	{
+		got_child = 0;
+		work_reap();
+	}
+	report_flush(true);
+}
+
+/* Carry out one action of reconcile(). */
+static bool
+apply_action(const Action *act, const ClaimRow *r)
+{
+	Alloc	   *a = alloc_find(r->id);
+	SpawnSpec	spec;
+	pid_t		pid;
+
+	/*
+	 * Unknown here: a shepherd of an earlier launcher may have started it
+	 * (or be starting it) after this launcher read the state directory.
+	 * Adopt it, or wait while it is being recorded.
+	 */
+	if (act->unknown && act->kind != ACT_NONE)
+	{
+		int			rec = work_take_record(r->id, r->job_id, r->replica, &a);
+
+		if (rec == RECORD_BUSY)
+		{
+			work_claim_soon();
+			return false;
+		}
+		if (rec == RECORD_FOUND && r->kind == CLAIM_RUN)
+			return false;
+	}
+	switch (act->kind)
+	{
+		case ACT_NONE:
+		case ACT_ADOPT_ONLY:
+			return false;
+		case ACT_OWE_STARTED:
+			a->started_owed = true;
+			return false;
+		case ACT_GONE:
+			if (a != NULL)
+				tl_log("gone", "alloc=%lld job=%lld replica=%d was released by the database while it ran here (node marked down?); stopping it",
+					   (long long) r->id, (long long) r->job_id, r->replica);
+			/* FALLTHROUGH */
+		case ACT_STOP:
+			if (a == NULL)
+				a = alloc_add(r->id, r->job_id, r->replica, AS_RUNNING);
+			work_stop(a);
+			return false;
+		case ACT_NO_COMMAND:
+			work_no_command(r->id, r->job_id, r->replica);
+			return false;
+		case ACT_START:
+			break;
+	}
+	memset(&spec, 0, sizeof(spec));
+	spec.id = r->id;
+	spec.job_id = r->job_id;
+	spec.replica = r->replica;
+	spec.command = r->command;
+	spec.cuda_visible_devices = r->cvd;
+	spec.role = r->role;
+	spec.gpu_milli = r->gpu_milli;
+	pid = work_spawn(&spec);
+	if (pid < 0)
+		return false;			/* still assigned: the next claim retries */
+	if (pid == 0)
+	{
+		/* asked the shepherd: the pid (and the report) follow */
+		a = alloc_add(r->id, r->job_id, r->replica, AS_SPAWNING);
+		if (!opt.quiet)
+			a->cvd = strdup(r->cvd);
+	}
+	else
+	{
+		a = alloc_add(r->id, r->job_id, r->replica, AS_RUNNING);
+		a->pid = pid;
+		a->started_owed = true;
+		tl_event("started", "alloc=%lld job=%lld replica=%d pid=%d CUDA_VISIBLE_DEVICES=%s",
+				 (long long) r->id, (long long) r->job_id, r->replica, (int) pid, r->cvd);
+	}
+	return true;
+}
+
+/*
+ * Claim new allocations and evictions in one round trip, start the new
+ * work and stop the evicted.  Idempotent: what is already known is not
+ * started twice.  False when the connection is lost or the server asks
+ * to retry.
+ */
+static bool
+sync_claims(void)
+{
+	static int64_t *running;
+	static Action *actions;
+	static int	running_cap,
+				actions_cap;
+	int			nrunning = 0;
+	ClaimRow   *rows;
+	int			nrows;
+	int			started = 0;
+	bool		can_start = statedir_can_start();
+	double		t0;
+	QueryOutcome q;
+
+	if (nallocs > running_cap)
+	{
+		running_cap = nallocs * 2;
+		running = tl_realloc(running, running_cap * sizeof(int64_t));
+	}
+	for (int i = 0; i < nallocs; i++)
+		if (!alloc_ended(&allocs[i]) && !alloc_evicting(&allocs[i]) && allocs[i].pid > 0)
+			running[nrunning++] = allocs[i].id;
+	q = db_claim(running, nrunning, &rows, &nrows);
+	if (q != Q_OK)
+		return q == Q_REFUSED;	/* refused: try again at the next poll */
+	t0 = now_mono();
+	if (nrows > actions_cap)
+	{
+		actions_cap = nrows * 2;
+		actions = tl_realloc(actions, actions_cap * sizeof(Action));
+	}
+	reconcile(rows, nrows, can_start, actions);
+	for (int i = 0; i < nrows; i++)
+	{
+		if (!apply_action(&actions[i], &rows[actions[i].row]))
+			continue;
+		started++;
+		/* keep the shepherd busy on the other core while we go on */
+		if (started % 16 == 0)
+			work_pump();
+		if (started % 1000 == 0 && db_connected())
+			report_meanwhile();
+	}
+	work_pump();
+	if (opt.verbose && started > 0)
+		tl_log("batch", "spawned n=%d ms=%.1f", started, (now_mono() - t0) * 1000);
+	return true;
 }
 
 /* ---- the event loop ---- */
@@ -527,7 +475,7 @@ main(int argc, char **argv)
 	 * that does not reap; reap_children() collects and ignores them.
 	 */
 	(void) prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
-	if (state_dir_open() != 0)
+	if (statedir_open() != 0)
 		exit(1);
 	tl_log("start", "pid=%d poll_interval=%g heartbeat_interval=%g grace_period=%g state_dir=%s%s",
 		   (int) getpid(), opt.poll_interval, opt.heartbeat_interval,
@@ -535,7 +483,7 @@ main(int argc, char **argv)
 	/* before connecting: the one fork of the launcher is cheapest now */
 	if (!opt.no_shepherd && !shepherd_start())
 		exit(1);
-	state_dir_adopt();
+	work_adopt_all();
 
 	while (!got_stop)
 	{
@@ -566,17 +514,17 @@ main(int argc, char **argv)
 		if (got_child)
 		{
 			got_child = 0;
-			reap_children();
+			work_reap();
 		}
-		shepherd_pump();
+		work_pump();
 		/* /proc and the state files of adopted work: a few times a second */
 		if (now >= next_adopted_check)
 		{
-			check_adopted();
+			work_check_adopted();
 			next_adopted_check = now + 0.2;
 		}
 		now = now_mono();
-		check_kill_deadlines(now);
+		work_check_kill_deadlines(now);
 
 		/* database work; any failure drops the connection, nothing queued is lost */
 		if (db_connected())
@@ -589,10 +537,10 @@ main(int argc, char **argv)
 				next_heartbeat = now + opt.heartbeat_interval;
 			}
 			if (ok && (need_sync || now >= next_poll || now >= retry_at ||
-					   now >= sync_again_at))
+					   now >= work_claim_again_at()))
 			{
-				sync_again_at = 1e18;
-				ok = db_sync();
+				work_claim_again_clear();
+				ok = sync_claims();
 				if (ok)
 				{
 					need_sync = false;
@@ -603,12 +551,12 @@ main(int argc, char **argv)
 			if (ok && got_child)
 			{
 				got_child = 0;
-				reap_children();
+				work_reap();
 			}
 			if (ok)
-				shepherd_pump();
+				work_pump();
 			if (ok)
-				ok = db_flush_reports(false);
+				ok = report_flush(false);
 			if (!ok && !db_connected())
 			{
 				reconnect_at = now_mono() + backoff;
@@ -629,16 +577,16 @@ main(int argc, char **argv)
 				wake = next_heartbeat;
 			if (retry_at < wake)
 				wake = retry_at;
-			if (sync_again_at < wake)
-				wake = sync_again_at;
-			if (db_report_due() < wake)
-				wake = db_report_due();
+			if (work_claim_again_at() < wake)
+				wake = work_claim_again_at();
+			if (report_due() < wake)
+				wake = report_due();
 		}
 		else if (reconnect_at < wake)
 			wake = reconnect_at;
-		if (earliest_kill_deadline() < wake)
-			wake = earliest_kill_deadline();
-		if (have_adopted_running() && now + 0.2 < wake)
+		if (work_earliest_kill_deadline() < wake)
+			wake = work_earliest_kill_deadline();
+		if (work_have_adopted_running() && now + 0.2 < wake)
 			wake = now + 0.2;
 		timeout_ms = wake <= now ? 0 : (int) ((wake - now) * 1000) + 1;
 
@@ -656,7 +604,7 @@ main(int argc, char **argv)
 		{
 			int			db_nfd = nfd;
 
-			nfd += shepherd_pollfds(pfd + nfd);
+			nfd += work_pollfds(pfd + nfd);
 			if (got_stop || got_child)
 				timeout_ms = 0;
 			if (poll(pfd, nfd, timeout_ms) < 0 && errno != EINTR)
@@ -666,7 +614,7 @@ main(int argc, char **argv)
 			}
 			for (int i = db_nfd; i < nfd; i++)
 				if (pfd[i].revents)
-					shepherd_pump();
+					work_pump();
 			nfd = db_nfd;
 		}
 		if (pfd[0].revents)
@@ -687,17 +635,17 @@ main(int argc, char **argv)
 	 * Let the shepherd answer what it was asked (no command may start after
 	 * we are gone), report what already ended, leave the rest running.
 	 */
-	shepherd_stop(2.0);
+	work_stop_shepherd(2.0);
 	if (db_connected())
 	{
-		reap_children();
-		db_flush_reports(true);
+		work_reap();
+		report_flush(true);
 	}
 	{
 		int			running = 0;
 
 		for (int i = 0; i < nallocs; i++)
-			if (!allocs[i].ended)
+			if (!alloc_ended(&allocs[i]))
 				running++;
 		tl_log("stop", "signal=%d running=%d (left running; a new launcher for this node adopts them)",
 			   (int) stop_signal, running);

@@ -18,6 +18,13 @@ is "$st" 2 "bad --grace-period: exit 2"
 like "$out" 'invalid value for --grace-period: "soon"' "bad --grace-period: names the option and value"
 out=$("$LAUNCHER" --node n1 --frobnicate 2>&1); st=$?
 is "$st" 2 "unknown option: exit 2"
+out=$("$LAUNCHER" --node n1 --output-dir "$WORK/no-such-dir" 2>&1); st=$?
+is "$st" 2 "missing --output-dir: exit 2 at start"
+like "$out" "--output-dir \"$WORK/no-such-dir\": No such file or directory" "missing --output-dir: says so"
+touch "$WORK/a-file"
+out=$("$LAUNCHER" --node n1 --output-dir "$WORK/a-file" 2>&1); st=$?
+is "$st" 2 "--output-dir that is a file: exit 2"
+like "$out" "is not a directory" "--output-dir that is a file: says so"
 out=$(timeout 20 "$LAUNCHER" --node nosuchnode --dsn "dbname=$DB" --state-dir "$WORK/state-x" 2>&1); st=$?
 is "$st" 1 "unknown node: exit 1"
 like "$out" 'unknown node "nosuchnode"' "unknown node: says so"
@@ -91,8 +98,16 @@ place "$j7" r1 '0'
 is "$(wait_for "SELECT state FROM tide.jobs WHERE id = $j7" succeeded)" succeeded "a tide_launcher member runs its node's work"
 is "$(cat "$WORK/role.out" 2>/dev/null)" "0" "and sees its GPU mask"
 
-# the launcher is alive and heartbeating
+# the launcher is alive and heartbeating, and says what its heartbeats answer
 is "$(q "SELECT heartbeat_at > now() - interval '10 seconds' FROM tide.nodes WHERE name = 'n1'")" t "heartbeats arrive"
+like "$(cat "$WORK/launcher-n1.log")" "event=node_state state=ready" "the launcher logs its node's state"
+q "SELECT tide.drain_node('n1')" >/dev/null
+for _ in $(seq 50); do grep -q "event=node_state state=draining (was ready)" "$WORK/launcher-n1.log" && break; sleep 0.2; done
+like "$(cat "$WORK/launcher-n1.log")" "event=node_state state=draining \(was ready\)" "a drain is logged at the next heartbeat"
+q "SELECT tide.resume_node('n1')" >/dev/null
+for _ in $(seq 50); do grep -q "event=node_state state=ready (was draining)" "$WORK/launcher-n1.log" && break; sleep 0.2; done
+like "$(cat "$WORK/launcher-n1.log")" "event=node_state state=ready \(was draining\)" "and so is the resume"
+is "$(grep -c "event=node_state" "$WORK/launcher-n1.log")" 3 "one line per change, none for unchanged heartbeats"
 st=0
 for p in "${LAUNCHER_PIDS[@]}"; do
     kill -TERM "$p"

@@ -1,11 +1,13 @@
 -- The set-based launcher calls tide.started(bigint[]), tide.exited(bigint[],
 -- integer[]) and tide.evicted(bigint[]): good and bad arguments, the same
 -- checks as the single-row calls, idempotence, mixed batches, job roll-up
--- from one call, and every role allowed or refused.
+-- from one call, and every role allowed or refused.  Then the per-id
+-- reports tide.report_started/exited/evicted: changed, already and refused
+-- in one call, accepted states read from tide.allocation_transitions.
 BEGIN;
 CREATE EXTENSION pg_tide;
 \ir _fixture.psql
-SELECT plan(88);
+SELECT plan(111);
 
 SELECT has_function('tide', 'started', ARRAY['bigint[]'], 'tide.started(bigint[])');
 SELECT has_function('tide', 'exited', ARRAY['bigint[]', 'integer[]'], 'tide.exited(bigint[], integer[])');
@@ -177,6 +179,92 @@ SELECT throws_ok(format('SELECT tide.exited(ARRAY[-1, %s]::bigint[], ''{0,0}'')'
                  'allocation -1 does not exist', '... in array order');
 RESET ROLE;
 SELECT is(ARRAY[pg_temp.astate(:h1), pg_temp.astate(:n3a)], '{running,assigned}', 'refused batches changed nothing');
+
+-- ---------------------------------------------------------------- per-id reports
+SELECT has_function('tide', 'report_started', ARRAY['bigint[]'], 'tide.report_started(bigint[])');
+SELECT has_function('tide', 'report_exited', ARRAY['bigint[]', 'integer[]'], 'tide.report_exited(bigint[], integer[])');
+SELECT has_function('tide', 'report_evicted', ARRAY['bigint[]'], 'tide.report_evicted(bigint[])');
+SELECT is((SELECT array_agg(p ORDER BY p) FROM unnest(ARRAY['tide.report_started(bigint[])', 'tide.report_exited(bigint[],integer[])',
+                                                          'tide.report_evicted(bigint[])', 'tide._report(text,bigint[],integer[],text,boolean)']) p
+            WHERE has_function_privilege('public', p::regprocedure, 'EXECUTE')),
+          NULL, 'per-id reports: not executable by PUBLIC');
+SELECT ok((SELECT bool_and(obj_description(p::regprocedure, 'pg_proc') IS NOT NULL)
+             FROM unnest(ARRAY['tide.report_started(bigint[])', 'tide.report_exited(bigint[],integer[])',
+                               'tide.report_evicted(bigint[])', 'tide._report(text,bigint[],integer[],text,boolean)']) p),
+          'per-id reports: each has a comment');
+
+-- Fresh work on n1: a gang of 3 (r1 r2 r3), a single (r4) and one on n3 (r5).
+SELECT tide.submit('q1', 'gpu=1', replicas => 3) AS jr, tide.submit('q1', 'gpu=1') AS jr4,
+       tide.submit('q1', 'cpu=1') AS jr5 \gset
+SELECT pg_temp.place(:jr, ARRAY['n1']);
+SELECT pg_temp.place(:jr4, ARRAY['n1']);
+SELECT pg_temp.place(:jr5, ARRAY['n3']);
+SELECT (pg_temp.allocs(:jr))[1] AS r1, (pg_temp.allocs(:jr))[2] AS r2, (pg_temp.allocs(:jr))[3] AS r3,
+       (pg_temp.allocs(:jr4))[1] AS r4, (pg_temp.allocs(:jr5))[1] AS r5 \gset
+SELECT tide.started(:r2);
+SELECT tide.exited(:r4, 0);
+
+-- started: changed, already, refused (released, unknown), and a repeat
+SELECT results_eq(format('SELECT allocation_id, outcome, reason FROM tide.report_started(ARRAY[%s, %s, %s, -7, %s]::bigint[])',
+                         :r1, :r2, :r4, :r1),
+                  format($$VALUES (%s::bigint, 'changed', NULL::text), (%s, 'already', NULL), (%s, 'refused', 'allocation %s is released, so it cannot start'),
+                                  (-7, 'refused', 'allocation -7 does not exist'), (%s, 'already', NULL)$$, :r1, :r2, :r4, :r4, :r1),
+                  'report_started: changed, already and refused in one call, one row per id in array order');
+SELECT is(ARRAY[pg_temp.astate(:r1), pg_temp.astate(:r2), pg_temp.astate(:r4)], '{running,running,released}',
+          'the refused ids did not hold back the good one');
+SELECT is((SELECT count(*)::int FROM tide.report_started('{}'::bigint[])), 0, 'report_started: an empty array, no rows');
+SELECT throws_ok('SELECT * FROM tide.report_started(NULL::bigint[])', '22004', 'allocation_ids must not be NULL',
+                 'report_started: a NULL array is still an error');
+SELECT is(pg_temp.jstate(:jr), 'allocated', 'r3 not started: the gang waits');
+SELECT results_eq(format('SELECT outcome FROM tide.report_started(ARRAY[%s]::bigint[])', :r3), $$VALUES ('changed')$$,
+                  'the last member starts');
+SELECT is(pg_temp.jstate(:jr), 'running', 'and the gang runs');
+
+-- another node's allocation is refused per id, the node named
+SET LOCAL ROLE tap_l1;
+SELECT results_eq(format('SELECT allocation_id, outcome, reason FROM tide.report_started(ARRAY[%s, %s]::bigint[])', :r5, :r1),
+                  format($$VALUES (%s::bigint, 'refused', 'allocation %s belongs to node "n3", which role "tap_l1" may not act for'),
+                                  (%s, 'already', NULL)$$, :r5, :r5, :r1),
+                  'report_started as n1''s launcher: n3''s allocation refused, its own answered');
+RESET ROLE;
+SELECT is(pg_temp.astate(:r5), 'assigned', 'n3''s allocation unchanged');
+
+-- exited: changed with its code, already, refused
+SELECT results_eq(format('SELECT allocation_id, outcome, reason FROM tide.report_exited(ARRAY[%s, %s, -8, %s]::bigint[], ''{0,5,0,9}'')',
+                         :r1, :r4, :r1),
+                  format($$VALUES (%s::bigint, 'changed', NULL::text), (%s, 'already', NULL), (-8, 'refused', 'allocation -8 does not exist'),
+                                  (%s, 'already', NULL)$$, :r1, :r4, :r1),
+                  'report_exited: changed, already and refused; a repeat of an id is already');
+SELECT results_eq(format('SELECT state, exit_code FROM tide.allocations WHERE id IN (%s, %s) ORDER BY id', :r1, :r4),
+                  $$VALUES ('released', 0), ('released', 0)$$, 'the first mention''s code is kept; the repeat changed nothing');
+SELECT throws_ok(format('SELECT * FROM tide.report_exited(ARRAY[%s]::bigint[], ''{}'')', :r2), '2202E',
+                 'allocation_ids has 1 elements but exit_codes has 0', 'report_exited: lengths differ is still an error');
+SELECT throws_ok(format('SELECT * FROM tide.report_exited(ARRAY[%s]::bigint[], ''{NULL}'')', :r2), '22004',
+                 format('exit code 1 (for allocation %s) must not be NULL', :r2), 'report_exited: a NULL code is still an error');
+
+-- evicted: the gang member r1 exited 0, so nothing is evicted yet; cancel it
+SELECT results_eq(format('SELECT allocation_id, outcome, reason FROM tide.report_evicted(ARRAY[%s]::bigint[])', :r2),
+                  format($$VALUES (%s::bigint, 'refused', 'allocation %s is running, not being evicted')$$, :r2, :r2),
+                  'report_evicted of a running allocation: refused with the reason');
+SELECT tide.cancel(:jr);
+SELECT results_eq(format('SELECT allocation_id, outcome FROM tide.report_evicted(ARRAY[%s, %s, %s, %s]::bigint[])', :r3, :r1, :r2, :r5),
+                  format($$VALUES (%s::bigint, 'changed'), (%s, 'already'), (%s, 'changed'), (%s, 'refused')$$, :r3, :r1, :r2, :r5),
+                  'report_evicted: changed, already and refused in one call');
+SELECT is(pg_temp.jstate(:jr), 'cancelled', 'the eviction reached its goal from that one call');
+
+-- accepted states are read from tide.allocation_transitions
+SELECT tide.submit('q1', 'gpu=1') AS jt \gset
+SELECT pg_temp.place(:jt, ARRAY['n1']);
+SELECT (pg_temp.allocs(:jt))[1] AS t1 \gset
+SAVEPOINT no_start;
+DELETE FROM tide.allocation_transitions WHERE old_state = 'assigned' AND new_state = 'running';
+SELECT results_eq(format('SELECT outcome, reason FROM tide.report_started(ARRAY[%s]::bigint[])', :t1),
+                  format($$VALUES ('refused', 'allocation %s is assigned, so it cannot start')$$, :t1),
+                  'without assigned -> running in tide.allocation_transitions, a start is refused');
+ROLLBACK TO SAVEPOINT no_start;
+SELECT results_eq(format('SELECT outcome FROM tide.report_started(ARRAY[%s]::bigint[])', :t1), $$VALUES ('changed')$$,
+                  'with it, accepted');
+
 
 SELECT * FROM finish();
 ROLLBACK;

@@ -1,0 +1,54 @@
+/*
+ * db.h: tide-launcher's statements, through the launcher functions of the
+ * SQL contract only.  SQL in, rows and outcomes out: it knows nothing of
+ * the allocation table or of processes.
+ */
+#ifndef TIDE_LAUNCHER_DB_H
+#define TIDE_LAUNCHER_DB_H
+
+#include "reconcile.h"			/* ClaimRow (the type only) */
+
+/* How a statement went. */
+typedef enum QueryOutcome
+{
+	Q_OK,						/* done */
+	Q_REFUSED,					/* a SQL error: retrying the same will not help */
+	Q_RETRY,					/* a transient error (serialization, lock...) */
+	Q_LOST						/* the connection is gone (now disconnected) */
+} QueryOutcome;
+
+typedef enum ReportKind
+{
+	R_STARTED,
+	R_EXITED,
+	R_EVICTED
+} ReportKind;
+
+/* What the database made of one allocation's report. */
+typedef enum ReportOutcome
+{
+	REPORT_CHANGED,				/* it moved */
+	REPORT_ALREADY,				/* it was in the reported state already */
+	REPORT_REFUSED				/* nothing changed: see reason */
+} ReportOutcome;
+
+typedef struct ReportResult
+{
+	int64_t		id;
+	ReportOutcome outcome;
+	const char *reason;			/* REPORT_REFUSED: why */
+} ReportResult;
+
+bool		db_connected(void);
+int			db_socket(void);
+bool		db_connect(bool first);
+void		db_disconnect(const char *why);
+bool		db_consume_input(void);
+bool		db_heartbeat(void);
+QueryOutcome db_claim(const int64_t *running, int nrunning, ClaimRow **rows, int *nrows);
+QueryOutcome db_report(ReportKind kind, const int64_t *ids, const int *codes, int n,
+					   ReportResult **results);
+const char *db_report_name(ReportKind kind);
+const char *db_error(void);
+
+#endif							/* TIDE_LAUNCHER_DB_H */

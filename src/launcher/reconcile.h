@@ -1,0 +1,59 @@
+/*
+ * reconcile.h: what to do about one claim.  The rows the database
+ * returned (work assigned to this node, evictions, work it released) and
+ * the table of known allocations go in; one action per row comes out.
+ * Nothing here talks to the database, the file system or processes, so
+ * it is tested on its own (test/unit/test_launcher_reconcile.c).
+ */
+#ifndef TIDE_LAUNCHER_RECONCILE_H
+#define TIDE_LAUNCHER_RECONCILE_H
+
+#include "alloc.h"
+
+typedef enum ClaimKind
+{
+	CLAIM_RUN,					/* assigned here: run it (tide.claim) */
+	CLAIM_STOP,					/* being evicted (tide.claim_evictions) */
+	CLAIM_GONE					/* runs here, but the database released it */
+} ClaimKind;
+
+typedef struct ClaimRow
+{
+	ClaimKind	kind;
+	int64_t		id;
+	int64_t		job_id;
+	int			replica;
+	const char *cvd;			/* CUDA_VISIBLE_DEVICES ("" without a GPU) */
+	const char *command;		/* NULL: none */
+	const char *role;			/* NULL: none */
+	const char *gpu_milli;		/* NULL: a whole GPU or none */
+} ClaimRow;
+
+typedef enum ActionKind
+{
+	ACT_NONE,					/* nothing to do */
+	ACT_OWE_STARTED,			/* known and still assigned: report the start
+								 * again (the last report did not arrive) */
+	ACT_START,					/* unknown: start it */
+	ACT_NO_COMMAND,				/* unknown, the job has no command: report
+								 * exit code 127 */
+	ACT_ADOPT_ONLY,				/* unknown, but nothing may start now (the
+								 * state directory refuses writes) */
+	ACT_STOP,					/* stop it (an eviction) */
+	ACT_GONE					/* stop it: the database released it while it
+								 * ran here */
+} ActionKind;
+
+typedef struct Action
+{
+	ActionKind	kind;
+	int			row;			/* index into the claim's rows */
+	bool		unknown;		/* not in the table: ask the state directory
+								 * first (an earlier launcher's shepherd may
+								 * have started it) */
+} Action;
+
+bool		reconcile_no_command(const char *command);
+int			reconcile(const ClaimRow *rows, int nrows, bool can_start, Action *actions);
+
+#endif							/* TIDE_LAUNCHER_RECONCILE_H */

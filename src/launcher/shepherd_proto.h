@@ -1,0 +1,46 @@
+/*
+ * shepherd_proto.h: what the launcher (shepherd.c) and its shepherd
+ * (shepherd_main.c) say to each other over their two pipes.
+ *
+ * Launcher -> shepherd: a SpawnHeader, then its strings (command,
+ * CUDA_VISIBLE_DEVICES, then role and gpu_milli when present), each
+ * NUL-terminated.  Shepherd -> launcher: fixed-size ShepherdReply records.
+ * One writer and one reader per pipe, so a record is never interleaved.
+ */
+#ifndef TIDE_LAUNCHER_SHEPHERD_PROTO_H
+#define TIDE_LAUNCHER_SHEPHERD_PROTO_H
+
+#include "util.h"
+
+typedef struct SpawnHeader
+{
+	int64_t		id;
+	int64_t		job_id;
+	int32_t		replica;
+	uint32_t	flags;			/* SPAWN_HAS_* */
+	uint32_t	len;			/* bytes of strings that follow */
+	uint32_t	pad;
+} SpawnHeader;
+
+#define SPAWN_HAS_ROLE		1
+#define SPAWN_HAS_GPU_MILLI 2
+#define SPAWN_EVICT			4	/* not a start: evict pid (in replica) with a
+								 * grace period of pad milliseconds */
+
+typedef struct ShepherdReply
+{
+	int64_t		id;
+	int32_t		kind;			/* REPLY_* */
+	int32_t		value;			/* pid, errno or exit code */
+} ShepherdReply;
+
+#define REPLY_SPAWNED	1
+#define REPLY_FAILED	2
+#define REPLY_EXITED	3
+#define REPLY_NOT_RECORDED 4	/* the state directory refused it: not run */
+#define REPLY_TAKEN		5		/* ALLOC.pid exists: another shepherd's */
+
+/* The shepherd's life (shepherd_main.c); never returns. */
+void		shepherd_serve(int in, int out, pid_t launcher) __attribute__((noreturn));
+
+#endif							/* TIDE_LAUNCHER_SHEPHERD_PROTO_H */

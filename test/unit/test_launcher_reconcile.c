@@ -1,0 +1,126 @@
+/*
+ * test_launcher_reconcile.c: tide-launcher's decisions without a database,
+ * a shepherd or a state directory: the allocation states and their
+ * transitions (alloc.c), and what one claim makes of the table
+ * (reconcile.c).
+ */
+#include "tap.h"
+
+#include "alloc.h"
+#include "reconcile.h"
+
+static ClaimRow
+row(ClaimKind kind, int64_t id, const char *command)
+{
+	ClaimRow	r = {.kind = kind, .id = id, .job_id = id * 10, .replica = 0,
+	.cvd = "", .command = command};
+
+	return r;
+}
+
+static void
+test_transitions(void)
+{
+	Alloc	   *a = alloc_add(1, 10, 0, AS_SPAWNING);
+
+	ok(alloc_spawning(a) && !alloc_evicting(a) && !alloc_ended(a), "a new start is spawning");
+	ok(alloc_set_state(a, AS_SPAWNING_EVICTED), "spawning -> spawning_evicted");
+	ok(alloc_spawning(a) && alloc_evicting(a), "evicted while it starts: both");
+	ok(!alloc_set_state(a, AS_RUNNING), "spawning_evicted -> running is refused");
+	is_int(a->state, AS_SPAWNING_EVICTED, "and the state is kept");
+	ok(alloc_set_state(a, AS_EVICTING), "spawning_evicted -> evicting (its pid came)");
+	ok(alloc_set_state(a, AS_KILLED), "evicting -> killed");
+	ok(!alloc_set_state(a, AS_EXITED), "killed -> exited is refused (it was evicted)");
+	ok(alloc_set_state(a, AS_STOPPED), "killed -> stopped");
+	ok(alloc_ended(a) && alloc_evicting(a), "stopped: ended, evicted");
+	ok(!alloc_set_state(a, AS_RUNNING), "stopped is final");
+	ok(!alloc_set_state(a, AS_EXITED), "stopped is final (exited)");
+
+	a = alloc_add(2, 20, 0, AS_RUNNING);
+	ok(alloc_set_state(a, AS_EXITED), "running -> exited");
+	ok(alloc_set_state(a, AS_STOPPED), "exited -> stopped (evicted after it ended: report evicted)");
+	a = alloc_add(3, 30, 0, AS_SPAWNING);
+	ok(alloc_set_state(a, AS_EXITED), "spawning -> exited (the start failed)");
+	ok(!alloc_set_state(a, AS_EVICTING), "exited -> evicting is refused");
+	is_str(alloc_state_name(AS_SPAWNING_EVICTED), "spawning_evicted", "state names");
+
+	/* the table by id, after removals */
+	alloc_remove(alloc_find(2));
+	ok(alloc_find(2) == NULL && alloc_find(1) != NULL && alloc_find(3) != NULL, "remove keeps the others");
+	while (nallocs > 0)
+		alloc_remove(&allocs[0]);
+	ok(alloc_find(1) == NULL && nallocs == 0, "empty again");
+}
+
+static void
+test_reconcile(void)
+{
+	Alloc	   *a;
+	ClaimRow	rows[12];
+	Action		act[12];
+	int			n = 0;
+
+	/* the table: 100 running (started report owed or not), 101 spawning,
+	 * 102 evicting, 103 exited, 104 running, 105 evicting */
+	alloc_add(100, 1000, 0, AS_RUNNING)->pid = 5000;
+	alloc_add(101, 1010, 0, AS_SPAWNING);
+	a = alloc_add(102, 1020, 0, AS_RUNNING);
+	a->pid = 5002;
+	alloc_set_state(a, AS_EVICTING);
+	alloc_add(103, 1030, 0, AS_EXITED);
+	alloc_add(104, 1040, 0, AS_RUNNING)->pid = 5004;
+	a = alloc_add(105, 1050, 0, AS_RUNNING);
+	a->pid = 5005;
+	alloc_set_state(a, AS_EVICTING);
+
+	rows[n++] = row(CLAIM_RUN, 100, "true");	/* 0: known, running */
+	rows[n++] = row(CLAIM_RUN, 101, "true");	/* 1: known, spawning */
+	rows[n++] = row(CLAIM_RUN, 102, "true");	/* 2: known, evicting */
+	rows[n++] = row(CLAIM_RUN, 200, "sleep 1");	/* 3: unknown */
+	rows[n++] = row(CLAIM_RUN, 201, NULL);	/* 4: unknown, no command */
+	rows[n++] = row(CLAIM_RUN, 202, " \t\n");	/* 5: unknown, blank */
+	rows[n++] = row(CLAIM_STOP, 103, NULL);	/* 6: known, ended */
+	rows[n++] = row(CLAIM_STOP, 203, NULL);	/* 7: unknown */
+	rows[n++] = row(CLAIM_GONE, 104, NULL);	/* 8: known, running */
+	rows[n++] = row(CLAIM_GONE, 105, NULL);	/* 9: known, already evicting */
+	rows[n++] = row(CLAIM_GONE, 204, NULL);	/* 10: unknown */
+
+	is_int(reconcile(rows, n, true, act), n, "one action per row");
+	is_int(act[0].kind, ACT_OWE_STARTED, "known and assigned: report the start again");
+	ok(!act[0].unknown, "... known");
+	is_int(act[1].kind, ACT_NONE, "being started: nothing (its answer reports it)");
+	is_int(act[2].kind, ACT_NONE, "being evicted: nothing");
+	is_int(act[3].kind, ACT_START, "unknown: start it");
+	ok(act[3].unknown, "... after asking the state directory");
+	is_int(act[4].kind, ACT_NO_COMMAND, "no command: report 127");
+	is_int(act[5].kind, ACT_NO_COMMAND, "a blank command is none");
+	is_int(act[6].kind, ACT_STOP, "eviction of an ended one: stop (reports evicted)");
+	is_int(act[7].kind, ACT_STOP, "eviction of an unknown one: stop");
+	ok(act[7].unknown, "... after asking the state directory");
+	is_int(act[8].kind, ACT_GONE, "released behind our back: gone");
+	is_int(act[9].kind, ACT_STOP, "released while already evicting: no second gone line");
+	is_int(act[10].kind, ACT_GONE, "released, unknown: gone (if the state directory has it)");
+	for (int i = 0; i < n; i++)
+		if (act[i].row != i)
+			ok(0, "action %d names row %d", i, act[i].row);
+
+	/* a state directory that refuses writes: nothing new starts */
+	reconcile(rows, n, false, act);
+	is_int(act[3].kind, ACT_ADOPT_ONLY, "cannot start: only adopt what is recorded");
+	is_int(act[4].kind, ACT_ADOPT_ONLY, "... also without a command");
+	is_int(act[0].kind, ACT_OWE_STARTED, "known ones are unaffected");
+	is_int(act[7].kind, ACT_STOP, "evictions go on");
+
+	/* the table is only read */
+	is_int(nallocs, 6, "reconcile adds nothing to the table");
+	ok(!alloc_find(100)->started_owed, "... and changes nothing in it");
+	is_int(reconcile(rows, 0, true, act), 0, "an empty claim: no action");
+}
+
+int
+main(void)
+{
+	test_transitions();
+	test_reconcile();
+	return done_testing();
+}
