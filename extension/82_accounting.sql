@@ -7,7 +7,7 @@
 -- fragmented.  GPU use per queue and owner in clock-aligned buckets.
 -- Days are UTC days.  Finished days are rolled up by tide.maintain_history
 -- into tide.accounting_daily and tide.node_daily, which the views read; the
--- days not rolled up yet (today) are computed from the raw history.
+-- *_raw functions compute any days (today) from the raw history.
 -- Everything reads the hot tables and the archive (tide.*_all).
 
 -- ---------------------------------------------------------------- capacity
@@ -72,10 +72,101 @@ COMMENT ON FUNCTION tide._gpus_held(tide.gpumask, integer) IS
     'GPUs an allocation holds: gpu_milli/1000 for a fractional share, else the GPUs in its mask';
 
 -- ---------------------------------------------------------------- buckets
+-- GPUs held per queue and owner (NULL owner: the queue's total) in buckets
+-- of step from lo (aligned by the caller) until hi, from the raw
+-- allocations: time-weighted, a fractional share counted as its share.
+CREATE FUNCTION tide._gpu_usage_raw(lo timestamptz, hi timestamptz, step interval)
+    RETURNS TABLE (bucket_start timestamptz, queue text, owner text, gpus_used double precision)
+    LANGUAGE sql STABLE
+    SET search_path = pg_catalog, pg_temp
+    -- generate_series is costed at 1000 rows: JIT would compile for seconds
+    SET jit = off
+    AS $$
+WITH held AS (
+    SELECT j.queue AS q, j.owner AS o, tide._gpus_held(a.gpus, a.gpu_milli)::float8 AS g,
+           greatest(a.created_at, lo) AS s, least(coalesce(a.released_at, pg_catalog.now()), hi) AS e
+      FROM tide.allocations_all a
+      JOIN tide.jobs_all j ON j.id = a.job_id
+     WHERE a.created_at < hi AND (a.released_at IS NULL OR a.released_at > lo)
+       AND (a.gpu_milli IS NOT NULL OR tide.gpu_count(a.gpus) > 0)
+)
+SELECT b, h.q, h.o, sum(h.g * date_part('epoch', least(h.e, b + step) - greatest(h.s, b))) / date_part('epoch', step)
+  FROM held h
+ CROSS JOIN LATERAL pg_catalog.generate_series(pg_catalog.date_bin(step, h.s, lo), h.e - interval '1 microsecond', step) b
+ WHERE h.e > h.s
+ GROUP BY GROUPING SETS ((b, h.q), (b, h.q, h.o))
+$$;
+COMMENT ON FUNCTION tide._gpu_usage_raw(timestamptz, timestamptz, interval) IS
+    'GPUs held per queue and owner (NULL owner: queue total) per bucket of step in [lo, hi), time-weighted, from the raw allocations';
+
+-- The same in 10-minute buckets, kept by tide.maintain_history for every
+-- finished bucket: tide.gpu_usage reads these instead of the allocations.
+CREATE TABLE tide.usage_buckets (
+    bucket_start timestamptz NOT NULL,
+    queue        text NOT NULL,
+    owner        text,
+    gpus_used    double precision NOT NULL
+);
+CREATE UNIQUE INDEX usage_buckets_key ON tide.usage_buckets (bucket_start, queue, coalesce(owner, ''));
+COMMENT ON TABLE tide.usage_buckets IS
+    'GPUs held per 10-minute bucket (on the clock), queue and owner (NULL owner: the queue''s total), time-weighted; the rollup tide.gpu_usage reads';
+SELECT pg_catalog.pg_extension_config_dump('tide.usage_buckets', '');
+GRANT SELECT ON tide.usage_buckets TO tide_admin, tide_reader;
+
+-- What the rollups cover: tide.usage_buckets holds [done_from, done_until).
+CREATE TABLE tide.rollup_marks (
+    name       text PRIMARY KEY,
+    done_from  timestamptz NOT NULL,
+    done_until timestamptz NOT NULL
+);
+COMMENT ON TABLE tide.rollup_marks IS 'the time range each rollup covers (usage_buckets: [done_from, done_until))';
+SELECT pg_catalog.pg_extension_config_dump('tide.rollup_marks', '');
+GRANT SELECT ON tide.rollup_marks TO tide_admin, tide_reader;
+
+-- Roll up the finished 10-minute buckets after the last one rolled up (at
+-- most a week a call; the first call starts at the oldest live or archived
+-- allocation, at most a week back).  Returns the buckets rolled up.
+CREATE FUNCTION tide._rollup_buckets() RETURNS integer
+    LANGUAGE plpgsql
+    SET search_path = pg_catalog, pg_temp
+    SET jit = off
+    AS $$
+DECLARE
+    step constant interval := interval '10 minutes';
+    origin constant timestamptz := timestamptz '2000-01-01 00:00:00+00';
+    lo timestamptz;
+    hi timestamptz := pg_catalog.date_bin(step, pg_catalog.now() - interval '5 minutes', origin);
+    first timestamptz;
+BEGIN
+    SELECT m.done_until INTO lo FROM tide.rollup_marks m WHERE m.name = 'usage_buckets';
+    IF lo IS NULL THEN
+        SELECT least((SELECT min(a.created_at) FROM tide.allocations a),
+                     (SELECT min(a.created_at) FROM tide.allocations_archive a)) INTO first;
+        first := greatest(coalesce(first, hi), hi - interval '7 days');
+        lo := pg_catalog.date_bin(step, first, origin);
+        INSERT INTO tide.rollup_marks (name, done_from, done_until) VALUES ('usage_buckets', lo, lo);
+    END IF;
+    hi := least(hi, lo + interval '7 days');
+    IF hi <= lo THEN
+        RETURN 0;
+    END IF;
+    DELETE FROM tide.usage_buckets u WHERE u.bucket_start >= lo;
+    INSERT INTO tide.usage_buckets (bucket_start, queue, owner, gpus_used)
+    SELECT r.bucket_start, r.queue, r.owner, r.gpus_used FROM tide._gpu_usage_raw(lo, hi, step) r;
+    UPDATE tide.rollup_marks SET done_until = hi WHERE name = 'usage_buckets';
+    RETURN (extract(epoch FROM hi - lo) / 600)::integer;
+END
+$$;
+COMMENT ON FUNCTION tide._rollup_buckets() IS
+    'adds the finished 10-minute buckets since the last call to tide.usage_buckets (at most a week a call); returns how many';
+REVOKE ALL ON FUNCTION tide._rollup_buckets() FROM PUBLIC;
+
 -- GPUs held per queue and owner in buckets aligned to the clock (a
 -- 10-minute bucket starts at :00, :10, ...), time-weighted, against the GPU
 -- capacity of the queue's resource group then (nodes not down).  Rows with
--- a NULL owner are the queue's totals.
+-- a NULL owner are the queue's totals.  Buckets that are whole multiples of
+-- 10 minutes read the rollup where it covers the window, the allocations
+-- elsewhere.
 CREATE FUNCTION tide.gpu_usage(since timestamptz DEFAULT pg_catalog.now() - interval '1 day',
                                until timestamptz DEFAULT pg_catalog.now(),
                                bucket interval DEFAULT interval '10 minutes')
@@ -83,11 +174,14 @@ CREATE FUNCTION tide.gpu_usage(since timestamptz DEFAULT pg_catalog.now() - inte
                    gpus_used numeric, gpus_total numeric, utilisation numeric)
     LANGUAGE plpgsql STABLE
     SET search_path = pg_catalog, pg_temp
-    -- generate_series is costed at 1000 rows: JIT would compile for seconds
     SET jit = off
     AS $$
 DECLARE
+    origin constant timestamptz := timestamptz '2000-01-01 00:00:00+00';
     lo timestamptz;
+    fine interval;
+    r_from timestamptz;
+    r_until timestamptz;
 BEGIN
     IF bucket IS NULL OR bucket <= interval '0' OR bucket > interval '1 day' THEN
         RAISE EXCEPTION 'bucket must be a positive interval of at most a day, not %', coalesce(bucket::text, 'NULL')
@@ -97,26 +191,36 @@ BEGIN
         RAISE EXCEPTION 'the window [%, %) is empty', since, until
             USING ERRCODE = 'invalid_parameter_value', HINT = 'Pass since < until.';
     END IF;
-    lo := pg_catalog.date_bin(bucket, since, timestamptz '2000-01-01 00:00:00+00');
+    lo := pg_catalog.date_bin(bucket, since, origin);
     IF extract(epoch FROM until - lo) / extract(epoch FROM bucket) > 100000 THEN
         RAISE EXCEPTION 'the window holds more than 100000 buckets of %', bucket
             USING ERRCODE = 'program_limit_exceeded', HINT = 'Use a larger bucket or a shorter window.';
     END IF;
+    fine := bucket;
+    IF extract(epoch FROM bucket)::numeric % 600 = 0 THEN
+        fine := interval '10 minutes';
+        SELECT m.done_from, m.done_until INTO r_from, r_until FROM tide.rollup_marks m WHERE m.name = 'usage_buckets';
+    END IF;
+    -- without a rollup (or one beside the window) everything is raw
+    IF r_from IS NULL OR r_until <= lo OR r_from >= until THEN
+        r_from := until;
+        r_until := until;
+    END IF;
     RETURN QUERY
-    WITH held AS (
-        SELECT j.queue AS q, j.owner AS o, tide._gpus_held(a.gpus, a.gpu_milli)::float8 AS g,
-               greatest(a.created_at, lo) AS s, least(coalesce(a.released_at, pg_catalog.now()), until) AS e
-          FROM tide.allocations_all a
-          JOIN tide.jobs_all j ON j.id = a.job_id
-         WHERE a.created_at < until AND (a.released_at IS NULL OR a.released_at > lo)
-           AND (a.gpu_milli IS NOT NULL OR tide.gpu_count(a.gpus) > 0)
+    WITH parts AS (
+        SELECT u.bucket_start AS b, u.queue AS q, u.owner AS o, u.gpus_used AS used
+          FROM tide.usage_buckets u
+         WHERE u.bucket_start >= greatest(lo, r_from) AND u.bucket_start < least(until, r_until)
+        UNION ALL
+        SELECT x.bucket_start, x.queue, x.owner, x.gpus_used FROM tide._gpu_usage_raw(lo, least(until, r_from), fine) x
+        UNION ALL
+        SELECT x.bucket_start, x.queue, x.owner, x.gpus_used FROM tide._gpu_usage_raw(greatest(lo, r_until), until, fine) x
+         WHERE r_until < until
     ), per AS (
-        SELECT b AS bs, h.q, h.o,
-               sum(h.g * date_part('epoch', least(h.e, b + bucket) - greatest(h.s, b))) / date_part('epoch', bucket) AS used
-          FROM held h
-         CROSS JOIN LATERAL pg_catalog.generate_series(pg_catalog.date_bin(bucket, h.s, lo), h.e - interval '1 microsecond', bucket) b
-         WHERE h.e > h.s
-         GROUP BY GROUPING SETS ((b, h.q), (b, h.q, h.o))
+        SELECT pg_catalog.date_bin(bucket, p.b, origin) AS bs, p.q, p.o,
+               sum(p.used) * date_part('epoch', fine) / date_part('epoch', bucket) AS used
+          FROM parts p
+         GROUP BY 1, 2, 3
     ), cap AS (
         SELECT b AS bs, c.resource_group AS rg,
                sum(c.gpus::float8 * date_part('epoch', least(coalesce(c.valid_to, pg_catalog.now()), b + bucket) - greatest(c.valid_from, b)))
@@ -138,7 +242,7 @@ BEGIN
 END
 $$;
 COMMENT ON FUNCTION tide.gpu_usage(timestamptz, timestamptz, interval) IS
-    'GPUs held per queue and owner (NULL owner: the queue''s total) in clock-aligned buckets, time-weighted, fractional shares counted, against the GPUs of the queue''s resource group then (tide.node_capacity_history, nodes not down)';
+    'GPUs held per queue and owner (NULL owner: the queue''s total) in clock-aligned buckets, time-weighted, fractional shares counted, against the GPUs of the queue''s resource group then (tide.node_capacity_history, nodes not down); reads tide.usage_buckets where it covers the window';
 
 -- ---------------------------------------------------------------- evictions
 CREATE VIEW tide.eviction_log WITH (security_invoker = true) AS
@@ -251,7 +355,7 @@ COMMENT ON FUNCTION tide._sample_nodes() IS 'records tide.node_fragmentation() i
 -- Computed from the raw history for the UTC days d0 .. d1.  Rows with a
 -- NULL owner are the queue's totals.  Waits (in seconds) are those of the
 -- jobs first placed that day, from submission to first placement.
-CREATE FUNCTION tide._queue_accounting(d0 date, d1 date)
+CREATE FUNCTION tide.queue_accounting_raw(d0 date, d1 date)
     RETURNS TABLE (day date, queue text, owner text,
                    jobs_submitted bigint, jobs_placed bigint, jobs_started bigint,
                    jobs_succeeded bigint, jobs_failed bigint, jobs_cancelled bigint,
@@ -342,7 +446,7 @@ SELECT k.day, k.queue, k.owner,
   LEFT JOIN evs e ON (e.day, e.queue) = (k.day, k.queue) AND e.owner IS NOT DISTINCT FROM k.owner
   LEFT JOIN caused x ON (x.day, x.queue) = (k.day, k.queue) AND x.owner IS NOT DISTINCT FROM k.owner
 $$;
-COMMENT ON FUNCTION tide._queue_accounting(date, date) IS
+COMMENT ON FUNCTION tide.queue_accounting_raw(date, date) IS
     'per UTC day, queue and owner (NULL owner: queue total), computed from the raw history: jobs submitted, placed, started, finished by outcome, wait statistics (seconds), GPU-hours used and borrowed above quota, GPU-hours lost to evictions, evictions suffered and caused';
 
 CREATE TABLE tide.accounting_daily (
@@ -369,14 +473,14 @@ CREATE TABLE tide.accounting_daily (
 CREATE UNIQUE INDEX accounting_daily_key ON tide.accounting_daily (day, queue, coalesce(owner, ''));
 CREATE INDEX accounting_daily_owner_idx ON tide.accounting_daily (owner, day) WHERE owner IS NOT NULL;
 COMMENT ON TABLE tide.accounting_daily IS
-    'finished UTC days of tide._queue_accounting, rolled up by tide.maintain_history and kept after the raw history is gone; read through tide.queue_accounting';
+    'finished UTC days of tide.queue_accounting_raw, rolled up by tide.maintain_history and kept after the raw history is gone; read through tide.queue_accounting';
 SELECT pg_catalog.pg_extension_config_dump('tide.accounting_daily', '');
 
 -- ---------------------------------------------------------------- per node and day
 -- GPU-hours of capacity (nodes not down, as they were), allocated, idle
 -- (capacity - allocated) and fragmented (from tide.node_samples: each
 -- sample counts until the next one, at most an hour).
-CREATE FUNCTION tide._node_accounting(d0 date, d1 date)
+CREATE FUNCTION tide.node_accounting_raw(d0 date, d1 date)
     RETURNS TABLE (day date, node text, resource_group text, gpu_type text,
                    capacity_gpu_hours numeric, allocated_gpu_hours numeric,
                    idle_gpu_hours numeric, fragmented_gpu_hours numeric)
@@ -422,7 +526,7 @@ SELECT c.day, c.node, c.rg, c.gt, round(c.h, 3), round(coalesce(a.h, 0), 3),
   LEFT JOIN frag f ON f.day = c.day AND f.node = c.node
  WHERE c.h > 0
 $$;
-COMMENT ON FUNCTION tide._node_accounting(date, date) IS
+COMMENT ON FUNCTION tide.node_accounting_raw(date, date) IS
     'per UTC day and GPU node, from the raw history: GPU-hours of capacity (as it was, nodes not down), allocated, idle and fragmented (sampled)';
 
 CREATE TABLE tide.node_daily (
@@ -437,7 +541,7 @@ CREATE TABLE tide.node_daily (
     PRIMARY KEY (day, node)
 );
 COMMENT ON TABLE tide.node_daily IS
-    'finished UTC days of tide._node_accounting, rolled up by tide.maintain_history; read through tide.node_accounting';
+    'finished UTC days of tide.node_accounting_raw, rolled up by tide.maintain_history; read through tide.node_accounting';
 SELECT pg_catalog.pg_extension_config_dump('tide.node_daily', '');
 
 -- Roll up every finished day (ended at least 5 minutes ago, so that the
@@ -456,6 +560,7 @@ DECLARE
     last_day date := ((pg_catalog.now() - interval '5 minutes')::date) - 1;
 BEGIN
     PERFORM tide._sample_nodes();
+    PERFORM tide._rollup_buckets();
     SELECT max(x.day) INTO last_done FROM tide.accounting_daily x;
     IF last_done IS NULL THEN
         SELECT least((SELECT min(e.at) FROM tide.job_events e),
@@ -468,9 +573,9 @@ BEGIN
         RETURN 0;
     END IF;
     DELETE FROM tide.accounting_daily x WHERE x.day BETWEEN first_day AND last_day;
-    INSERT INTO tide.accounting_daily SELECT * FROM tide._queue_accounting(first_day, last_day);
+    INSERT INTO tide.accounting_daily SELECT * FROM tide.queue_accounting_raw(first_day, last_day);
     DELETE FROM tide.node_daily x WHERE x.day BETWEEN first_day AND last_day;
-    INSERT INTO tide.node_daily SELECT * FROM tide._node_accounting(first_day, last_day);
+    INSERT INTO tide.node_daily SELECT * FROM tide.node_accounting_raw(first_day, last_day);
     -- a day without any queue activity still counts as rolled up
     INSERT INTO tide.accounting_daily (day, queue, owner, jobs_submitted, jobs_placed, jobs_started, jobs_succeeded,
                                        jobs_failed, jobs_cancelled, gpu_hours, borrowed_gpu_hours, lost_gpu_hours,
@@ -484,21 +589,18 @@ COMMENT ON FUNCTION tide._rollup_days() IS
     'samples node fragmentation, then rolls up the finished UTC days not in tide.accounting_daily and tide.node_daily yet; returns how many days';
 REVOKE ALL ON FUNCTION tide._rollup_days(), tide._sample_nodes() FROM PUBLIC;
 
--- The rollup for rolled-up days, the raw history for the days after.
+-- The views read the rollups only: a year of them answers in milliseconds,
+-- while the raw history of one busy day takes a minute to add up
+-- (docs/benchmarks.md).  The day in progress: tide.queue_accounting_raw and
+-- tide.node_accounting_raw.
 CREATE VIEW tide.queue_accounting WITH (security_invoker = true) AS
-SELECT a.* FROM tide.accounting_daily a WHERE a.queue <> ''
-UNION ALL
-SELECT r.* FROM tide._queue_accounting(
-           coalesce((SELECT max(x.day) + 1 FROM tide.accounting_daily x), (pg_catalog.now() AT TIME ZONE 'UTC')::date),
-           (pg_catalog.now() AT TIME ZONE 'UTC')::date) r;
+SELECT a.* FROM tide.accounting_daily a WHERE a.queue <> '';
 COMMENT ON VIEW tide.queue_accounting IS
-    'per UTC day, queue and owner (NULL owner: the queue''s total): jobs submitted, placed, started, succeeded, failed, cancelled; mean, p50, p95, p99 and max wait in seconds; GPU-hours used, borrowed above quota and lost to evictions; evictions suffered and caused (sacct/sreport)';
+    'per finished UTC day (rolled up by tide.maintain_history), queue and owner (NULL owner: the queue''s total): jobs submitted, placed, started, succeeded, failed, cancelled; mean, p50, p95, p99 and max wait in seconds; GPU-hours used, borrowed above quota and lost to evictions; evictions suffered and caused (sacct/sreport); today: tide.queue_accounting_raw';
 CREATE VIEW tide.node_accounting WITH (security_invoker = true) AS
-SELECT a.* FROM tide.node_daily a
-UNION ALL
-SELECT r.* FROM tide._node_accounting(
-           coalesce((SELECT max(x.day) + 1 FROM tide.accounting_daily x), (pg_catalog.now() AT TIME ZONE 'UTC')::date),
-           (pg_catalog.now() AT TIME ZONE 'UTC')::date) r;
+SELECT a.* FROM tide.node_daily a;
 COMMENT ON VIEW tide.node_accounting IS
-    'per UTC day and GPU node: GPU-hours of capacity (as it was then, nodes not down), allocated, idle and fragmented (free GPUs no pending request could use, sampled by tide.maintain_history)';
+    'per finished UTC day (rolled up by tide.maintain_history) and GPU node: GPU-hours of capacity (as it was then, nodes not down), allocated, idle and fragmented (free GPUs no pending request could use, sampled by tide.maintain_history); today: tide.node_accounting_raw';
 GRANT SELECT ON tide.accounting_daily, tide.node_daily, tide.queue_accounting, tide.node_accounting TO tide_admin, tide_reader;
+REVOKE ALL ON FUNCTION tide.queue_accounting_raw(date, date), tide.node_accounting_raw(date, date) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION tide.queue_accounting_raw(date, date), tide.node_accounting_raw(date, date) TO tide_admin, tide_reader;

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Every SQL block of docs/analysts.md runs as it stands on the scripted day
 # of history of the analyst tests (test/pgtap/_fixture.psql and
-# _analysts_history.psql), each in its own rolled-back transaction, and
-# returns rows.  A block starting "-- skip-if-missing: f()" is skipped when
+# _analysts_history.psql, then one tide.maintain_history() for the
+# rollups), each in its own rolled-back transaction, and returns rows.  A block starting "-- skip-if-missing: f()" is skipped when
 # that function does not exist (it belongs to another part).
 . "$(dirname "$0")/lib.bash"
 
@@ -25,6 +25,7 @@ for f in "$WORK"/block*.sql; do
         echo "BEGIN;"
         echo "\\ir $TIDE_SRC/test/pgtap/_fixture.psql"
         echo "\\ir $TIDE_SRC/test/pgtap/_analysts_history.psql"
+        echo "SELECT tide.maintain_history() IS NOT NULL AS maintained \\gset"
         echo "\\o $f.out"
         cat "$f"
         echo "\\o"

@@ -6,11 +6,11 @@ BEGIN;
 CREATE EXTENSION pg_tide;
 \ir _fixture.psql
 \ir _analysts_history.psql
-SELECT plan(20);
+SELECT plan(22);
 
 SELECT results_eq(
     format($$SELECT queue, owner, jobs_submitted, jobs_placed, jobs_started, jobs_succeeded, jobs_failed, jobs_cancelled
-               FROM tide._queue_accounting(%L, %L) ORDER BY queue, owner NULLS FIRST$$, :'D', :'D'),
+               FROM tide.queue_accounting_raw(%L, %L) ORDER BY queue, owner NULLS FIRST$$, :'D', :'D'),
     $$VALUES ('q1', NULL, 7::bigint, 5::bigint, 6::bigint, 3::bigint, 1::bigint, 1::bigint),
              ('q1', 'alice', 4, 2, 2, 1, 1, 1),
              ('q1', 'bob', 3, 3, 4, 2, 0, 0),
@@ -18,18 +18,18 @@ SELECT results_eq(
              ('qi', 'bob', 1, 1, 1, 1, 0, 0)$$,
     'jobs submitted, first placed, started (a requeued job starts twice) and finished by outcome, per queue and owner');
 SELECT results_eq(
-    format($$SELECT wait_mean, wait_p50, wait_max FROM tide._queue_accounting(%L, %L) WHERE queue = 'q1' AND owner IS NULL$$, :'D', :'D'),
+    format($$SELECT wait_mean, wait_p50, wait_max FROM tide.queue_accounting_raw(%L, %L) WHERE queue = 'q1' AND owner IS NULL$$, :'D', :'D'),
     $$VALUES (540::float8, 300::float8, 1800::float8)$$,
     'waits of first placements: 600, 1800, 300, 0 and 0 seconds');
-SELECT is((SELECT round(wait_p95::numeric, 1) FROM tide._queue_accounting(:'D', :'D') WHERE queue = 'q1' AND owner IS NULL),
+SELECT is((SELECT round(wait_p95::numeric, 1) FROM tide.queue_accounting_raw(:'D', :'D') WHERE queue = 'q1' AND owner IS NULL),
           1560.0, 'p95 interpolates');
 SELECT results_eq(
-    format($$SELECT queue, owner, gpu_hours, borrowed_gpu_hours FROM tide._queue_accounting(%L, %L) ORDER BY queue, owner NULLS FIRST$$, :'D', :'D'),
+    format($$SELECT queue, owner, gpu_hours, borrowed_gpu_hours FROM tide.queue_accounting_raw(%L, %L) ORDER BY queue, owner NULLS FIRST$$, :'D', :'D'),
     $$VALUES ('q1', NULL, 59.667, 1.333), ('q1', 'alice', 11.667, 0.600), ('q1', 'bob', 48.000, 0.733),
              ('qi', NULL, 8.000, 8.000), ('qi', 'bob', 8.000, 8.000)$$,
     'GPU-hours (the half GPU counts half) and of them borrowed above quota (q1 held 10 and 12 of its 8 for a while; qi has no quota), shared among owners');
 SELECT results_eq(
-    format($$SELECT queue, owner, lost_gpu_hours, evictions_suffered, evictions_caused FROM tide._queue_accounting(%L, %L) ORDER BY queue, owner NULLS FIRST$$, :'D', :'D'),
+    format($$SELECT queue, owner, lost_gpu_hours, evictions_suffered, evictions_caused FROM tide.queue_accounting_raw(%L, %L) ORDER BY queue, owner NULLS FIRST$$, :'D', :'D'),
     $$VALUES ('q1', NULL, 4.667, 2::bigint, 0::bigint), ('q1', 'alice', 3.667, 1, 0), ('q1', 'bob', 1.000, 1, 0),
              ('qi', NULL, 0.000, 0, 2), ('qi', 'bob', 0.000, 0, 2)$$,
     'work thrown away by evictions, evictions suffered and caused');
@@ -42,7 +42,7 @@ SELECT results_eq(
     'eviction_log: victims, who caused them, GPUs stopped and work lost');
 
 SELECT results_eq(
-    format($$SELECT node, capacity_gpu_hours, allocated_gpu_hours, idle_gpu_hours FROM tide._node_accounting(%L, %L) ORDER BY node$$, :'D', :'D'),
+    format($$SELECT node, capacity_gpu_hours, allocated_gpu_hours, idle_gpu_hours FROM tide.node_accounting_raw(%L, %L) ORDER BY node$$, :'D', :'D'),
     $$VALUES ('n1'::text, 192.000::numeric, 56.000::numeric, 136.000::numeric), ('n2', 144.000, 11.667, 132.333)$$,
     'per node: capacity as it was (n2 had 4 GPUs until noon), allocated and idle GPU-hours');
 
@@ -83,10 +83,15 @@ SELECT results_eq($$SELECT node, gpus_free, gpus_fragmented FROM tide.node_fragm
                   'free GPUs no pending request fits are fragmented');
 
 -- The rollup: maintenance rolls up finished days, the views read them.
-SELECT array_agg(q ORDER BY q::text)::text AS raw FROM tide._queue_accounting(:'D', :'D') q \gset
+SELECT array_agg(q ORDER BY q::text)::text AS raw FROM tide.queue_accounting_raw(:'D', :'D') q \gset
+SELECT array_agg(u ORDER BY u::text)::text AS usage_raw FROM tide.gpu_usage(pg_temp.t('00:00'), pg_temp.t('00:00') + interval '1 day', '1 hour') u \gset
 SELECT ok((tide.maintain_history() ->> 'days_rolled_up')::int >= 2, 'maintenance rolls up the finished days');
 SELECT is((SELECT array_agg(q ORDER BY q::text)::text FROM tide.accounting_daily q WHERE day = :'D'), :'raw',
           'the rollup holds what the raw history says');
+SELECT ok((SELECT done_from <= pg_temp.t('01:10') AND done_until > now() - interval '15 minutes' FROM tide.rollup_marks WHERE name = 'usage_buckets'),
+          'and the 10-minute GPU use from the first allocation until the last finished bucket');
+SELECT is((SELECT array_agg(u ORDER BY u::text)::text FROM tide.gpu_usage(pg_temp.t('00:00'), pg_temp.t('00:00') + interval '1 day', '1 hour') u),
+          :'usage_raw', 'gpu_usage from the rollup equals what the allocations say');
 SELECT is((SELECT gpu_hours FROM tide.queue_accounting WHERE day = :'D' AND queue = 'q1' AND owner IS NULL), 59.667,
           'queue_accounting reads it');
 SELECT is((SELECT capacity_gpu_hours FROM tide.node_accounting WHERE day = :'D' AND node = 'n2'), 144.000,

@@ -70,7 +70,7 @@ SELECT is((SELECT value FROM tide.history_settings() WHERE name = 'tide.history_
 
 -- Archive: finished jobs leave tide.jobs, their events stay, views see them.
 \ir _analysts_history.psql
-SELECT array_agg(q ORDER BY q::text) AS before FROM tide._queue_accounting(:'D', :'D') q \gset
+SELECT array_agg(q ORDER BY q::text) AS before FROM tide.queue_accounting_raw(:'D', :'D') q \gset
 SELECT count(*) AS events_before FROM tide.job_events WHERE job_id BETWEEN 901 AND 908 \gset
 SET LOCAL tide.archive_after = '1 hour';
 SELECT is((tide.maintain_history() ->> 'jobs_archived')::int, 5, 'five finished jobs archived (j4 caused an eviction of a job still hot)');
@@ -78,7 +78,7 @@ SELECT is((SELECT array_agg(id ORDER BY id) FROM tide.jobs WHERE id BETWEEN 901 
           'the preemptor of a hot job, the running and the pending jobs stay');
 SELECT results_eq($$SELECT count(*) FROM tide.job_events WHERE job_id BETWEEN 901 AND 908$$, ARRAY[:events_before::bigint],
           'archiving keeps the events');
-SELECT is((SELECT array_agg(q ORDER BY q::text) FROM tide._queue_accounting(:'D', :'D') q)::text, :'before',
+SELECT is((SELECT array_agg(q ORDER BY q::text) FROM tide.queue_accounting_raw(:'D', :'D') q)::text, :'before',
           'accounting across the archive boundary is unchanged');
 SELECT results_eq($$SELECT job_id, preemptor_job_id, preemptor_queue FROM tide.eviction_log ORDER BY job_id$$,
                   $$VALUES (903::bigint, 904::bigint, 'qi'::text), (907, 904, 'qi')$$,
