@@ -115,8 +115,10 @@ CREATE TABLE tide.cycles (
     write_ms        double precision,
     CONSTRAINT cycles_finished_check CHECK (finished_at IS NULL OR finished_at >= started_at)
 )
--- Bounded history: one partition a day (UTC), made ahead and dropped after
--- tide.history_retention by tide.maintain_history (80_history_partitions.sql).
+-- Bounded history: one partition a month (UTC; a cycle updates its row by
+-- id alone, which visits every partition: few of them keep that cheap),
+-- made ahead and dropped after tide.history_retention by
+-- tide.maintain_history (80_history_partitions.sql).
 -- Rows no dated partition covers yet land in the default partition.
 -- Keys and indexes are per partition, not on the parent: a partitioned
 -- index of an extension table makes pg_dump's output unrestorable (ATTACH
@@ -299,8 +301,8 @@ CREATE TABLE tide.job_events (
     reason    text,
     cycle_id  bigint
 )
--- Partitioned by day (UTC) like tide.cycles, with a default partition whose
--- key and indexes every partition copies.
+-- Partitioned by day (UTC), with a default partition whose key and indexes
+-- every partition copies, like tide.cycles.
 PARTITION BY RANGE (at);
 CREATE TABLE tide.job_events_default PARTITION OF tide.job_events (PRIMARY KEY (id)) DEFAULT;
 CREATE INDEX job_events_at_idx ON tide.job_events_default (at);

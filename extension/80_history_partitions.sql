@@ -1,6 +1,6 @@
 -- Bounded history (docs/history.md#retention).
 --
--- tide.job_events and tide.cycles are partitioned by day (UTC) and finished
+-- tide.job_events is partitioned by day (UTC), tide.cycles by month, and finished
 -- jobs leave the hot tables for an archive partitioned by month of their
 -- finish, with their tasks, allocations and evictions.  tide.maintain_history
 -- makes partitions ahead of time, drains the default partitions into dated
@@ -29,7 +29,7 @@ CREATE FUNCTION tide.history_settings()
 SELECT s.name, tide._setting(s.name, s.dflt), s.dflt, s.descr
   FROM (VALUES
     ('tide.history_retention', '90 days',
-     'job events, cycles and archived jobs older than this are dropped, a whole partition (a day; a month for the archive) at a time'),
+     'job events, cycles and archived jobs older than this are dropped, a whole partition (a day of events; a month of cycles or archive) at a time'),
     ('tide.history_detach', 'off',
      'on: detach expired partitions (they stay as tables named *_detached_*) instead of dropping them'),
     ('tide.archive_after', '1 day',
@@ -79,7 +79,7 @@ CREATE FUNCTION tide._history_tables(OUT parent regclass, OUT unit text)
     LANGUAGE sql IMMUTABLE
     SET search_path = pg_catalog, pg_temp
     AS $$
-VALUES ('tide.job_events'::regclass, 'day'), ('tide.cycles'::regclass, 'day'),
+VALUES ('tide.job_events'::regclass, 'day'), ('tide.cycles'::regclass, 'month'),
        ('tide.jobs_archive'::regclass, 'month'), ('tide.job_tasks_archive'::regclass, 'month'),
        ('tide.allocations_archive'::regclass, 'month'), ('tide.evictions_archive'::regclass, 'month')
 $$;
