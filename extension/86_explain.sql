@@ -5,6 +5,10 @@
 -- (R-O1..R-O4) with each queue's dominant share as it is now; the cycle
 -- recomputes shares after every placement, so positions deeper in the
 -- order are estimates.
+--
+-- Both name other owners' jobs (the jobs ahead, the running jobs whose end
+-- frees resources), so they are for administrators and readers; a
+-- submitter has its position and reason in tide.pending.
 
 -- What a job needs at least: the request of its first min_available
 -- replicas (roles in name order), all replicas without a gang minimum.
@@ -330,4 +334,5 @@ END
 $$;
 COMMENT ON FUNCTION tide.explain(bigint) IS
     'why a job waits, now: state, position in its queue and in its resource group''s order with the parts of the order key (R-O1..R-O4), the jobs ahead competing for the same resources, every blocking reason with its rule (R-A1, R-A2, R-L2, R-L3, R-L4, R-E6), numbers and what would unblock it, and the start estimate (NULL, with the jobs without time limit that make it unknown)';
-GRANT EXECUTE ON FUNCTION tide.explain(bigint), tide.estimate_start(bigint) TO tide_admin, tide_reader, tide_submitter;
+REVOKE ALL ON FUNCTION tide.explain(bigint), tide.estimate_start(bigint) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION tide.explain(bigint), tide.estimate_start(bigint) TO tide_admin, tide_reader;

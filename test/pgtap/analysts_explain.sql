@@ -4,7 +4,7 @@
 BEGIN;
 CREATE EXTENSION pg_tide;
 \ir _fixture.psql
-SELECT plan(21);
+SELECT plan(23);
 
 CREATE FUNCTION pg_temp.rules(job bigint) RETURNS text[]
     LANGUAGE sql AS $$ SELECT array_agg(b ->> 'rule' ORDER BY b ->> 'rule') FROM jsonb_array_elements(tide.explain(job) -> 'blocking') b $$;
@@ -80,6 +80,12 @@ UPDATE tide.jobs SET time_limit = NULL WHERE id = :big;
 SELECT is(tide.estimate_start(:noroom), NULL, 'NULL when a job it waits for has no time limit');
 SELECT is(tide.explain(:noroom) -> 'estimate_unknown_because_no_time_limit', to_jsonb(ARRAY[:big]),
           'and explain names it');
+
+-- Who may ask: it names other owners' jobs.
+SELECT ok(has_function_privilege('tide_reader', 'tide.explain(bigint)', 'EXECUTE'), 'readers may explain');
+SELECT ok(NOT has_function_privilege('tide_submitter', 'tide.explain(bigint)', 'EXECUTE')
+          AND NOT has_function_privilege('public', 'tide.estimate_start(bigint)', 'EXECUTE'),
+          'submitters may not: tide.pending has their positions and reasons');
 
 SELECT * FROM finish();
 ROLLBACK;
