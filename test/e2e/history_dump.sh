@@ -14,13 +14,17 @@ q "SELECT tide.run_cycle()" >/dev/null
 q "SET session_replication_role = replica;
    INSERT INTO tide.job_events (job_id, at, old_state, new_state, reason)
    SELECT 1, now() - interval '5 days' + g * interval '1 minute', 'pending', 'pending', 'old' FROM generate_series(1, 10) g" >/dev/null
-made=$(q "SELECT (tide.maintain_history() ->> 'partitions_made')::int > 0")
+# two cancelled jobs, archived at once
+for i in 1 2; do q "SELECT tide.cancel($(submit 'gpu=1' ''))" >/dev/null; done
+made=$(q "SET tide.archive_after = '0'; SELECT (tide.maintain_history() ->> 'partitions_made')::int > 0")
 is "$made" t "maintenance makes dated partitions"
+is "$(q "SELECT count(*) FROM tide.jobs_archive")" 2 "and archives the finished jobs"
 is "$(q "SELECT count(*) FROM tide.job_events_default")" 0 "and drains the default partition"
 
 state="SELECT (SELECT count(*) FROM tide.job_events) || '/' || (SELECT count(*) FROM tide.cycles) || '/' || (SELECT count(*) FROM tide.jobs)
        || '/' || (SELECT string_agg(partition::text, ',' ORDER BY partition::text) FROM tide.history_partitions)
-       || '/' || (SELECT count(*) FROM pg_indexes WHERE schemaname = 'tide')"
+       || '/' || (SELECT count(*) FROM pg_indexes WHERE schemaname = 'tide')
+       || '/' || (SELECT count(*) FROM tide.jobs_all WHERE archived) || '/' || (SELECT count(*) FROM tide.job_waits)"
 before=$(q "$state")
 
 DB2=${DB}_restored
@@ -32,7 +36,7 @@ is "$(grep -c . "$WORK/dump.err")" 0 "without warnings"
 psql -qX -v ON_ERROR_STOP=1 -d "$DB2" -f "$WORK/dump.sql" >"$WORK/restore.log" 2>&1
 is "$?" 0 "the dump restores with psql, no error"
 after=$(psql -qAtX -d "$DB2" -c "$state")
-is "$after" "$before" "events, cycles, jobs, every partition and its indexes come back"
+is "$after" "$before" "events, cycles, jobs, archived jobs, every partition and its indexes come back"
 is "$(psql -qAtX -d "$DB2" -c "SELECT count(*) FROM tide.job_events WHERE reason = 'old'")" 10 "the rows of dated partitions too"
 is "$(psql -qAtX -d "$DB2" -c "SELECT tide.maintain_history() ->> 'partitions_made'")" 0 "maintenance in the restored database finds its partitions"
 is "$(psql -qAtX -d "$DB2" -c "SELECT tide.submit('e2e', 'gpu=1') > 0")" t "and new jobs log their events"
