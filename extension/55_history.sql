@@ -4,6 +4,111 @@
 -- functions SECURITY INVOKER, so row-level security decides what a caller
 -- sees (a submitter: its own jobs; readers and admins: all).
 
+-- The archive: finished jobs leave the hot tables for these after
+-- tide.archive_after (tide.maintain_history, 80_history_partitions.sql).
+-- The views below read the hot tables and the archive together.
+-- The archive tables take the columns of their hot tables as they are when
+-- the extension is created, plus what partitions and filters them: the
+-- job's finish time (job_finished_at; for jobs it is finished_at itself)
+-- and, for the tables that hang off a job, its owner (row-level security).
+-- Their indexes are on the default partitions, which every partition
+-- copies (see tide.cycles in 20_tables.sql for why not on the parents).
+CREATE TABLE tide.jobs_archive (LIKE tide.jobs, archived_at timestamptz NOT NULL DEFAULT pg_catalog.now())
+    PARTITION BY RANGE (finished_at);
+ALTER TABLE tide.jobs_archive ALTER COLUMN finished_at SET NOT NULL;
+CREATE TABLE tide.jobs_archive_default PARTITION OF tide.jobs_archive DEFAULT;
+CREATE INDEX jobs_archive_id_idx ON tide.jobs_archive_default (id);
+CREATE INDEX jobs_archive_queue_idx ON tide.jobs_archive_default (queue, finished_at);
+CREATE INDEX jobs_archive_owner_idx ON tide.jobs_archive_default (owner, id);
+COMMENT ON TABLE tide.jobs_archive IS
+    'finished jobs moved out of tide.jobs by tide.maintain_history after tide.archive_after; partitioned by month of finish; tide.jobs_all reads both';
+COMMENT ON TABLE tide.jobs_archive_default IS 'archived jobs no monthly partition covers yet';
+
+CREATE TABLE tide.job_tasks_archive (LIKE tide.job_tasks, owner text NOT NULL, job_finished_at timestamptz NOT NULL)
+    PARTITION BY RANGE (job_finished_at);
+CREATE TABLE tide.job_tasks_archive_default PARTITION OF tide.job_tasks_archive DEFAULT;
+CREATE INDEX job_tasks_archive_job_idx ON tide.job_tasks_archive_default (job_id);
+COMMENT ON TABLE tide.job_tasks_archive IS 'the tasks of archived jobs (see tide.jobs_archive)';
+COMMENT ON TABLE tide.job_tasks_archive_default IS 'archived tasks no monthly partition covers yet';
+
+CREATE TABLE tide.allocations_archive (LIKE tide.allocations, owner text NOT NULL, job_finished_at timestamptz NOT NULL)
+    PARTITION BY RANGE (job_finished_at);
+CREATE TABLE tide.allocations_archive_default PARTITION OF tide.allocations_archive DEFAULT;
+CREATE INDEX allocations_archive_job_idx ON tide.allocations_archive_default (job_id);
+CREATE INDEX allocations_archive_time_idx ON tide.allocations_archive_default (created_at);
+COMMENT ON TABLE tide.allocations_archive IS 'the allocations of archived jobs (see tide.jobs_archive)';
+COMMENT ON TABLE tide.allocations_archive_default IS 'archived allocations no monthly partition covers yet';
+
+CREATE TABLE tide.evictions_archive (LIKE tide.evictions, owner text NOT NULL, job_finished_at timestamptz NOT NULL)
+    PARTITION BY RANGE (job_finished_at);
+CREATE TABLE tide.evictions_archive_default PARTITION OF tide.evictions_archive DEFAULT;
+CREATE INDEX evictions_archive_job_idx ON tide.evictions_archive_default (job_id);
+CREATE INDEX evictions_archive_time_idx ON tide.evictions_archive_default (created_at);
+COMMENT ON TABLE tide.evictions_archive IS 'the evictions suffered by archived jobs (see tide.jobs_archive)';
+COMMENT ON TABLE tide.evictions_archive_default IS 'archived evictions no monthly partition covers yet';
+
+ALTER TABLE tide.jobs_archive ENABLE ROW LEVEL SECURITY;
+ALTER TABLE tide.job_tasks_archive ENABLE ROW LEVEL SECURITY;
+ALTER TABLE tide.allocations_archive ENABLE ROW LEVEL SECURITY;
+ALTER TABLE tide.evictions_archive ENABLE ROW LEVEL SECURITY;
+DO $policies$
+DECLARE
+    t text;
+BEGIN
+    FOREACH t IN ARRAY ARRAY['jobs_archive', 'job_tasks_archive', 'allocations_archive', 'evictions_archive'] LOOP
+        EXECUTE pg_catalog.format('CREATE POLICY admin_all ON tide.%I TO tide_admin USING (true) WITH CHECK (true)', t);
+        EXECUTE pg_catalog.format('CREATE POLICY reader_all ON tide.%I FOR SELECT TO tide_reader USING (true)', t);
+        EXECUTE pg_catalog.format('CREATE POLICY submitter_own ON tide.%I FOR SELECT TO tide_submitter USING (owner = CURRENT_USER)', t);
+        EXECUTE pg_catalog.format('GRANT SELECT ON tide.%I TO tide_admin, tide_reader, tide_submitter', t);
+    END LOOP;
+END
+$policies$;
+-- A submitter keeps seeing the events of its jobs once they are archived.
+CREATE POLICY submitter_archived ON tide.job_events FOR SELECT TO tide_submitter
+    USING (EXISTS (SELECT 1 FROM tide.jobs_archive j WHERE j.id = job_id AND j.owner = CURRENT_USER));
+
+SELECT pg_catalog.pg_extension_config_dump('tide.jobs_archive_default', '');
+SELECT pg_catalog.pg_extension_config_dump('tide.job_tasks_archive_default', '');
+SELECT pg_catalog.pg_extension_config_dump('tide.allocations_archive_default', '');
+SELECT pg_catalog.pg_extension_config_dump('tide.evictions_archive_default', '');
+
+-- Views over the hot table and its archive, with the hot table's columns
+-- (whatever they are when the extension is created) and `archived`.
+DO $views$
+DECLARE
+    t text;
+    cols text;
+BEGIN
+    FOREACH t IN ARRAY ARRAY['jobs', 'job_tasks', 'allocations', 'evictions'] LOOP
+        SELECT pg_catalog.string_agg(pg_catalog.quote_ident(a.attname), ', ' ORDER BY a.attnum) INTO cols
+          FROM pg_catalog.pg_attribute a
+         WHERE a.attrelid = pg_catalog.format('tide.%I', t)::regclass AND a.attnum > 0 AND NOT a.attisdropped;
+        EXECUTE pg_catalog.format(
+            'CREATE VIEW tide.%I WITH (security_invoker = true) AS '
+            'SELECT %s, false AS archived FROM tide.%I UNION ALL SELECT %s, true FROM tide.%I',
+            t || '_all', cols, t, cols, t || '_archive');
+        EXECUTE pg_catalog.format(
+            'COMMENT ON VIEW tide.%I IS %L', t || '_all',
+            pg_catalog.format('tide.%s and tide.%s_archive together (archived tells which); what a caller sees follows row-level security', t, t));
+        EXECUTE pg_catalog.format('GRANT SELECT ON tide.%I TO tide_admin, tide_reader, tide_submitter', t || '_all');
+    END LOOP;
+END
+$views$;
+
+-- Deleting a job deletes its events (tide._jobs_after_delete); archiving
+-- deletes the job from the hot table but keeps its history.  The WHEN
+-- clause costs nothing to other deletes.
+CREATE FUNCTION tide._job_events_keep() RETURNS trigger
+    LANGUAGE plpgsql
+    SET search_path = pg_catalog, pg_temp
+    AS $$ BEGIN RETURN NULL; END $$;
+COMMENT ON FUNCTION tide._job_events_keep() IS
+    'trigger: keeps the events of jobs being archived (tide.archiving is on only inside tide.maintain_history)';
+CREATE TRIGGER job_events_keep_archived BEFORE DELETE ON tide.job_events
+    FOR EACH ROW WHEN (pg_catalog.current_setting('tide.archiving', true) = 'on')
+    EXECUTE FUNCTION tide._job_events_keep();
+
+-- ---------------------------------------------------------------- waits
 -- One row per job: when it was submitted, first placed, started, finished,
 -- and how long each step took.  A requeued job (R-E5) keeps its first
 -- placement here; tide.job_events has every step.
@@ -24,7 +129,7 @@ SELECT j.id AS job_id,
        e.finished_at - e.running_at AS run_time,
        e.placements,
        e.evictions
-  FROM tide.jobs j
+  FROM tide.jobs_all j
   JOIN LATERAL (
         SELECT min(ev.at) AS submitted_at,
                min(ev.at) FILTER (WHERE ev.new_state = 'allocated') AS placed_at,
@@ -118,7 +223,7 @@ BEGIN
         SELECT a.created_at AS lo, coalesce(a.released_at, 'infinity'::timestamptz) AS hi,
                CASE WHEN a.gpu_milli IS NOT NULL THEN a.gpu_milli / 1000.0
                     ELSE tide.gpu_count(a.gpus)::numeric END AS gpus
-          FROM tide.allocations a
+          FROM tide.allocations_all a
           JOIN tide.nodes n ON n.name = a.node
          WHERE a.created_at < until
            AND (a.released_at IS NULL OR a.released_at > since)

@@ -68,7 +68,9 @@ CREATE TABLE tide.eviction_holds (
     resources tide.resvec NOT NULL,
     gpus      tide.gpumask NOT NULL DEFAULT '',
     gpu_milli integer CONSTRAINT eviction_holds_gpu_milli_check CHECK (gpu_milli BETWEEN 1 AND 999),
-    cycle_id  bigint REFERENCES tide.cycles (id) DEFERRABLE INITIALLY DEFERRED,
+    -- not a foreign key: tide.cycles is partitioned by time and loses old
+    -- partitions to retention (like the other cycle_id columns)
+    cycle_id  bigint,
     created_at timestamptz NOT NULL DEFAULT pg_catalog.now(),
     PRIMARY KEY (job_id, role, replica)
 );

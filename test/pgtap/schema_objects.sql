@@ -71,7 +71,8 @@ SELECT ok(NOT EXISTS (SELECT 1 FROM pg_extension e, unnest(e.extconfig) c
 -- Hygiene: row-level security, fixed search_path, comments.
 SELECT is((SELECT array_agg(relname::text ORDER BY relname) FROM pg_class
             WHERE relnamespace = 'tide'::regnamespace AND relrowsecurity),
-          ARRAY['allocations','evictions','job_events','job_tasks','jobs','nodes'], 'row-level security on the private tables');
+          ARRAY['allocations','allocations_archive','evictions','evictions_archive','job_events','job_tasks','job_tasks_archive',
+                'jobs','jobs_archive','nodes'], 'row-level security on the private tables');
 SELECT is((SELECT array_agg(p.oid::regprocedure::text ORDER BY 1) FROM pg_proc p
             WHERE p.pronamespace = 'tide'::regnamespace AND p.prosecdef
               AND NOT coalesce(p.proconfig, '{}') @> ARRAY['search_path=pg_catalog, pg_temp']),

@@ -1,0 +1,338 @@
+-- Why a job waits and when it should start (docs/analysts.md): computed
+-- now from the current tables, not from the last cycle.  Like Slurm's sprio
+-- (the parts of the order key) and squeue --start (an estimate from the
+-- running jobs' time limits).  The walk order is that of docs/scheduling.md
+-- (R-O1..R-O4) with each queue's dominant share as it is now; the cycle
+-- recomputes shares after every placement, so positions deeper in the
+-- order are estimates.
+--
+-- Both name other owners' jobs (the jobs ahead, the running jobs whose end
+-- frees resources), so they are for administrators and readers; a
+-- submitter has its position and reason in tide.pending.
+
+-- What a job needs at least: the request of its first min_available
+-- replicas (roles in name order), all replicas without a gang minimum.
+CREATE FUNCTION tide._job_minimum(job bigint) RETURNS tide.resvec
+    LANGUAGE sql STABLE
+    SET search_path = pg_catalog, pg_temp
+    AS $$
+WITH t AS (
+    SELECT x.role, x.replicas, x.request,
+           coalesce(sum(x.replicas) OVER (ORDER BY x.role ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS before
+      FROM tide.job_tasks x WHERE x.job_id = job
+)
+SELECT coalesce(tide.sum(t.request OPERATOR(tide.*) greatest(least(t.replicas, coalesce(j.min_available, 1000000) - t.before), 0)),
+                ''::tide.resvec)
+  FROM t, tide.jobs j WHERE j.id = job
+$$;
+COMMENT ON FUNCTION tide._job_minimum(bigint) IS
+    'what a job needs at least: the request of its first min_available replicas, roles in name order (all replicas without a gang minimum)';
+
+-- A queue's dominant share: the largest usage / quota over the resources
+-- its quota names (R-O4); NULL without a quota.
+CREATE FUNCTION tide._dominant_share(usage tide.resvec, quota tide.resvec) RETURNS numeric
+    LANGUAGE sql IMMUTABLE
+    SET search_path = pg_catalog, pg_temp
+    AS $$
+SELECT max(coalesce((usage::jsonb ->> q.key)::numeric, 0) / q.value::numeric)
+  FROM jsonb_each_text(quota::jsonb) q WHERE q.value::numeric > 0
+$$;
+COMMENT ON FUNCTION tide._dominant_share(tide.resvec, tide.resvec) IS
+    'the largest usage/quota over the resources a quota names (DRF, R-O4); NULL without a quota';
+
+-- Every pending job of a resource group in walk order now, with the parts
+-- of its order key.
+CREATE FUNCTION tide._group_order(rg text)
+    RETURNS TABLE (job_id bigint, queue text, idle boolean, queue_priority integer, queue_share numeric,
+                   retry boolean, priority integer, created_at timestamptz, walk_position bigint, minimum tide.resvec)
+    LANGUAGE sql STABLE
+    SET search_path = pg_catalog, pg_temp
+    AS $$
+SELECT j.id, j.queue, j.idle, q.priority, round(tide._dominant_share(u.usage, q.quota), 4), j.retry_of IS NOT NULL,
+       j.priority, j.created_at,
+       row_number() OVER (ORDER BY j.idle, q.priority DESC, tide._dominant_share(u.usage, q.quota) NULLS LAST, q.name,
+                                   (j.retry_of IS NULL), j.priority DESC, j.created_at, j.id),
+       tide._job_minimum(j.id)
+  FROM tide.jobs j
+  JOIN tide.queues q ON q.name = j.queue
+  LEFT JOIN tide.queue_usage u ON u.queue = q.name
+ WHERE j.state = 'pending' AND NOT j.unschedulable AND q.resource_group = rg
+$$;
+COMMENT ON FUNCTION tide._group_order(text) IS
+    'pending schedulable jobs of a resource group in the walk order now (idle last, queue priority, dominant share, queue, retry lane, priority, age, id) with their minimum';
+
+-- The live jobs of a group with what they hold and when they must end by
+-- their time limit (NULL: no limit).
+CREATE FUNCTION tide._group_releases(rg text)
+    RETURNS TABLE (job_id bigint, queue text, held tide.resvec, gpus numeric, ends_by timestamptz)
+    LANGUAGE sql STABLE
+    SET search_path = pg_catalog, pg_temp
+    AS $$
+SELECT j.id, j.queue, tide.sum(a.resources), sum(tide._gpus_held(a.gpus, a.gpu_milli)),
+       coalesce(j.started_at, min(a.created_at)) + j.time_limit
+  FROM tide.jobs j
+  JOIN tide.allocations a ON a.job_id = j.id AND a.state <> 'released'
+  JOIN tide.nodes n ON n.name = a.node
+ WHERE n.resource_group = rg
+ GROUP BY j.id
+$$;
+COMMENT ON FUNCTION tide._group_releases(text) IS
+    'live jobs of a resource group: what they hold, their GPUs, and when their time limit ends them (NULL without one)';
+
+CREATE FUNCTION tide._estimate(job bigint, OUT start_at timestamptz, OUT waits_for bigint[], OUT unknown_because bigint[])
+    LANGUAGE plpgsql STABLE
+    SET search_path = pg_catalog, pg_temp
+    AS $$
+DECLARE
+    j tide.jobs;
+    rg text;
+    need numeric;
+    ahead numeric;
+    free numeric;
+    r record;
+    acc numeric;
+BEGIN
+    SELECT * INTO j FROM tide.jobs x WHERE x.id = job;
+    IF NOT FOUND THEN
+        RETURN;
+    END IF;
+    IF j.state <> 'pending' THEN
+        start_at := j.started_at;
+        IF j.state IN ('allocated', 'running') THEN
+            start_at := coalesce(j.started_at, pg_catalog.now());
+        END IF;
+        RETURN;
+    END IF;
+    IF j.unschedulable THEN
+        RETURN;
+    END IF;
+    SELECT q.resource_group INTO rg FROM tide.queues q WHERE q.name = j.queue;
+    need := tide.get(tide._job_minimum(job), 'gpu');
+    SELECT coalesce(sum(tide.get(o.minimum, 'gpu')), 0) INTO ahead
+      FROM tide._group_order(rg) o
+     WHERE o.walk_position < (SELECT m.walk_position FROM tide._group_order(rg) m WHERE m.job_id = job);
+    SELECT coalesce(sum(tide.gpu_count(u.free_gpus)), 0) INTO free
+      FROM tide.node_usage u WHERE u.resource_group = rg AND u.state = 'ready';
+    IF free >= ahead + need THEN
+        start_at := pg_catalog.now();
+        RETURN;
+    END IF;
+    acc := free;
+    waits_for := '{}';
+    FOR r IN SELECT * FROM tide._group_releases(rg) ORDER BY ends_by NULLS LAST, job_id LOOP
+        waits_for := waits_for || r.job_id;
+        IF r.ends_by IS NULL THEN
+            unknown_because := ARRAY(SELECT x.job_id FROM tide._group_releases(rg) x WHERE x.ends_by IS NULL ORDER BY x.job_id);
+            start_at := NULL;
+            RETURN;
+        END IF;
+        acc := acc + r.gpus;
+        IF acc >= ahead + need THEN
+            start_at := greatest(r.ends_by, pg_catalog.now());
+            RETURN;
+        END IF;
+    END LOOP;
+    -- even an empty group would not hold it and the jobs ahead
+    start_at := NULL;
+END
+$$;
+COMMENT ON FUNCTION tide._estimate(bigint) IS
+    'the start estimate of a job with the running jobs it waits for and those without a time limit that make it unknown';
+
+CREATE FUNCTION tide.estimate_start(job_id bigint) RETURNS timestamptz
+    LANGUAGE sql STABLE
+    SET search_path = pg_catalog, pg_temp
+    AS $$ SELECT (tide._estimate(job_id)).start_at $$;
+COMMENT ON FUNCTION tide.estimate_start(bigint) IS
+    'when a pending job should start: now when the GPUs it and the jobs ahead of it in its group''s order need are free, else when enough running jobs end by their time_limit; NULL when that depends on a job without a time limit or the job can never fit (tide.explain says which); the start of a placed job';
+
+CREATE FUNCTION tide.explain(job_id bigint) RETURNS jsonb
+    LANGUAGE plpgsql STABLE
+    SET search_path = pg_catalog, pg_temp
+    SET jit = off
+    AS $$
+DECLARE
+    j tide.jobs;
+    q tide.queues;
+    u record;
+    me record;
+    need tide.resvec;
+    held_all tide.resvec;
+    reasons jsonb := '[]';
+    ahead jsonb;
+    est record;
+    k record;
+    t record;
+    ord record;
+    fits numeric;
+    rooms integer;
+    fit_total bigint;
+    pending_reason text;
+    frees jsonb;
+BEGIN
+    SELECT * INTO j FROM tide.jobs x WHERE x.id = explain.job_id;
+    IF NOT FOUND THEN
+        IF EXISTS (SELECT 1 FROM tide.jobs_archive a WHERE a.id = explain.job_id) THEN
+            RETURN (SELECT pg_catalog.jsonb_build_object('job_id', a.id, 'state', a.state, 'archived', true,
+                                                         'queue', a.queue, 'finished_at', a.finished_at)
+                      FROM tide.jobs_archive a WHERE a.id = explain.job_id LIMIT 1);
+        END IF;
+        RAISE EXCEPTION 'job % does not exist', explain.job_id
+            USING ERRCODE = 'no_data_found',
+                  HINT = 'A submitter sees only its own jobs; old jobs leave the archive after tide.history_retention.';
+    END IF;
+    SELECT * INTO q FROM tide.queues x WHERE x.name = j.queue;
+    SELECT * INTO u FROM tide.queue_usage x WHERE x.queue = j.queue;
+    need := tide._job_minimum(j.id);
+    SELECT p.position, p.pending_reason INTO me FROM tide.pending p WHERE p.job_id = j.id;
+    pending_reason := me.pending_reason;
+
+    IF j.state <> 'pending' THEN
+        RETURN pg_catalog.jsonb_build_object(
+            'job_id', j.id, 'state', j.state, 'queue', j.queue, 'state_reason', j.state_reason,
+            'started_at', j.started_at, 'finished_at', j.finished_at,
+            'evictions', (SELECT pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object('eviction_id', e.id, 'reason', e.reason,
+                                                                                    'preemptor_job_id', e.preemptor_job_id, 'acked_at', e.acked_at))
+                            FROM tide.evictions e WHERE e.job_id = j.id),
+            'blocking', '[]'::jsonb);
+    END IF;
+
+    SELECT o.* INTO ord FROM tide._group_order(q.resource_group) o WHERE o.job_id = j.id;
+    -- jobs ahead in the group's order that ask for a resource this job asks for
+    SELECT coalesce(pg_catalog.jsonb_agg(o.job_id ORDER BY o.walk_position), '[]') INTO ahead
+      FROM tide._group_order(q.resource_group) o
+     WHERE o.walk_position < ord.walk_position
+       AND EXISTS (SELECT 1 FROM jsonb_object_keys(o.minimum::jsonb) a(k) JOIN jsonb_object_keys(need::jsonb) b(k) ON a.k = b.k);
+
+    -- R-A2: can never fit as things stand
+    IF j.unschedulable THEN
+        reasons := reasons || pg_catalog.jsonb_build_object(
+            'rule', 'R-A2', 'reason', coalesce(pending_reason, 'no node could ever hold it'),
+            'largest_matching_node_gpus', (SELECT max(tide.get(n.capacity, 'gpu')) FROM tide.nodes n
+                                            WHERE n.resource_group = q.resource_group
+                                              AND (j.gpu_type IS NULL OR n.gpu_type = j.gpu_type)
+                                              AND n.labels @> j.node_selector),
+            'capability', q.capability::text, 'needs', need::text,
+            'unblock', 'change the request, or add a node (or capability) that can hold it; the mark clears when queues or nodes change');
+    END IF;
+
+    -- R-A1: quota and capability of the queue
+    held_all := coalesce(u.usage, '') OPERATOR(tide.+) coalesce(u.idle_usage, '');
+    IF q.capability IS NOT NULL THEN
+        FOR k IN SELECT c.key, c.value::numeric AS cap, coalesce((held_all::jsonb ->> c.key)::numeric, 0) AS used,
+                        coalesce((need::jsonb ->> c.key)::numeric, 0) AS asked
+                   FROM jsonb_each_text(q.capability::jsonb) c LOOP
+            IF k.asked > 0 AND k.used + k.asked > k.cap THEN
+                SELECT pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object('job_id', r.job_id, 'frees', (r.held::jsonb ->> k.key)::numeric,
+                                                                          'ends_by', r.ends_by) ORDER BY r.ends_by NULLS LAST)
+                  INTO frees
+                  FROM tide._group_releases(q.resource_group) r WHERE r.queue = j.queue AND (r.held::jsonb ? k.key);
+                reasons := reasons || pg_catalog.jsonb_build_object(
+                    'rule', 'R-A1', 'reason', pg_catalog.format('queue %s %s capability: %s used + %s asked > %s', q.name, k.key, k.used, k.asked, k.cap),
+                    'resource', k.key, 'capability', k.cap, 'used', k.used, 'asked', k.asked,
+                    'unblock', pg_catalog.format('%s %s of capability must free up: jobs of the queue that end', k.used + k.asked - k.cap, k.key),
+                    'freed_by', coalesce(frees, '[]'));
+            END IF;
+        END LOOP;
+    END IF;
+    IF NOT j.idle THEN
+        FOR k IN SELECT c.key, c.value::numeric AS quota, coalesce((u.usage::jsonb ->> c.key)::numeric, 0) AS used,
+                        coalesce((need::jsonb ->> c.key)::numeric, 0) AS asked
+                   FROM jsonb_each_text(coalesce(q.quota, '')::jsonb) c LOOP
+            IF k.asked > 0 AND k.used + k.asked > k.quota THEN
+                reasons := reasons || pg_catalog.jsonb_build_object(
+                    'rule', 'R-A1', 'reason', pg_catalog.format('queue %s %s quota: %s used + %s asked > %s: the job borrows', q.name, k.key, k.used, k.asked, k.quota),
+                    'resource', k.key, 'quota', k.quota, 'used', k.used, 'asked', k.asked,
+                    'unblock', pg_catalog.format('%s %s of quota free up when jobs of the queue end; until then it gets only what no queue within its quota asks for',
+                                                 k.used + k.asked - k.quota, k.key));
+            END IF;
+        END LOOP;
+    END IF;
+
+    -- R-L4 / R-L3: room on ready matching nodes now, per role
+    IF NOT j.unschedulable THEN
+        fit_total := 0;
+        FOR t IN SELECT x.role, x.replicas, x.request, tide.get(x.request, 'gpu') AS gpu FROM tide.job_tasks x WHERE x.job_id = j.id ORDER BY x.role LOOP
+            SELECT count(*) FILTER (WHERE n.free OPERATOR(tide.@>) t.request
+                                       AND (t.gpu < 1 OR tide.gpu_count(n.free_gpus) >= t.gpu)),
+                   coalesce(sum(CASE WHEN t.gpu >= 1 THEN least(floor(tide.gpu_count(n.free_gpus) / t.gpu), t.replicas)
+                                     WHEN n.free OPERATOR(tide.@>) t.request THEN t.replicas ELSE 0 END), 0)
+              INTO rooms, fits
+              FROM tide.node_usage n JOIN tide.nodes x ON x.name = n.node
+             WHERE n.resource_group = q.resource_group AND n.state = 'ready'
+               AND (j.gpu_type IS NULL OR n.gpu_type = j.gpu_type)
+               AND x.labels @> j.node_selector
+               AND NOT (n.node = ANY (j.avoid_nodes))
+               AND (t.gpu > 0 OR tide.get(n.capacity, 'gpu') = 0 OR x.allow_cpu_jobs);
+            IF rooms = 0 THEN
+                SELECT pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object('job_id', r.job_id, 'gpus', r.gpus, 'ends_by', r.ends_by)
+                                            ORDER BY r.ends_by NULLS LAST)
+                  INTO frees FROM (SELECT * FROM tide._group_releases(q.resource_group) ORDER BY ends_by NULLS LAST LIMIT 5) r;
+                reasons := reasons || pg_catalog.jsonb_build_object(
+                    'rule', 'R-L4', 'reason', pg_catalog.format('no ready node has room for %s (role %s)', t.request, t.role),
+                    'largest_free_gpus', (SELECT max(tide.gpu_count(n.free_gpus)) FROM tide.node_usage n
+                                           WHERE n.resource_group = q.resource_group AND n.state = 'ready'
+                                             AND (j.gpu_type IS NULL OR n.gpu_type = j.gpu_type)),
+                    'unblock', 'a running job on a matching node ends', 'next_to_end', coalesce(frees, '[]'));
+            END IF;
+            fit_total := fit_total + fits::bigint;
+        END LOOP;
+        IF (SELECT sum(x.replicas) FROM tide.job_tasks x WHERE x.job_id = j.id) > 1
+           AND fit_total < coalesce(j.min_available, (SELECT sum(x.replicas) FROM tide.job_tasks x WHERE x.job_id = j.id)) THEN
+            reasons := reasons || pg_catalog.jsonb_build_object(
+                'rule', 'R-L3', 'reason', pg_catalog.format('gang: %s replicas needed together, room for %s now', coalesce(j.min_available, (SELECT sum(x.replicas) FROM tide.job_tasks x WHERE x.job_id = j.id)), fit_total),
+                'needs', coalesce(j.min_available, (SELECT sum(x.replicas) FROM tide.job_tasks x WHERE x.job_id = j.id)), 'room_for', fit_total,
+                'unblock', 'all of its minimum must fit in one cycle');
+        END IF;
+    END IF;
+
+    -- R-L2: resources held by a reservation (the cycle's reason says so)
+    IF pending_reason ~ 'held for job' THEN
+        reasons := reasons || pg_catalog.jsonb_build_object(
+            'rule', 'R-L2', 'reason', pending_reason,
+            'held_for', (regexp_match(pending_reason, 'held for job ([0-9]+)'))[1]::bigint,
+            'unblock', 'the reserving job is placed or leaves');
+    END IF;
+    -- R-E6: evictions under way for it, and resources held for other preemptors
+    IF EXISTS (SELECT 1 FROM tide.evictions e WHERE e.preemptor_job_id = j.id AND e.acked_at IS NULL) THEN
+        reasons := reasons || pg_catalog.jsonb_build_object(
+            'rule', 'R-E6', 'reason', 'evictions under way for this job',
+            'evicting', (SELECT pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object('eviction_id', e.id, 'job_id', e.job_id, 'reason', e.reason) ORDER BY e.id)
+                           FROM tide.evictions e WHERE e.preemptor_job_id = j.id AND e.acked_at IS NULL),
+            'unblock', 'the victims'' launchers stop them (tide.evicted); the place is held for this job meanwhile');
+    END IF;
+
+    est := tide._estimate(j.id);
+    RETURN pg_catalog.jsonb_build_object(
+        'job_id', j.id,
+        'state', j.state,
+        'queue', j.queue,
+        'resource_group', q.resource_group,
+        'needs', need::text,
+        -- R-A1: within quota (guaranteed) or above it (borrowing: placed after
+        -- every guaranteed job, from what none of them asks for)
+        'admission', CASE WHEN j.idle THEN 'idle'
+                          WHEN q.quota IS NULL OR q.quota::text = '' THEN 'borrowing'
+                          WHEN EXISTS (SELECT 1 FROM jsonb_each_text(q.quota::jsonb) c
+                                        WHERE coalesce((need::jsonb ->> c.key)::numeric, 0) > 0
+                                          AND coalesce((u.usage::jsonb ->> c.key)::numeric, 0) + (need::jsonb ->> c.key)::numeric > c.value::numeric)
+                               THEN 'borrowing'
+                          ELSE 'guaranteed' END,
+        'pending_reason', pending_reason,
+        'unschedulable', j.unschedulable,
+        'position_in_queue', me.position,
+        'position_in_group', ord.walk_position,
+        'order_key', pg_catalog.jsonb_build_object('idle', j.idle, 'queue_priority', q.priority, 'queue_share', ord.queue_share,
+                                                   'retry_lane', j.retry_of IS NOT NULL, 'priority', j.priority,
+                                                   'created_at', j.created_at, 'id', j.id),
+        'jobs_ahead', ahead,
+        'blocking', reasons,
+        'estimate_start', est.start_at,
+        'waits_for_jobs', to_jsonb(est.waits_for),
+        'estimate_unknown_because_no_time_limit', to_jsonb(est.unknown_because));
+END
+$$;
+COMMENT ON FUNCTION tide.explain(bigint) IS
+    'why a job waits, now: state, position in its queue and in its resource group''s order with the parts of the order key (R-O1..R-O4), the jobs ahead competing for the same resources, every blocking reason with its rule (R-A1, R-A2, R-L2, R-L3, R-L4, R-E6), numbers and what would unblock it, and the start estimate (NULL, with the jobs without time limit that make it unknown)';
+REVOKE ALL ON FUNCTION tide.explain(bigint), tide.estimate_start(bigint) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION tide.explain(bigint), tide.estimate_start(bigint) TO tide_admin, tide_reader;
