@@ -4,6 +4,7 @@
 #   bash tools/quickstart.sh          set everything up and run a demo workload
 #   bash tools/quickstart.sh watch    show the live table again
 #   bash tools/quickstart.sh submit   submit another round of the workload
+#   bash tools/quickstart.sh psql     open psql on the demo database
 #   bash tools/quickstart.sh stop     stop launchers, cycles and PostgreSQL
 #   bash tools/quickstart.sh purge    stop, then delete the demo directory
 #
@@ -22,6 +23,9 @@ SRC=$(cd "$(dirname "$0")/.." && pwd)
 . "$SRC/tools/lib.sh"
 
 DEMO=${TIDE_DEMO_DIR:-$SRC/.demo}
+# psql and libpq take a socket directory for a host name only when it is an
+# absolute path ("-h .demo" looks up a host called ".demo")
+case $DEMO in /*) ;; *) DEMO=$PWD/$DEMO ;; esac
 PORT=${TIDE_DEMO_PORT:-54329}
 DB=${TIDE_DEMO_DB:-tide}
 WATCH_SECONDS=${TIDE_DEMO_SECONDS:-180}
@@ -126,9 +130,10 @@ SQL
 
 # One round of a mixed workload: training gangs and single-GPU training,
 # then inference services arriving while training holds the cluster.
+# Prints the ids of the jobs it submitted, comma-separated.
 submit_workload() {
-    local round=${1:-1}
-    sql -v round="$round" <<'SQL' >/dev/null
+    local round=${1:-1} first second
+    first=$(sql -v round="$round" <<'SQL'
 SELECT tide.submit('offline', 'cpu=16, memory=128Gi, gpu=8', replicas => 2,
                    name => format('pretrain-%s', :'round'),
                    command => 'echo "pretrain replica $TIDE_REPLICA on $TIDE_NODE: CUDA_VISIBLE_DEVICES=$CUDA_VISIBLE_DEVICES"; sleep 20');
@@ -141,13 +146,16 @@ SELECT tide.submit('offline', 'cpu=2, memory=16Gi, gpu=1',
                    command => format('echo "sweep %s on $TIDE_NODE: CUDA_VISIBLE_DEVICES=$CUDA_VISIBLE_DEVICES"; sleep %s', i, 3 + i % 5))
   FROM generate_series(1, 8) AS i;
 SQL
+    ) || return 1
     sleep 3
-    sql -v round="$round" <<'SQL' >/dev/null
+    second=$(sql -v round="$round" <<'SQL'
 SELECT tide.submit('online', format('cpu=4, memory=32Gi, gpu=%s', g)::tide.resvec, priority => 100,
                    name => format('serve-%s-%s', :'round', i),
                    command => format('echo "serving %s on $TIDE_NODE: CUDA_VISIBLE_DEVICES=$CUDA_VISIBLE_DEVICES"; sleep %s', i, 6 + i))
   FROM generate_series(1, 6) AS i, LATERAL (SELECT CASE WHEN i % 3 = 0 THEN 2 ELSE 1 END AS g) AS x;
 SQL
+    ) || return 1
+    echo $first $second | tr ' ' ','
 }
 
 # ---- the live table ----
@@ -189,15 +197,26 @@ SELECT format('cycles: %s (last %s ms ago)', count(*),
 SQL
 }
 
+# Refresh the table until the jobs watched have finished: those whose ids
+# are in $1 (comma-separated) and their automatic retries, or every job
+# when $1 is empty.
 watch_table() {
-    local end=$(($(date +%s) + WATCH_SECONDS)) left
+    local ids=${1:-} end=$(($(date +%s) + WATCH_SECONDS)) left
     trap 'echo; summary; advice; exit 0' INT
     while :; do
         if [ -t 1 ]; then printf '\033[H\033[2J'; fi
         printf 'pg_tide demo: %s, database %s  (Ctrl-C leaves this view; everything keeps running)\n\n' \
             "$(date +%T)" "$DB"
         show_table 2>&1
-        left=$(sql -c "SELECT count(*) FROM tide.jobs WHERE state NOT IN ('succeeded', 'failed', 'cancelled')" 2>/dev/null)
+        left=$(sql -v ids="{$ids}" 2>/dev/null <<'SQL'
+WITH RECURSIVE watched AS (
+    SELECT id FROM tide.jobs WHERE :'ids' = '{}' OR id = ANY (:'ids'::bigint[])
+    UNION
+    SELECT j.id FROM tide.jobs j JOIN watched w ON j.retry_of = w.id)
+SELECT count(*) FROM tide.jobs
+ WHERE id IN (SELECT id FROM watched) AND state NOT IN ('succeeded', 'failed', 'cancelled');
+SQL
+        )
         [ "${left:-1}" = 0 ] && break
         [ "$(date +%s)" -ge "$end" ] && { say "stopped watching after ${WATCH_SECONDS}s ($left jobs not finished)"; break; }
         if [ -t 1 ]; then sleep 1; else sleep 5; fi
@@ -235,7 +254,7 @@ pg_tide is running: PostgreSQL in $DEMO (port $PORT), pg_cron runs a cycle
 every second, and one launcher per node waits for work (logs in
 $DEMO/launchers/).  Look around with:
 
-    psql -h $DEMO -p $PORT -U postgres $DB
+    psql -h "$DEMO" -p $PORT -U postgres $DB      (or: bash tools/quickstart.sh psql)
       SELECT * FROM tide.jobs ORDER BY id DESC LIMIT 10;
       SELECT * FROM tide.job_events ORDER BY at DESC LIMIT 20;
       SELECT tide.submit('offline', 'gpu=2', command => 'nvidia-smi || echo \$CUDA_VISIBLE_DEVICES');
@@ -293,8 +312,9 @@ cmd_start() {
             -c "CALL tide.cycle_loop('1 second', '$secs seconds')" >/dev/null 2>&1 &
     fi
     say "submitting a mixed workload"
-    submit_workload 1 || die "could not submit the workload"
-    watch_table
+    local ids
+    ids=$(submit_workload 1) || die "could not submit the workload"
+    watch_table "$ids"
     summary
     advice
 }
@@ -316,9 +336,13 @@ case ${1:-start} in
 start) cmd_start ;;
 watch) choose_demo_dir; is_running || die "not running: bash tools/quickstart.sh"; watch_table; summary; advice ;;
 submit) choose_demo_dir; is_running || die "not running: bash tools/quickstart.sh"
-    submit_workload "$(date +%s)"; watch_table; summary; advice ;;
+    ids=$(submit_workload "$(date +%s)") || die "could not submit the workload"
+    say "submitted jobs $ids; watching until they have finished"
+    watch_table "$ids"; summary; advice ;;
+psql) choose_demo_dir; is_running || die "not running: bash tools/quickstart.sh"
+    shift; exec psql -X -h "$DEMO" -p "$PORT" -U postgres "$@" "$DB" ;;
 stop) cmd_stop ;;
 purge) cmd_stop; rm -rf "$DEMO"; say "removed $DEMO" ;;
--h | --help | help) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//' ;;
-*) die "unknown command \"$1\" (start, watch, submit, stop, purge)" ;;
+-h | --help | help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//' ;;
+*) die "unknown command \"$1\" (start, watch, submit, psql, stop, purge)" ;;
 esac
