@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "engine_int.h"
+#include "frag.h"
 
 #define TIDE_MAX_BLOCKS 64
 
@@ -431,6 +432,7 @@ tide_decide(TideSnapshot *s)
 	tide_holds_clear(&w);
 
 	prepare_jobs(&w);
+	tide_frag_begin(&w);
 	tide_claims_begin(&w);
 	for (int j = 0; j < s->njobs; j++)
 	{

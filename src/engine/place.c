@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "engine_int.h"
+#include "frag.h"
 
 /* Selector labels are a subset of the node's (both sorted), and not avoided. */
 bool
@@ -304,6 +305,8 @@ find_node(TideWork *w, int j, int ri, int mode, int rem, int32_t *parts)
 		/* else the emptiest node: the next replicas follow it */
 		return search(w, j, parts, nparts, req, true);
 	}
+	if (s->queues[job->queue].placement == TIDE_PLACE_FRAG)
+		return tide_frag_search(w, j, parts, nparts, req);
 	return search(w, j, parts, nparts, req, spread);
 }
 
