@@ -6,8 +6,12 @@
  * The typical workload is a list of request shapes with weights: the
  * snapshot's workload when the caller gives one (tide-sim: the trace's pod
  * shapes; the server: recent requests), else the pending jobs' own
- * requests, each role weighted by its replicas.  Shapes asking no GPU are
- * left out: they would add the same amount to every choice.
+ * requests, each role weighted by its replicas.  A shape weighs as the
+ * GPUs it is expected to ask (frequency x GPU request): FGD counts pods,
+ * which leaves the rare 8-GPU pods out of its typical workload and spends
+ * the nodes they need (on openb it drops some before the cluster is 90%
+ * asked).  Shapes asking no GPU are left out: they would add the same
+ * amount to every choice.
  *
  * Fragmentation of a node for shape m: the free GPU milli that m cannot
  * use there.  All of it when m cannot run on the node at all (card type or
@@ -37,7 +41,7 @@
 
 #include "frag.h"
 
-#define FRAG_MAX_SHAPES	64		/* shapes kept, most frequent first */
+#define FRAG_MAX_SHAPES	32		/* shapes kept, most frequent first */
 #define FRAG_COVER		95		/* derived workload: shapes covering 95% of replicas */
 #define FRAG_LOOKAHEAD	16		/* fitting nodes scored per (partition, bucket) */
 #define FRAG_MEMO		16		/* growth memo slots per node (direct mapped) */
@@ -152,8 +156,12 @@ set_shapes(TideFrag *f, int nres, RawShape *raw, int n, bool derived)
 	int			keep = 0;
 
 	/* insertion sort of a partial prefix: n is small or only the top matters */
+	/* a shape weighs as the GPUs it is expected to ask: frequency x GPU milli */
 	for (int i = 0; i < n; i++)
+	{
+		raw[i].weight *= (double) raw[i].req[TIDE_RES_GPU];
 		total += raw[i].weight;
+	}
 	for (int i = 0; i < n && keep < FRAG_MAX_SHAPES; i++)
 	{
 		int			best = i;
