@@ -276,8 +276,9 @@ typedef struct TideSnapshot
 
 	/*
 	 * The typical workload for TIDE_PLACE_FRAG: optional; when empty the
-	 * pending jobs' own requests are used.  The caller may replace it
-	 * between decide calls.
+	 * pending jobs' own requests are used.  Read again when the pointer
+	 * or the count changes: to change it between decide calls on a kept
+	 * snapshot, give a new array, do not edit the old one in place.
 	 */
 	int32_t		nworkload;
 	const TideWorkShape *workload;
