@@ -471,7 +471,11 @@ first_bucket(const TidePart *p, const int64_t *req)
 	int64_t		gpu = req[TIDE_RES_GPU];
 
 	if (!p->gpu)
-		return 0;
+	{
+		int			b = tide_bitlen(req[TIDE_RES_CPU]);
+
+		return b >= TIDE_NBUCKETS ? TIDE_NBUCKETS - 1 : b;
+	}
 	if (gpu >= TIDE_MILLI)
 		return gpu / TIDE_MILLI < TIDE_NBUCKETS ? (int) (gpu / TIDE_MILLI) : TIDE_NBUCKETS;
 	return 0;
