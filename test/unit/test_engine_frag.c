@@ -219,6 +219,23 @@ test_gang_topology(void)
 	fx_free(&fx);
 }
 
+/* CPU nodes have no GPU to fragment: frag orders them as pack does. */
+static void
+test_cpu_nodes(void)
+{
+	FxNode		nodes[] = {
+		{"c1", "cpu=64, memory=64Gi"},
+		{"c2", "cpu=8, memory=64Gi"},
+		{"c3", "cpu=2, memory=64Gi"},
+	};
+	FxJob		jobs[] = {{1, "q", 0, 1, "cpu=4, memory=1Gi"}};
+	const char *shapes[] = {"cpu=1, gpu=1"};
+	Fx			fx = run_frag(nodes, 3, jobs, 1, NULL, 0, shapes, NULL, 1);
+
+	is_str(fx_nodes(&fx, 1), "c2", "a CPU job on CPU nodes: the one with least CPU that fits (c2), as pack");
+	fx_free(&fx);
+}
+
 int
 main(void)
 {
@@ -229,5 +246,6 @@ main(void)
 	test_ties();
 	test_memo();
 	test_gang_topology();
+	test_cpu_nodes();
 	return done_testing();
 }
