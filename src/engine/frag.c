@@ -25,23 +25,24 @@
  * Where FGD is weak, this differs: every resource counts (FGD looks at GPU
  * and CPU only and so spends the few nodes with the memory for large pods),
  * scores are exact integers (weights scaled to 2^30, no rounding to 0..100),
- * and ties go to the fuller node (fewest free whole GPUs), then the node
- * name, never at random.
+ * and ties go to the fuller node (fewest free whole GPUs), then the least
+ * free CPU, then the node name, never at random.
  *
  * Cost: the node's own fragmentation and the growth per (node, request)
  * are memoised across calls and invalidated by the node's stamp (bumped on
  * every change, snapshot.c) and by a change of workload.  Inside each
  * bucket of each allowed partition (bucket = free whole GPUs, place.c) the
  * first FRAG_LOOKAHEAD fitting nodes in name order are scored, so a
- * choice costs at most 65 x FRAG_LOOKAHEAD fit tests per partition
- * however large the cluster; on the openb trace scoring every node did no
- * better than 16 per bucket.
+ * choice scores at most 65 x FRAG_LOOKAHEAD nodes per partition however
+ * large the cluster (the fit tests of a bucket stop at its last scored
+ * node); on the openb trace scoring every node did no better than 16 per
+ * bucket.
  */
 #include <string.h>
 
 #include "frag.h"
 
-#define FRAG_MAX_SHAPES	32		/* shapes kept, most frequent first */
+#define FRAG_MAX_SHAPES	32		/* shapes kept, heaviest first */
 #define FRAG_COVER		95		/* derived workload: shapes covering 95% of replicas */
 #define FRAG_LOOKAHEAD	16		/* fitting nodes scored per (partition, bucket) */
 #define FRAG_MEMO		16		/* growth memo slots per node (direct mapped) */
