@@ -3,7 +3,7 @@
  * (the "decide" part of tide.run_cycle(), without SQL).
  *
  *   cc -O2 -Isrc/engine bench/cycle_engine_bench.c src/engine/[a-z]*.c -lm -o /tmp/ceb
- *   /tmp/ceb JOBS NODES [QUEUES [REPEAT]]
+ *   /tmp/ceb JOBS NODES [QUEUES [REPEAT [POLICY]]]
  *
  * Nodes: 8 GPUs in 4 topology domains, two card types, 96 cpu, 1 TiB.
  * Jobs: mixed shapes (fractions, 1/2/4/8 GPUs, gangs of 2 and 4 x 8 GPUs,
@@ -11,7 +11,8 @@
  * snapshot build time, the decide time, and the counters.  REPEAT > 0
  * re-runs the steady-state decide that many times more and prints its
  * minimum and median with microsecond resolution: single runs on a shared
- * machine are too noisy to compare two builds of the engine.
+ * machine are too noisy to compare two builds of the engine.  POLICY:
+ * every queue's placement, pack (default), spread or frag.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,6 +37,7 @@ main(int argc, char **argv)
 	int			nnodes = argc > 2 ? atoi(argv[2]) : 1000;
 	int			nqueues = argc > 3 ? atoi(argv[3]) : 10;
 	int			repeat = argc > 4 ? atoi(argv[4]) : 0;
+	const char *policy = argc > 5 ? argv[5] : "pack";
 	size_t		mem_used = 0;
 	TideMem		mem = {bench_alloc, NULL, &mem_used};
 	TideSnapshot *s;
@@ -82,6 +84,8 @@ main(int argc, char **argv)
 		qq->has_quota = true;
 		qq->quota[TIDE_RES_GPU] = (int64_t) nnodes * 8000 / nqueues;
 		qq->priority = q % 3 == 0 ? 1 : 0;
+		qq->placement = strcmp(policy, "frag") == 0 ? TIDE_PLACE_FRAG :
+			strcmp(policy, "spread") == 0 ? TIDE_PLACE_SPREAD : TIDE_PLACE_PACK;
 	}
 	if (!tide_snapshot_finish(s, err, sizeof(err)))
 	{

@@ -20,6 +20,7 @@
 
 #include "engine_int.h"
 #include "hash.h"
+#include "frag.h"
 
 /*
  * The queue a shape's node search depends on: only a queue that limits a
@@ -366,6 +367,7 @@ tide_decide(TideSnapshot *s)
 	tide_holds_clear(&w);
 
 	prepare_jobs(&w);
+	tide_frag_begin(&w);
 	tide_claims_begin(&w);
 	for (int j = 0; j < s->njobs; j++)
 	{

@@ -85,8 +85,23 @@ typedef enum TideService
 typedef enum TidePlacementPolicy
 {
 	TIDE_PLACE_PACK = 0,		/* R-L5 default: fullest node after placement */
-	TIDE_PLACE_SPREAD = 1		/* emptiest node after placement */
+	TIDE_PLACE_SPREAD = 1,		/* emptiest node after placement */
+	TIDE_PLACE_FRAG = 2			/* least growth of fragmentation (frag.c) */
 } TidePlacementPolicy;
+
+/*
+ * A typical request of the workload, for TIDE_PLACE_FRAG (frag.c): one
+ * replica's request (gpu in milli as in TideRole), its card type and
+ * selector, and its weight (relative frequency, > 0).
+ */
+typedef struct TideWorkShape
+{
+	const int64_t *request;		/* [nres] */
+	int32_t		gpu_type;		/* resource index of the card type, or -1 */
+	const int32_t *selector;	/* sorted label ids, or NULL */
+	int32_t		nselector;
+	double		weight;
+} TideWorkShape;
 
 typedef enum TidePreemptWithin
 {
@@ -133,6 +148,7 @@ typedef struct TideNode
 	int64_t		hold_shadow;	/* earliest start of a reserving job here */
 	int64_t		hold_job;		/* id of the first job holding here */
 	bool		in_held_list;
+	uint32_t	stamp;			/* bumped on every change (frag.c memo) */
 } TideNode;
 
 /*
@@ -259,6 +275,15 @@ typedef struct TideSnapshot
 	int32_t		nrunning;
 	TideRunning *running;
 
+	/*
+	 * The typical workload for TIDE_PLACE_FRAG: optional; when empty the
+	 * pending jobs' own requests are used.  Read again when the pointer
+	 * or the count changes: to change it between decide calls on a kept
+	 * snapshot, give a new array, do not edit the old one in place.
+	 */
+	int32_t		nworkload;
+	const TideWorkShape *workload;
+
 	/* evictions (evict.c, R-E1 to R-E6): off unless evict is set */
 	bool		evict;
 	int32_t		nclaims;
@@ -267,6 +292,7 @@ typedef struct TideSnapshot
 	struct TideIndex *index;	/* engine private */
 	struct TideNames *labels;	/* engine private */
 	struct TideResult *last;	/* engine private */
+	struct TideFrag *frag;		/* engine private: frag.c memo */
 	bool		frozen;			/* nres fixed */
 } TideSnapshot;
 

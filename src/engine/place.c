@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "fit.h"
+#include "frag.h"
 
 /* Allowed partitions of a role, card keys checked, in partition order. */
 static int
@@ -205,6 +206,8 @@ find_node(TideWork *w, int j, int ri, int mode, int rem, int32_t *parts)
 		/* else the emptiest node: the next replicas follow it */
 		return search(w, j, parts, nparts, req, true);
 	}
+	if (s->queues[job->queue].placement == TIDE_PLACE_FRAG)
+		return tide_frag_search(w, j, parts, nparts, req);
 	return search(w, j, parts, nparts, req, spread);
 }
 

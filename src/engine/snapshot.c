@@ -310,6 +310,7 @@ tide_node_reindex(TideSnapshot *s, TideNode *n)
 			shared = true;
 	}
 	n->free_whole = whole;
+	n->stamp++;
 	if (s->index && n->part >= 0)
 	{
 		TidePart   *p = &s->index->parts[n->part];

@@ -452,6 +452,82 @@ build_snapshot(Openb *o, int policy, int *res_mem)
 	return s;
 }
 
+/*
+ * --policy frag: the engine's fragmentation-aware order needs the typical
+ * workload (TideSnapshot.workload): the distinct request shapes of the pod
+ * list (cpu, memory, GPUs, gpu_spec) weighted by their number of pods; the
+ * engine keeps the most frequent.  Pods whose gpu_spec names no model of
+ * the cluster never run and are left out.
+ */
+static void
+engine_workload(const Openb *o, TideSnapshot *s, int res_mem)
+{
+	TideWorkShape *ws = sim_alloc(sizeof(TideWorkShape) * o->npods);
+	int		   *first = sim_alloc(sizeof(int) * o->npods);
+	int			n = 0;
+	int			hcap = 1;
+	int		   *slot;
+
+	while (hcap < o->npods * 2)
+		hcap <<= 1;
+	slot = sim_alloc(sizeof(int) * hcap);
+	for (int i = 0; i < o->npods; i++)
+	{
+		const OpenbPod *p = &o->pods[i];
+		uint64_t	h = (uint64_t) p->cpu * 0x9e3779b97f4a7c15ULL;
+		int			k;
+
+		if (p->spec >= 0 && o->specs[p->spec].never)
+			continue;
+		h = (h ^ (uint64_t) p->mem) * 0xff51afd7ed558ccdULL;
+		h = (h ^ (uint64_t) (p->num_gpu * 1000 + p->gpu_milli)) * 0xc4ceb9fe1a85ec53ULL;
+		h = (h ^ (uint64_t) (p->spec + 1)) * 0xff51afd7ed558ccdULL;
+		k = (int) (h >> 33) & (hcap - 1);
+		while (slot[k])
+		{
+			const OpenbPod *q = &o->pods[first[slot[k] - 1]];
+
+			if (q->cpu == p->cpu && q->mem == p->mem && q->num_gpu == p->num_gpu &&
+				q->gpu_milli == p->gpu_milli && q->spec == p->spec)
+				break;
+			k = (k + 1) & (hcap - 1);
+		}
+		if (slot[k] == 0)
+		{
+			int64_t    *req = tide_vec_new(s);
+			TideWorkShape *m = &ws[n];
+
+			req[TIDE_RES_GPU] = (int64_t) p->num_gpu * p->gpu_milli;
+			req[TIDE_RES_CPU] = p->cpu;
+			req[res_mem] = p->mem * TIDE_MILLI;
+			m->request = req;
+			m->gpu_type = -1;
+			if (p->spec >= 0)
+			{
+				const OpenbSpec *sp = &o->specs[p->spec];
+
+				if (sp->gpu_type >= 0)
+					m->gpu_type = sp->gpu_type;
+				else
+				{
+					int32_t    *sel = sim_alloc(sizeof(int32_t));
+
+					*sel = sp->label;
+					m->selector = sel;
+					m->nselector = 1;
+				}
+			}
+			first[n] = i;
+			slot[k] = ++n;
+		}
+		ws[slot[k] - 1].weight += 1;
+	}
+	s->workload = ws;
+	s->nworkload = n;
+	free(slot);
+	free(first);
+}
+
 /* The arrival sequence: resampled to the target, then shuffled. */
 static int *
 arrival_order(const Openb *o, SimRng *rng, double target_milli, int *narrivals)
@@ -723,6 +799,8 @@ openb_main(int argc, char **argv)
 	}
 	typical_shapes(&o);
 	s = build_snapshot(&o, policy, &res_mem);
+	if (policy == TIDE_PLACE_FRAG)
+		engine_workload(&o, s, res_mem);
 
 	target = max_arrival * (double) cap_milli;
 	max_pct = (int) floor(max_arrival * 100 + 1e-9);

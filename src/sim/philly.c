@@ -10,13 +10,20 @@
  *
  * Event-driven: at each instant where jobs arrive or end, the ended jobs
  * are released (tide_charge -1), the arrivals join the pending queue, and
- * one tide_decide() runs over the pending jobs (R-O1: earlier arrival
- * first, backfill R-L1).  Only a prefix of each job size's pending list is
+ * the pending jobs are decided in arrival order (R-O1) by one of three
+ * disciplines (--queue): backfill (default; a job that does not fit is
+ * skipped, R-L1: one tide_decide() over the pending jobs), fifo (strict:
+ * the oldest waiting job alone, again while it starts; nobody passes it)
+ * and easy (the oldest waiting job reserves, R-L2, and the others
+ * backfill only where they end before its expected start: every job
+ * declares time_limit = duration x --limit-factor, and the running
+ * allocations carry their expected ends).  Only a prefix of each job size's pending list is
  * passed: the k-th pending job of g GPUs can only be placed if the k-1
  * before it were (the engine's shape rule: nothing is released inside a
  * decide, so a size that failed fails again), so at most free/g of them
  * matter.  This keeps each decide small without changing any decision.
  */
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -247,6 +254,111 @@ read_jobs(const char *path, const char *cluster, int64_t limit, int *njobs)
 	return jobs;
 }
 
+/* Queueing disciplines (--queue). */
+#define Q_FIFO		0			/* strict: nothing passes the oldest waiting job */
+#define Q_BACKFILL	1			/* a job that does not fit is skipped (R-L1) */
+#define Q_EASY		2			/* backfill, the oldest waiting job reserves (R-L2) */
+static const char *const queue_names[] = {"fifo", "backfill", "easy"};
+
+/* Pending job k of the next decide: job number jn of the trace. */
+static void
+fill_job(TideSnapshot *s, int k, const PJob *jb, int jn, int64_t time_limit, bool reserve)
+{
+	TideJob    *job = &s->jobs[k];
+	TideRole   *role = &s->roles[k];
+
+	memset(job, 0, sizeof(*job));
+	job->id = jn + 1;
+	job->queue = 0;
+	job->created_at = jb->arrival;
+	job->gpu_type = -1;
+	job->service = TIDE_SVC_TRAINING;
+	job->time_limit = time_limit;
+	job->reserve = reserve;
+	job->roles = role;
+	job->nroles = 1;
+	role->name = "worker";
+	role->replicas = jb->replicas;
+	memset(role->request, 0, sizeof(int64_t) * s->nres);
+	role->request[TIDE_RES_GPU] = (int64_t) jb->per_replica * TIDE_MILLI;
+}
+
+/* A job's declared time limit: its duration x the factor (users over-ask). */
+static int64_t
+limit_of(const PJob *jb, double factor)
+{
+	double		l = (double) jb->duration * factor;
+
+	return l >= 9e18 ? INT64_MAX / 2 : (int64_t) l + 1;
+}
+
+static int64_t
+tide_sat_add_sim(int64_t a, int64_t b)
+{
+	return a > INT64_MAX - b ? INT64_MAX : a + b;
+}
+
+/* Start the placed jobs of a decide; count the unschedulable ones. */
+static void
+take_outcomes(const TideResult *r, TideSnapshot *s, const int *cand, int ncand, PJob *jobs,
+			  PPlace **pool, int *npool, int *poolcap, Heap *heap, int64_t *free_gpus,
+			  int64_t *unschedulable, const char *jobs_path, int64_t t)
+{
+	for (int k = 0; k < ncand; k++)
+	{
+		const TideOutcome *o = &r->outcomes[k];
+		PJob	   *jb = &jobs[cand[k]];
+
+		if (o->status == TIDE_PLACED)
+		{
+			if (*npool + o->nplacements > *poolcap)
+			{
+				*poolcap = (*poolcap + o->nplacements) * 2;
+				*pool = sim_realloc(*pool, sizeof(PPlace) * *poolcap);
+			}
+			jb->pl_first = *npool;
+			jb->npl = o->nplacements;
+			for (int p = 0; p < o->nplacements; p++)
+			{
+				(*pool)[*npool].node = r->placements[o->first_placement + p].node;
+				(*pool)[*npool].gpus = r->placements[o->first_placement + p].gpus;
+				(*npool)++;
+			}
+			jb->state = 1;
+			jb->start = t;
+			*free_gpus -= jb->gpus;
+			heap_push(heap, t + jb->duration, cand[k]);
+		}
+		else if (o->status == TIDE_UNSCHEDULABLE)
+		{
+			char		why[512];
+
+			tide_reason_text(s, r, k, why, sizeof(why));
+			jb->state = 3;
+			(*unschedulable)++;
+			fprintf(stderr, "%s: %s:%d: job of %d GPUs is unschedulable: %s\n",
+					sim_progname, jobs_path, jb->line, jb->gpus, why);
+		}
+	}
+}
+
+/* Drop started and unschedulable jobs from the scanned part of each queue, keeping order. */
+static void
+drop_taken(PQueue *queues, int nqueues, const PJob *jobs)
+{
+	for (int q = 0; q < nqueues; q++)
+	{
+		PQueue	   *pq = &queues[q];
+		int			w = pq->head + pq->taken;
+
+		for (int k = pq->head + pq->taken - 1; k >= pq->head; k--)
+			if (jobs[pq->job[k]].state == 0)
+				pq->job[--w] = pq->job[k];
+		pq->head = w;
+		pq->taken = 0;
+	}
+}
+
 int
 philly_main(int argc, char **argv)
 {
@@ -256,6 +368,9 @@ philly_main(int argc, char **argv)
 				nnodes = 0;
 	int64_t		limit = 0;
 	int			policy = TIDE_PLACE_PACK;
+	int			queueing = Q_BACKFILL;
+	double		limit_factor = 1.0;
+	const char *waits_path = NULL;
 	bool		verbose = false;
 	PJob	   *jobs;
 	int			njobs;
@@ -280,6 +395,9 @@ philly_main(int argc, char **argv)
 	int64_t		now = 0,
 				last_end = 0;
 	int64_t	   *relvec;
+	TideRunning *runv;
+	int			nrun = 0;
+	int64_t   **replica_vec;
 	double		t_start = sim_now();
 
 	for (int i = 1; i < argc; i++)
@@ -294,6 +412,19 @@ philly_main(int argc, char **argv)
 			nnodes = (int) sim_parse_int("--nodes", v, 1, 1000000);
 		else if (sim_opt(argc, argv, &i, "--policy", &v))
 			policy = sim_parse_policy(v, false);
+		else if (sim_opt(argc, argv, &i, "--queue", &v))
+		{
+			for (queueing = 0; queueing < 3; queueing++)
+				if (strcmp(v, queue_names[queueing]) == 0)
+					break;
+			if (queueing == 3)
+				sim_die(SIM_EXIT_USAGE, "option --queue: unknown queueing \"%s\" "
+						"(known: fifo, backfill, easy)", v);
+		}
+		else if (sim_opt(argc, argv, &i, "--waits", &v))
+			waits_path = v;
+		else if (sim_opt(argc, argv, &i, "--limit-factor", &v))
+			limit_factor = sim_parse_double("--limit-factor", v, 1.0, 1000.0);
 		else if (sim_opt(argc, argv, &i, "--cluster", &v))
 			cluster = v;
 		else if (sim_opt(argc, argv, &i, "--limit", &v))
@@ -372,9 +503,17 @@ philly_main(int argc, char **argv)
 		}
 		qof[j] = q;
 	}
+	cand_cap = 2 * cand_cap + 1;	/* easy: two prefixes per size and the head */
 	cand = sim_alloc(sizeof(int) * cand_cap);
 	/* pending job arrays sized once; s->njobs is set per decide */
 	tide_snapshot_alloc_jobs(s, cand_cap, cand_cap);
+	runv = sim_alloc(sizeof(TideRunning) * (total_gpus + 1));
+	replica_vec = sim_alloc(sizeof(int64_t *) * (per_node + 1));
+	for (int g = 1; g <= per_node; g++)
+	{
+		replica_vec[g] = tide_vec_new(s);
+		replica_vec[g][TIDE_RES_GPU] = (int64_t) g * TIDE_MILLI;
+	}
 
 	while (ai < njobs || heap.n > 0)
 	{
@@ -429,88 +568,133 @@ philly_main(int argc, char **argv)
 			ai++;
 		}
 
-		/* the pending jobs that could matter: free/g of each size */
-		for (int q = 0; q < nqueues; q++)
+		s->now = t;
+		if (queueing == Q_EASY)
 		{
-			PQueue	   *pq = &queues[q];
-			int64_t		room = free_gpus / pq->gpus;
-			int			len = pq->tail - pq->head;
-
-			pq->taken = (int) (room < len ? room : len);
-			for (int k = 0; k < pq->taken; k++)
-				cand[ncand++] = pq->job[pq->head + k];
-		}
-		if (ncand == 0)
-			continue;
-		qsort(cand, ncand, sizeof(int), cmp_int);
-		s->njobs = ncand;
-		s->nroles = ncand;
-		for (int k = 0; k < ncand; k++)
-		{
-			TideJob    *job = &s->jobs[k];
-			TideRole   *role = &s->roles[k];
-			PJob	   *jb = &jobs[cand[k]];
-
-			memset(job, 0, sizeof(*job));
-			job->id = cand[k] + 1;
-			job->queue = 0;
-			job->created_at = jb->arrival;
-			job->gpu_type = -1;
-			job->service = TIDE_SVC_TRAINING;
-			job->roles = role;
-			job->nroles = 1;
-			role->name = "worker";
-			role->replicas = jb->replicas;
-			role->request[TIDE_RES_GPU] = (int64_t) jb->per_replica * TIDE_MILLI;
-		}
-		r = tide_decide(s);
-		decides++;
-		for (int k = 0; k < ncand; k++)
-		{
-			const TideOutcome *o = &r->outcomes[k];
-			PJob	   *jb = &jobs[cand[k]];
-
-			if (o->status == TIDE_PLACED)
+			/* running allocations with their expected ends, for the shadow time */
+			nrun = 0;
+			for (int h = 0; h < heap.n; h++)
 			{
-				if (npool + o->nplacements > poolcap)
-				{
-					poolcap = (poolcap + o->nplacements) * 2;
-					pool = sim_realloc(pool, sizeof(PPlace) * poolcap);
-				}
-				jb->pl_first = npool;
-				jb->npl = o->nplacements;
-				for (int p = 0; p < o->nplacements; p++)
-				{
-					pool[npool].node = r->placements[o->first_placement + p].node;
-					pool[npool].gpus = r->placements[o->first_placement + p].gpus;
-					npool++;
-				}
-				jb->state = 1;
-				jb->start = t;
-				free_gpus -= jb->gpus;
-				heap_push(&heap, t + jb->duration, cand[k]);
-			}
-			else if (o->status == TIDE_UNSCHEDULABLE)
-			{
-				char		why[512];
+				const PJob *jb = &jobs[heap.a[h].job];
 
-				tide_reason_text(s, r, k, why, sizeof(why));
-				jb->state = 3;
-				unschedulable++;
-				fprintf(stderr, "%s: %s:%d: job of %d GPUs is unschedulable: %s\n",
-						sim_progname, jobs_path, jb->line, jb->gpus, why);
+				for (int k = 0; k < jb->npl; k++)
+				{
+					TideRunning *ra = &runv[nrun++];
+
+					memset(ra, 0, sizeof(*ra));
+					ra->alloc_id = jb->pl_first + k + 1;
+					ra->job_id = heap.a[h].job + 1;
+					ra->node = pool[jb->pl_first + k].node;
+					ra->service = TIDE_SVC_TRAINING;
+					ra->started_at = jb->start;
+					ra->end_at = tide_sat_add_sim(jb->start, limit_of(jb, limit_factor));
+					ra->placed_at = jb->start;
+					ra->res = replica_vec[jb->per_replica];
+					ra->gpus = pool[jb->pl_first + k].gpus;
+				}
 			}
+			s->running = runv;
+			s->nrunning = nrun;
 		}
-		/* drop placed and unschedulable jobs from the queues, keeping order */
-		for (int q = 0; q < nqueues; q++)
+		for (;;)
 		{
-			PQueue	   *pq = &queues[q];
-			int			w = pq->head + pq->taken;
+			int			head = -1,
+						headq = -1;
+			int64_t		shadow = TIDE_TIME_UNKNOWN;
 
-			for (int k = pq->head + pq->taken - 1; k >= pq->head; k--)
-				if (jobs[pq->job[k]].state == 0)
-					pq->job[--w] = pq->job[k];
-			pq->head = w;
+			for (int q = 0; q < nqueues; q++)
+				if (queues[q].head < queues[q].tail &&
+					(head < 0 || queues[q].job[queues[q].head] < head))
+				{
+					head = queues[q].job[queues[q].head];
+					headq = q;
+				}
+			if (head < 0)
+				break;
+			ncand = 0;
+			for (int q = 0; q < nqueues; q++)
+				queues[q].taken = 0;
+			if (queueing != Q_BACKFILL)
+			{
+				/* the oldest waiting job alone (reserving under easy) */
+				fill_job(s, 0, &jobs[head], head,
+						 queueing == Q_EASY ? limit_of(&jobs[head], limit_factor) : 0,
+						 queueing == Q_EASY);
+				s->njobs = s->nroles = 1;
+				r = tide_decide(s);
+				decides++;
+				if (r->outcomes[0].status != TIDE_PENDING || queueing == Q_FIFO)
+				{
+					cand[ncand++] = head;
+					queues[headq].taken = 1;
+					take_outcomes(r, s, cand, ncand, jobs, &pool, &npool, &poolcap, &heap,
+								  &free_gpus, &unschedulable, jobs_path, t);
+					drop_taken(queues, nqueues, jobs);
+					if (r->outcomes[0].status == TIDE_PENDING)
+						break;	/* strict FIFO: everyone waits behind it */
+					continue;
+				}
+				/* easy: the latest of its holds' shadows bounds who may backfill */
+				for (int h = 0; h < r->nholds; h++)
+					if (r->holds[h].node >= 0 &&
+						(shadow == TIDE_TIME_UNKNOWN || r->holds[h].shadow > shadow))
+						shadow = r->holds[h].shadow;
+				for (int h = 0; h < r->nholds; h++)
+					if (r->holds[h].node >= 0 && r->holds[h].shadow == TIDE_TIME_UNKNOWN)
+						shadow = TIDE_TIME_UNKNOWN;
+			}
+
+			/*
+			 * The pending jobs that could matter, per size g: the first free/g
+			 * waiting (one decide releases nothing, so the k-th of a size can
+			 * only start if the k-1 before it did); under easy also the first
+			 * free/g of those short enough to end before the shadow time (only
+			 * they may use the held resources).
+			 */
+			if (queueing == Q_EASY)
+			{
+				cand[ncand++] = head;
+			}
+			for (int q = 0; q < nqueues; q++)
+			{
+				PQueue	   *pq = &queues[q];
+				int64_t		room = free_gpus / pq->gpus;
+				int			any = 0,
+							shortn = 0;
+
+				for (int k = pq->head; k < pq->tail && (any < room || shortn < room); k++)
+				{
+					int			jn = pq->job[k];
+					bool		isshort = queueing == Q_EASY && shadow != TIDE_TIME_UNKNOWN &&
+						t + limit_of(&jobs[jn], limit_factor) <= shadow;
+
+					pq->taken = k - pq->head + 1;
+					if (jn == head && queueing == Q_EASY)
+						continue;	/* already first */
+					if (any < room || (isshort && shortn < room))
+						cand[ncand++] = jn;
+					any++;
+					if (isshort)
+						shortn++;
+					if (queueing != Q_EASY && any >= room)
+						break;
+				}
+			}
+			if (ncand == 0)
+				break;
+			qsort(cand, ncand, sizeof(int), cmp_int);
+			s->njobs = ncand;
+			s->nroles = ncand;
+			for (int k = 0; k < ncand; k++)
+				fill_job(s, k, &jobs[cand[k]], cand[k],
+						 queueing == Q_EASY ? limit_of(&jobs[cand[k]], limit_factor) : 0,
+						 queueing == Q_EASY && cand[k] == head);
+			r = tide_decide(s);
+			decides++;
+			take_outcomes(r, s, cand, ncand, jobs, &pool, &npool, &poolcap, &heap,
+						  &free_gpus, &unschedulable, jobs_path, t);
+			drop_taken(queues, nqueues, jobs);
+			break;
 		}
 	}
 
@@ -564,8 +748,23 @@ philly_main(int argc, char **argv)
 			qsort(waits, nw, sizeof(double), cmp_double);
 			p99 = waits[(rank > 0 ? rank : 1) - 1];
 		}
+		if (waits_path)
+		{
+			FILE	   *wf = fopen(waits_path, "w");
+
+			if (!wf)
+				sim_die(SIM_EXIT_DATA, "cannot write %s: %s", waits_path, strerror(errno));
+			for (int64_t k = 0; k < nw; k++)
+				fprintf(wf, "%.0f\n", waits[k]);
+			if (fclose(wf) != 0)
+				sim_die(SIM_EXIT_DATA, "cannot write %s: %s", waits_path, strerror(errno));
+		}
 		span = last_end / 1e6;
-		printf("policy: %s\n", policy == TIDE_PLACE_SPREAD ? "spread" : "pack");
+		printf("policy: %s\n", policy == TIDE_PLACE_SPREAD ? "spread" :
+			   policy == TIDE_PLACE_FRAG ? "frag" : "pack");
+		printf("queue: %s\n", queue_names[queueing]);
+		if (queueing == Q_EASY)
+			printf("limit_factor: %g\n", limit_factor);
 		printf("nodes: %d\n", nnodes);
 		printf("gpus_per_node: %d\n", per_node);
 		printf("jobs: %d\n", njobs);

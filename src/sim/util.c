@@ -134,9 +134,11 @@ sim_parse_policy(const char *v, bool allow_sim_policies)
 		return TIDE_PLACE_PACK;
 	if (strcmp(v, "spread") == 0)
 		return TIDE_PLACE_SPREAD;
+	if (strcmp(v, "frag") == 0)
+		return TIDE_PLACE_FRAG;
 	if (allow_sim_policies && strcmp(v, "fgd") == 0)
 		return SIM_POLICY_FGD;
-	sim_die(SIM_EXIT_USAGE, "option --policy: unknown policy \"%s\" (known: pack, spread%s)",
+	sim_die(SIM_EXIT_USAGE, "option --policy: unknown policy \"%s\" (known: pack, spread, frag%s)",
 			v, allow_sim_policies ? ", fgd" : "");
 }
 

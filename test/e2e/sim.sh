@@ -86,6 +86,20 @@ check "openb fgd: same seed, same output" cmp -s "$WORK/f1" "$WORK/f2"
 "$SIM" openb --nodes "$NODES" --pods "$PODS" --seed 1 --policy fgd --verbose >"$WORK/f3" 2>"$WORK/f3.err"
 check "openb fgd: the engine accepts every pinned pod" grep -q " 0 pinned pods refused by the engine" "$WORK/f3.err"
 
+# --- openb --policy frag (the engine's fragmentation-aware order) ---
+"$SIM" openb --nodes "$WORK/nodes.csv" --pods "$WORK/pods.csv" --seed 7 --policy frag >"$WORK/g1" 2>&1; st=$?
+check "openb --policy frag exits 0" test $st -eq 0
+check "openb frag: 130 rows, allocated <= arrived" \
+    awk -F, 'NR > 1 && ($2 > $1 + 1e-9 || $1 != NR - 1) { bad = 1 } END { exit bad || NR != 131 }' "$WORK/g1"
+"$SIM" openb --nodes "$WORK/nodes.csv" --pods "$WORK/pods.csv" --seed 7 --policy frag >"$WORK/g2" 2>&1
+check "openb frag: same seed, same output" cmp -s "$WORK/g1" "$WORK/g2"
+"$SIM" openb --nodes "$NODES" --pods "$PODS" --seed 1 --policy frag >"$WORK/frag" 2>&1
+a_frag=$(awk -F, '$1 == 130 { print $2 }' "$WORK/frag")
+p_pack=$(awk -F, '$1 == 130 { print $2 }' "$WORK/pack")
+echo "# allocated at 130% arrival, seed 1: frag $a_frag, pack $p_pack"
+check "openb frag allocates at least 0.8 points more than pack at 130% (seed 1)" \
+    awk -v a="$a_frag" -v b="$p_pack" 'BEGIN { exit !(a >= b + 0.8) }'
+
 # --- gpu_spec restricts GPU models: a T4 node of 2 GPUs and a G2 node of 8 ---
 printf 'sn,cpu_milli,memory_mib,gpu,model\nn-t4,64000,262144,2,T4\nn-g2,96000,393216,8,G2\n' >"$WORK/spec_nodes.csv"
 spec_run() {  # spec -> allocated_pct at 130% for 1-GPU pods restricted to spec
@@ -98,6 +112,8 @@ check "gpu_spec T4: only the T4 node's 2 of 10 GPUs" test "$(spec_run T4)" = 20.
 check "gpu_spec G2|G3: only the G2 node's 8 of 10 GPUs" test "$(spec_run 'G2|G3')" = 80.00
 check "gpu_spec A100 (no such node): nothing placed" test "$(spec_run A100)" = 0.00
 check "gpu_spec T4|G2 under fgd: every GPU" test "$(spec_run 'T4|G2' fgd)" = 100.00
+check "gpu_spec T4 under frag: only the T4 node's GPUs" test "$(spec_run T4 frag)" = 20.00
+check "gpu_spec T4|G2 under frag: every GPU" test "$(spec_run 'T4|G2' frag)" = 100.00
 check "no gpu_spec: every GPU" test "$(spec_run '')" = 100.00
 
 # --- philly: a hand-checked trace on 2 nodes of 8 GPUs ---
@@ -131,6 +147,26 @@ check "philly reports the job bigger than the cluster with file:line" \
 "$SIM" philly --jobs "$WORK/jobs.csv" --gpus-per-node 8 --nodes 2 --cluster a >"$WORK/p2" 2>&1
 check "philly --cluster keeps one virtual cluster" test "$(val jobs "$WORK/p2")" = 5
 
+# the same trace, strict FIFO: J4 (2 GPUs) waits behind J3 until t=70
+"$SIM" philly --jobs "$WORK/jobs.csv" --gpus-per-node 8 --nodes 2 --queue fifo >"$WORK/q1" 2>/dev/null
+check "philly fifo: waits 0/0/40/40/60 (mean 28 s), completion mean 64 s" \
+    test "$(val mean_wait_s "$WORK/q1")/$(val p99_wait_s "$WORK/q1")/$(val mean_completion_s "$WORK/q1")" = 28.0/60.0/64.0
+"$SIM" philly --jobs "$WORK/jobs.csv" --gpus-per-node 8 --nodes 2 --queue easy >"$WORK/q2" 2>/dev/null
+check "philly easy: J4 ends (t=40) before J3's expected start (t=60) so it backfills: as backfill" \
+    test "$(val mean_wait_s "$WORK/q2")/$(val p99_wait_s "$WORK/q2")/$(val mean_completion_s "$WORK/q2")" = 20.0/60.0/56.0
+# J4 runs 50 s: it would end at t=80, after J3's expected start
+sed 's/2017-10-09 00:00:30,10,2,20,a/2017-10-09 00:00:30,50,2,100,a/' "$WORK/jobs.csv" >"$WORK/jobs2.csv"
+"$SIM" philly --jobs "$WORK/jobs2.csv" --gpus-per-node 8 --nodes 2 >"$WORK/q3" 2>/dev/null
+check "philly backfill, long J4: J3 waits until J4 ends (waits 0/0/60/0/60)" \
+    test "$(val mean_wait_s "$WORK/q3")/$(val p99_wait_s "$WORK/q3")" = 24.0/60.0
+"$SIM" philly --jobs "$WORK/jobs2.csv" --gpus-per-node 8 --nodes 2 --queue easy --limit-factor 1 >"$WORK/q4" 2>/dev/null
+check "philly easy, long J4: J3 keeps its reservation (waits 0/0/40/40/80)" \
+    test "$(val mean_wait_s "$WORK/q4")/$(val p99_wait_s "$WORK/q4")/$(val mean_completion_s "$WORK/q4")" = 32.0/80.0/76.0
+check "philly easy prints its queue and limit factor" \
+    test "$(val queue "$WORK/q4")/$(val limit_factor "$WORK/q4")" = easy/1
+"$SIM" philly --jobs "$WORK/jobs2.csv" --gpus-per-node 8 --nodes 2 --waits "$WORK/w4" >/dev/null 2>&1
+check "philly --waits: the 5 completed jobs' waits, sorted" test "$(tr '\n' ' ' <"$WORK/w4")" = "0 0 0 60 60 "
+
 # --- philly on a slice of the real trace ---
 "$SIM" philly --jobs "$TRACES/philly.csv" --gpus-per-node 8 --nodes 4 --limit 3000 >"$WORK/p3" 2>"$WORK/p3.err"; st=$?
 check "philly slice exits 0" test $st -eq 0
@@ -154,9 +190,9 @@ expect_err "unknown command: exit 2" 2 'unknown command "replay"' "$SIM" replay
 expect_err "missing --pods: exit 2" 2 "--pods FILE is required" "$SIM" openb --nodes "$NODES"
 expect_err "bad --seed: exit 2" 2 'option --seed: "x1" is not an integer' \
     "$SIM" openb --nodes "$NODES" --pods "$PODS" --seed x1
-expect_err "unknown policy: exit 2, lists the known ones" 2 'unknown policy "best" (known: pack, spread, fgd)' \
+expect_err "unknown policy: exit 2, lists the known ones" 2 'unknown policy "best" (known: pack, spread, frag, fgd)' \
     "$SIM" openb --nodes "$NODES" --pods "$PODS" --policy best
-expect_err "philly has no fgd policy" 2 'unknown policy "fgd" (known: pack, spread)' \
+expect_err "philly has no fgd policy" 2 'unknown policy "fgd" (known: pack, spread, frag)' \
     "$SIM" philly --jobs "$WORK/jobs.csv" --gpus-per-node 8 --nodes 2 --policy fgd
 expect_err "missing file: exit 1, names it" 1 "cannot open $WORK/nope.csv" \
     "$SIM" openb --nodes "$WORK/nope.csv" --pods "$PODS"
@@ -183,6 +219,10 @@ expect_err "philly bad timestamp: file:line and field" 1 'bad5.csv:2: field time
 printf 'timestamp,duration,num_gpus,gpu_time,cluster\n2017-10-09 00:00:00,10,zero,0,a\n' >"$WORK/bad6.csv"
 expect_err "philly bad GPU count: file:line and field" 1 'bad6.csv:2: field num_gpus: "zero" is not an integer' \
     "$SIM" philly --jobs "$WORK/bad6.csv" --gpus-per-node 8 --nodes 2
+expect_err "philly unknown queue: exit 2" 2 'option --queue: unknown queueing "lifo" (known: fifo, backfill, easy)' \
+    "$SIM" philly --jobs "$WORK/jobs.csv" --gpus-per-node 8 --nodes 2 --queue lifo
+expect_err "philly --limit-factor below 1" 2 "option --limit-factor: 0.5 is out of range (1 to 1000)" \
+    "$SIM" philly --jobs "$WORK/jobs.csv" --gpus-per-node 8 --nodes 2 --queue easy --limit-factor 0.5
 expect_err "philly missing --nodes: exit 2" 2 "--nodes M is required" \
     "$SIM" philly --jobs "$WORK/jobs.csv" --gpus-per-node 8
 expect_err "philly --gpus-per-node out of range" 2 "option --gpus-per-node: 65 is out of range (1 to 64)" \
