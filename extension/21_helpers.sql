@@ -82,7 +82,11 @@ CREATE FUNCTION tide._check_choice(what text, value text, choices text[], hint t
     AS $$
 BEGIN
     IF value <> ALL (choices) THEN
-        RAISE EXCEPTION '% must be %, not "%"', what, pg_catalog.array_to_string(choices, ' or '), value
+        RAISE EXCEPTION '% must be %, not "%"', what,
+            pg_catalog.concat_ws(' or ',
+                                 NULLIF(pg_catalog.array_to_string(choices[1:pg_catalog.cardinality(choices) - 1], ', '), ''),
+                                 choices[pg_catalog.cardinality(choices)]),
+            value
             USING ERRCODE = 'check_violation', HINT = hint;
     END IF;
     RETURN true;

@@ -22,8 +22,8 @@ BEGIN
                              'lower_priority lets its jobs evict lower-priority preemptable jobs of the same queue.');
     ok := tide._check_choice('service_type of ' || q, NEW.service_type, '{training,inference}',
                              'It is the default service_type of the jobs submitted to the queue.');
-    ok := tide._check_choice('placement of ' || q, NEW.placement, '{pack,spread}',
-                             'pack fills the fullest node first; spread the emptiest.');
+    ok := tide._check_choice('placement of ' || q, NEW.placement, '{pack,spread,frag}',
+                             'pack fills the fullest node first; spread the emptiest; frag the node where the typical workload''s GPU fragmentation grows least.');
     IF NEW.min_runtime < interval '0' OR NEW.min_runtime > interval '100 years' THEN
         RAISE EXCEPTION 'min_runtime of % must be between 0 and 100 years, not %', q, NEW.min_runtime
             USING ERRCODE = 'check_violation',

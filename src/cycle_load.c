@@ -410,6 +410,17 @@ label_ids(Loader *ld, SPITupleTable *t, uint64 row, int kcol, int vcol, int *n)
 	return ids;
 }
 
+/* The engine's node order of a tide.queues placement text (R-L5). */
+static int
+placement_of(const char *pl)
+{
+	if (pl && strcmp(pl, "spread") == 0)
+		return TIDE_PLACE_SPREAD;
+	if (pl && strcmp(pl, "frag") == 0)
+		return TIDE_PLACE_FRAG;
+	return TIDE_PLACE_PACK;
+}
+
 /* The engine's service type of a tide.jobs/queues service_type text. */
 static int
 service_of(const char *s)
@@ -522,7 +533,7 @@ load_queues(Loader *ld)
 			resvec_to_limit(s, d, q->capability);
 		q->priority = DatumGetInt32(col_notnull(ld, t, i, Anum_queues_priority));
 		pl = col_text(ld, t, i, Anum_queues_placement);
-		q->placement = pl && strcmp(pl, "spread") == 0 ? TIDE_PLACE_SPREAD : TIDE_PLACE_PACK;
+		q->placement = placement_of(pl);
 		q->service = service_of(col_text(ld, t, i, Anum_queues_service_type));
 		q->reclaimable = DatumGetBool(col_notnull(ld, t, i, Anum_queues_reclaimable));
 		pw = col_text(ld, t, i, Anum_queues_preemption_within);
