@@ -19,6 +19,7 @@
 #include "executor/spi.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
+#include "utils/hsearch.h"
 #include "utils/memutils.h"
 #include "utils/timestamp.h"
 
@@ -196,6 +197,9 @@ typedef struct Loader
 	NameMap		queue_names;
 	char	  **group_names;	/* resource group ids, in order of appearance */
 	int			ngroups;
+	HTAB	   *unknown;		/* what jobs ask for that nothing offers */
+	const char **unknown_names; /* the snapshot's unknown_names, by id */
+	int			nunknown;
 	RowCache	cache[ROWCACHE_TABLES];
 } Loader;
 
@@ -310,7 +314,55 @@ intern_name(Loader *ld, const char *name)
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 				 errmsg("too many distinct resource names for a scheduling cycle"),
-				 errdetail("At most %d names (card types included) are supported.", TIDE_MAX_RES)));
+				 errdetail("Node capacities, node card types, queue quotas and capabilities, and live allocations name more than %d resources.",
+						   TIDE_MAX_RES),
+				 errhint("Remove names no job needs from tide.nodes.capacity or tide.queues quota and capability.")));
+}
+
+/*
+ * Names only jobs use (R-A2).  The snapshot's name table holds what nodes,
+ * queues and live allocations name; a job that asks for any other resource
+ * or card type can never fit, so it is marked unschedulable with that name
+ * instead of adding it to the table: one tenant's made-up names can never
+ * fill the table every other job's placement needs.  Returns 1 + the id.
+ */
+#define UNKNOWN_KEY_LEN 128		/* longer names share a prefix: text only */
+
+typedef struct UnknownEntry
+{
+	char		key[UNKNOWN_KEY_LEN];
+	int32		id;
+} UnknownEntry;
+
+static int32
+unknown_name(Loader *ld, const char *what, const char *name)
+{
+	char		key[UNKNOWN_KEY_LEN];
+	UnknownEntry *e;
+	bool		found;
+
+	if (ld->unknown == NULL)
+	{
+		HASHCTL		ctl;
+
+		ctl.keysize = UNKNOWN_KEY_LEN;
+		ctl.entrysize = sizeof(UnknownEntry);
+		ctl.hcxt = ld->l->mcxt;
+		ld->unknown = hash_create("tide unknown names", 64, &ctl,
+								  HASH_ELEM | HASH_STRINGS | HASH_CONTEXT);
+	}
+	snprintf(key, sizeof(key), "%s %s", what, name);
+	e = hash_search(ld->unknown, key, HASH_ENTER, &found);
+	if (!found)
+	{
+		if (ld->nunknown % 64 == 0)
+			ld->unknown_names = ld->nunknown == 0
+				? MemoryContextAlloc(ld->l->mcxt, sizeof(char *) * 64)
+				: repalloc(ld->unknown_names, sizeof(char *) * (ld->nunknown + 64));
+		ld->unknown_names[ld->nunknown] = MemoryContextStrdup(ld->l->mcxt, key);
+		e->id = ld->nunknown++;
+	}
+	return e->id + 1;
 }
 
 /* Intern every name of a resvec column (pass 1). */
@@ -344,11 +396,15 @@ intern_text_column(Loader *ld, SPITupleTable *t, int colno)
 	}
 }
 
-/* Fill v (nres, zeroed) from a resvec: its quantities in milli. */
-static void
+/*
+ * Fill v (nres, zeroed) from a resvec: its quantities in milli.  Returns
+ * the first name the snapshot does not know, or NULL.
+ */
+static const char *
 resvec_to_vec(TideSnapshot *s, Datum d, int64 *v)
 {
 	ResVec	   *rv = DatumGetResVecP(d);
+	const char *missing = NULL;
 
 	for (int k = 0; k < resvec_count(rv); k++)
 	{
@@ -356,7 +412,10 @@ resvec_to_vec(TideSnapshot *s, Datum d, int64 *v)
 
 		if (r >= 0)
 			v[r] = resvec_milli(rv, k);
+		else if (missing == NULL)
+			missing = resvec_name(rv, k);
 	}
+	return missing;
 }
 
 /* A limit vector: the names it lists limit, the others are unlimited (R-A1). */
@@ -619,6 +678,7 @@ load_jobs(Loader *ld)
 		bool		isnull;
 		Datum		d;
 		char	   *gt;
+		const char *missing;
 
 		j->id = DatumGetInt64(col_notnull(ld, t, i, Anum_jobs_id));
 		j->queue = name_index(&ld->queue_names, col_text(ld, t, i, Anum_jobs_queue));
@@ -633,6 +693,8 @@ load_jobs(Loader *ld)
 		j->min_available = isnull ? 0 : DatumGetInt32(d);
 		gt = col_text(ld, t, i, Anum_jobs_gpu_type);
 		j->gpu_type = gt ? tide_res_lookup(s, gt) : -1;
+		if (gt && j->gpu_type < 0)
+			j->unknown_name = unknown_name(ld, "gpu_type", gt);
 		j->selector = label_ids(ld, t, i, Anum_jobs_selector_keys, Anum_jobs_selector_values,
 								&j->nselector);
 		j->time_limit = col_micros(ld, t, i, Anum_jobs_time_limit_us);
@@ -659,7 +721,9 @@ load_jobs(Loader *ld)
 			l->role_request[nroles] = col_notnull(ld, tt, ti, Anum_tasks_request);
 			ItemPointerCopy((ItemPointer) DatumGetPointer(col_notnull(ld, tt, ti, Anum_tasks_ctid)),
 							&l->role_tid[nroles]);
-			resvec_to_vec(s, l->role_request[nroles], r->request);
+			missing = resvec_to_vec(s, l->role_request[nroles], r->request);
+			if (missing && j->unknown_name == 0)
+				j->unknown_name = unknown_name(ld, "resource", missing);
 			j->nroles++;
 			nroles++;
 			ti++;
@@ -667,6 +731,8 @@ load_jobs(Loader *ld)
 		sort_roles(l, l->role_base[i], j->nroles);
 	}
 	s->nroles = nroles;
+	s->nunknown = ld->nunknown;
+	s->unknown_names = ld->unknown_names;
 }
 
 /* Live allocations: charge nodes and queues (R-C4), keep end times (R-L2). */
@@ -765,13 +831,14 @@ tide_cycle_load(CycleLoad *l, MemoryContext mcxt)
 	l->s = ld->s = s;
 	s->now = GetCurrentTimestamp();
 
-	/* pass 1: every resource name, card types included */
+	/*
+	 * pass 1: every resource name the cluster offers or accounts, card types
+	 * included; jobs' names are looked up, never added (unknown_name)
+	 */
 	intern_resvec_column(ld, ld->nodes, Anum_nodes_capacity);
 	intern_text_column(ld, ld->nodes, Anum_nodes_gpu_type);
 	intern_resvec_column(ld, ld->queues, Anum_queues_quota);
 	intern_resvec_column(ld, ld->queues, Anum_queues_capability);
-	intern_text_column(ld, ld->jobs, Anum_jobs_gpu_type);
-	intern_resvec_column(ld, ld->tasks, Anum_tasks_request);
 	intern_resvec_column(ld, ld->allocs, Anum_allocs_resources);
 
 	/* pass 2: the rows (nodes and queues first: jobs name them) */

@@ -108,7 +108,8 @@ tide_admit_idle(TideWork *w, int j, TideOutcome *o)
 }
 
 /*
- * R-A2 checks that need no node scan: malformed GPU requests, a minimum
+ * R-A2 checks that need no node scan: a resource or card type that nothing
+ * in the cluster offers, malformed GPU requests, a minimum
  * above the queue's capability, a group without nodes, no partition of the
  * group that could ever hold one replica.  Returns false (reasons in o)
  * when the job can never run as things stand.
@@ -123,6 +124,11 @@ tide_static_check(TideWork *w, int j, TideOutcome *o)
 	int			g = w->info[j].group;
 	bool		ok = true;
 
+	if (job->unknown_name > 0 && job->unknown_name <= s->nunknown)
+	{
+		tide_reason_add(o, R_UNKNOWN_NAME, -1, -1, 0, 0, 0, job->unknown_name - 1);
+		return false;
+	}
 	if (job->nroles <= 0 || w->info[j].total_replicas <= 0)
 	{
 		tide_reason_add(o, R_NO_TASKS, -1, -1, 0, 0, 0, 0);

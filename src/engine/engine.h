@@ -210,6 +210,8 @@ typedef struct TideJob
 	int32_t		navoid;
 	TideRole   *roles;			/* nroles >= 1 */
 	int32_t		nroles;
+	int32_t		unknown_name;	/* 1 + index into the snapshot's unknown_names
+								 * when it asks for what no node offers, 0 = no */
 } TideJob;
 
 /*
@@ -263,6 +265,15 @@ typedef struct TideSnapshot
 
 	int32_t		nres;
 	const char *res_names[TIDE_MAX_RES];
+
+	/*
+	 * What jobs ask for that nothing in the cluster names (a resource, or a
+	 * card type), as the caller words it ("resource rdma"): such a job can
+	 * never fit (R-A2) and is marked unschedulable without its names
+	 * entering res_names, which nodes and queues need.  The caller's array.
+	 */
+	int32_t		nunknown;
+	const char *const *unknown_names;
 
 	int32_t		nnodes;
 	TideNode   *nodes;

@@ -60,7 +60,8 @@ enum
 	R_NO_TASKS,					/* a job without task roles or replicas */
 	R_EVICT_WAIT,				/* a evicted jobs still stopping, held for it (R-E6) */
 	R_EVICTING,					/* evicting a jobs for it this cycle (R-E1..R-E3) */
-	R_UNCOUNTABLE				/* gang minimum of res beyond int64 milli (satmath.h) */
+	R_UNCOUNTABLE,				/* gang minimum of res beyond int64 milli (satmath.h) */
+	R_UNKNOWN_NAME				/* asks for what no node offers: unknown_names[ref] */
 };
 
 typedef struct TidePart
