@@ -191,6 +191,14 @@ BEGIN
             USING ERRCODE = 'check_violation',
                   HINT = 'Give a per-replica resource vector such as ''cpu=4, memory=16Gi, gpu=1''.';
     END IF;
+    -- a scheduling cycle tells apart at most 64 resource names in all (the
+    -- engine's TIDE_MAX_RES): a request naming more could never be placed
+    IF pg_catalog.cardinality(tide.resvec_names(request)) > 64 THEN
+        RAISE EXCEPTION '% names % resources, more than 64', task,
+                        pg_catalog.cardinality(tide.resvec_names(request))
+            USING ERRCODE = 'program_limit_exceeded',
+                  HINT = 'A cluster offers at most 64 distinct resource names (card types included), so no node could hold this request.';
+    END IF;
     gpu := tide.get(request, 'gpu');
     IF gpu > 1 AND gpu <> trunc(gpu) THEN
         RAISE EXCEPTION 'GPU request % of % is not a whole number', gpu, task
@@ -201,7 +209,7 @@ BEGIN
 END
 $$;
 COMMENT ON FUNCTION tide._check_task_values(bigint, text, integer, tide.resvec) IS
-    'refuses task values out of their range (a role name, 1 to 10000 replicas, a non-empty request, a GPU request whole above one GPU), naming the task';
+    'refuses task values out of their range (a role name, 1 to 10000 replicas, a non-empty request of at most 64 resource names, a GPU request whole above one GPU), naming the task';
 
 -- With the caller's rights: a job the caller may not see (row-level
 -- security) is to it as a job that does not exist, so that task writes

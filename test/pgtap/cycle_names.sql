@@ -6,7 +6,7 @@
 BEGIN;
 CREATE EXTENSION pg_tide;
 SET client_min_messages = warning;
-SELECT plan(14);
+SELECT plan(15);
 
 INSERT INTO tide.queues (name, quota) VALUES ('q', 'gpu=8');
 SELECT tide.register_node('n1', 'cpu=64, memory=256Gi, gpu=8', 'H100');
@@ -19,20 +19,25 @@ SELECT i, tide.submit('q', format('cpu=1, madeup-%s=1', i)::tide.resvec) AS id
 CREATE TEMP TABLE bad_type AS
 SELECT i, tide.submit('q', 'cpu=1, gpu=1', gpu_type => format('NVIDIA-X%s', i)) AS id
   FROM generate_series(1, 80) i;
--- one job with 70 names of its own
-SELECT tide.submit('q', (SELECT string_agg(format('many-%s=1', i), ', ') FROM generate_series(1, 70) i)::tide.resvec)
+-- a request of more names than any cluster offers is refused at once
+SELECT throws_ok($$SELECT tide.submit('q', (SELECT string_agg(format('many-%s=1', i), ', ')
+                                             FROM generate_series(1, 65) i)::tide.resvec)$$,
+                 '54000', 'task "main" names 65 resources, more than 64',
+                 'a request naming 65 resources is refused at submit');
+-- one job with 64 names of its own: the most a request may name
+SELECT tide.submit('q', (SELECT string_agg(format('many-%s=1', i), ', ') FROM generate_series(1, 64) i)::tide.resvec)
     AS many \gset
 SELECT tide.submit('q', 'cpu=2, gpu=2') AS good \gset
 SELECT tide.submit('q', 'cpu=2, gpu=1', gpu_type => 'H100') AS typed \gset
 
-SELECT isnt(tide.run_cycle(), NULL::bigint, 'the cycle runs despite 230 unknown names');
+SELECT isnt(tide.run_cycle(), NULL::bigint, 'the cycle runs despite 224 unknown names');
 SELECT is((SELECT state FROM tide.jobs WHERE id = :good), 'allocated', 'an ordinary job is placed');
 SELECT is((SELECT state FROM tide.jobs WHERE id = :typed), 'allocated', 'a job asking a card type nodes have is placed');
 SELECT is((SELECT count(*)::int FROM tide.jobs j JOIN bad_res b ON b.id = j.id WHERE j.unschedulable), 80,
           'every job asking a made-up resource is unschedulable');
 SELECT is((SELECT count(*)::int FROM tide.jobs j JOIN bad_type b ON b.id = j.id WHERE j.unschedulable), 80,
           'every job asking a made-up card type is unschedulable');
-SELECT is((SELECT unschedulable FROM tide.jobs WHERE id = :many), true, 'the job with 70 names of its own too');
+SELECT is((SELECT unschedulable FROM tide.jobs WHERE id = :many), true, 'the job with 64 names of its own too');
 SELECT is((SELECT j.pending_reason FROM tide.jobs j JOIN bad_res b ON b.id = j.id WHERE b.i = 7),
           'no node offers resource madeup-7', 'the reason names the resource');
 SELECT is((SELECT j.pending_reason FROM tide.jobs j JOIN bad_type b ON b.id = j.id WHERE b.i = 9),
