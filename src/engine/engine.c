@@ -283,6 +283,7 @@ prepare_jobs(TideWork *w)
 				need[job->gpu_type] = need_add(need[job->gpu_type], role->request[TIDE_RES_GPU], take);
 			left -= take;
 		}
+		in->avoids = job->navoid > 0 && tide_other_node_could_hold(w, j);
 		in->cacheable = job->navoid == 0 && job->time_limit == 0;
 		in->hash = in->cacheable ? shape_hash(w, job, in) : 0;
 	}

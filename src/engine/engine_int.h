@@ -116,6 +116,8 @@ typedef struct TideJobInfo
 	int32_t		min_replicas;
 	int32_t		group;			/* group index or -1 */
 	bool		bad;			/* R-A2 found at prep */
+	bool		avoids;			/* R-L4: keeps off its failed nodes (another
+								 * node of the group could hold it) */
 	bool		cacheable;
 	uint64_t	hash;
 } TideJobInfo;

@@ -419,7 +419,7 @@ node_usable(TideWork *w, int j, int ni)
 	const TideJob *job = &s->jobs[j];
 	const TideNode *n = &s->nodes[ni];
 
-	if (n->state != TIDE_NODE_READY || n->part < 0 || !tide_node_matches(job, n, ni))
+	if (n->state != TIDE_NODE_READY || n->part < 0 || !tide_node_matches(job, n, ni, w->info[j].avoids))
 		return false;
 	for (int ri = 0; ri < job->nroles; ri++)
 		if (tide_part_allowed(w, j, &job->roles[ri], &w->ix->parts[n->part]))

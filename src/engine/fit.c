@@ -17,7 +17,7 @@ tide_backfill_ok(const TideSnapshot *s, const TideJob *job, int64_t shadow)
 
 /* Selector labels are a subset of the node's (both sorted), and not avoided. */
 bool
-tide_node_matches(const TideJob *job, const TideNode *n, int nodeidx)
+tide_node_matches(const TideJob *job, const TideNode *n, int nodeidx, bool avoid)
 {
 	int			i = 0,
 				k = 0;
@@ -30,7 +30,7 @@ tide_node_matches(const TideJob *job, const TideNode *n, int nodeidx)
 			return false;
 		i++;
 	}
-	for (int a = 0; a < job->navoid; a++)
+	for (int a = 0; avoid && a < job->navoid; a++)
 		if (job->avoid[a] == nodeidx)
 			return false;
 	return true;
@@ -67,6 +67,41 @@ tide_part_allowed(TideWork *w, int j, const TideRole *role, const TidePart *p)
 	if (w->s->allow_cpu_jobs_on_gpu_nodes || p->allow_cpu)
 		return true;
 	return job_asks_gpu(job) && (job->gpu_type < 0 || p->gpu_type == job->gpu_type);
+}
+
+/*
+ * R-L4's exception: a retry keeps off the nodes where its previous attempt
+ * failed only while another node of its group could hold it, empty: one
+ * that is not down, matches its selector and card type, and is big enough
+ * for a replica of every role.  Otherwise (a one-node cluster, say) it
+ * would wait forever for a node that can never come.
+ */
+bool
+tide_other_node_could_hold(TideWork *w, int j)
+{
+	const TideSnapshot *s = w->s;
+	const TideJob *job = &s->jobs[j];
+
+	for (int ni = 0; ni < s->nnodes; ni++)
+	{
+		const TideNode *n = &s->nodes[ni];
+		bool		holds = true;
+
+		if (n->part < 0 || n->state == TIDE_NODE_DOWN ||
+			!tide_node_matches(job, n, ni, true))
+			continue;
+		for (int ri = 0; ri < job->nroles && holds; ri++)
+		{
+			const TideRole *role = &job->roles[ri];
+
+			holds = role->replicas <= 0 ||
+				(tide_part_allowed(w, j, role, &w->ix->parts[n->part]) &&
+				 tide_node_too_small(w, n, role->request) < 0);
+		}
+		if (holds)
+			return true;
+	}
+	return false;
 }
 
 /*

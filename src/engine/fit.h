@@ -80,8 +80,14 @@ tide_node_holds_apply(TideWork *w, const TideJob *job, const TideNode *n)
 	return n->in_held_list && !tide_backfill_ok(w->s, job, n->hold_shadow);
 }
 
-/* Selector labels are a subset of the node's, and the node not avoided (R-L4). */
-extern bool tide_node_matches(const TideJob *job, const TideNode *n, int nodeidx);
+/*
+ * Selector labels are a subset of the node's, and, when avoid is set, the
+ * node is not one where the job's previous attempt failed (R-L4).
+ */
+extern bool tide_node_matches(const TideJob *job, const TideNode *n, int nodeidx, bool avoid);
+
+/* Could a node of job j's group other than its failed ones ever hold it (R-L4)? */
+extern bool tide_other_node_could_hold(TideWork *w, int j);
 
 /* May role's replicas of job j go to partition p: group, GPU, card type (R-L4)? */
 extern bool tide_part_allowed(TideWork *w, int j, const TideRole *role,

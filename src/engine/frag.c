@@ -525,7 +525,7 @@ tide_frag_search(TideWork *w, int j, const int32_t *parts, int nparts, const int
 								cpu;
 
 					word &= word - 1;
-					if (!tide_node_matches(job, n, ni) || !tide_node_fits(w, job, n, req, false))
+					if (!tide_node_matches(job, n, ni, w->info[j].avoids) || !tide_node_fits(w, job, n, req, false))
 						continue;
 					use_held = n->in_held_list && !tide_backfill_ok(s, job, n->hold_shadow);
 					seen++;

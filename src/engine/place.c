@@ -73,7 +73,7 @@ scan_bits(TideWork *w, int j, const TidePart *p, const uint64_t *bits, const int
 			int64_t		free_cpu;
 
 			word &= word - 1;
-			if (!tide_node_matches(job, n, ni))
+			if (!tide_node_matches(job, n, ni, w->info[j].avoids))
 				continue;
 			if (!tide_node_fits(w, job, n, req, false))
 				continue;
@@ -180,7 +180,7 @@ find_node(TideWork *w, int j, int ri, int mode, int rem, int32_t *parts)
 
 		for (int k = 0; k < nparts && !ok; k++)
 			ok = parts[k] == n->part;
-		if (ok && n->state == TIDE_NODE_READY && tide_node_matches(job, n, ni) &&
+		if (ok && n->state == TIDE_NODE_READY && tide_node_matches(job, n, ni, w->info[j].avoids) &&
 			tide_node_fits(w, job, n, req, false))
 			return ni;
 	}
@@ -379,7 +379,7 @@ tide_diagnose(TideWork *w, int j, int mode, TideOutcome *o)
 			TideJob		nosel = *job;
 
 			nosel.navoid = 0;
-			if (!tide_node_matches(&nosel, n, ni))
+			if (!tide_node_matches(&nosel, n, ni, false))
 				continue;
 		}
 		labeled++;
@@ -400,7 +400,7 @@ tide_diagnose(TideWork *w, int j, int mode, TideOutcome *o)
 		if (n->state != TIDE_NODE_READY)
 			continue;
 		ready++;
-		if (!tide_node_matches(job, n, ni))
+		if (!tide_node_matches(job, n, ni, w->info[j].avoids))
 		{
 			avoided++;
 			continue;

@@ -258,7 +258,7 @@ tide_reserve(TideWork *w, int j, int mode, bool admitted)
 							lack = 0;
 
 				if (n->state != TIDE_NODE_READY || !tide_part_allowed(w, j, role, p) ||
-					!tide_node_matches(job, n, ni) ||
+					!tide_node_matches(job, n, ni, w->info[j].avoids) ||
 					!tide_part_card_ok(w, job, p, role, mode, false))
 					continue;
 				if (tide_node_too_small(w, n, role->request) >= 0)

@@ -88,15 +88,15 @@ test_filters(void)
 	j3 = fx_job(&fx, 3);
 	j5 = fx_job(&fx, 5);
 
-	ok(tide_node_matches(job(&fx, 1), node(&fx, "g1"), fx_node_index(fx.s, "g1")),
+	ok(tide_node_matches(job(&fx, 1), node(&fx, "g1"), fx_node_index(fx.s, "g1"), true),
 	   "selector zone=a matches g1 (zone=a, rack=r1)");
-	ok(!tide_node_matches(job(&fx, 1), node(&fx, "g2"), fx_node_index(fx.s, "g2")),
+	ok(!tide_node_matches(job(&fx, 1), node(&fx, "g2"), fx_node_index(fx.s, "g2"), true),
 	   "selector zone=a does not match g2 (zone=b)");
-	ok(tide_node_matches(job(&fx, 6), node(&fx, "g1"), fx_node_index(fx.s, "g1")) &&
-	   !tide_node_matches(job(&fx, 6), node(&fx, "c1"), fx_node_index(fx.s, "c1")),
+	ok(tide_node_matches(job(&fx, 6), node(&fx, "g1"), fx_node_index(fx.s, "g1"), true) &&
+	   !tide_node_matches(job(&fx, 6), node(&fx, "c1"), fx_node_index(fx.s, "c1"), true),
 	   "two selector labels: g1 has both, c1 only zone=a");
-	ok(!tide_node_matches(job(&fx, 4), node(&fx, "g1"), fx_node_index(fx.s, "g1")) &&
-	   tide_node_matches(job(&fx, 4), node(&fx, "g2"), fx_node_index(fx.s, "g2")),
+	ok(!tide_node_matches(job(&fx, 4), node(&fx, "g1"), fx_node_index(fx.s, "g1"), true) &&
+	   tide_node_matches(job(&fx, 4), node(&fx, "g2"), fx_node_index(fx.s, "g2"), true),
 	   "the node of a failed attempt is avoided, the others are not");
 
 	ok(tide_part_allowed(&f.w, fx_job(&fx, 1), &job(&fx, 1)->roles[0], part_of(&fx, "g1")) &&
@@ -297,6 +297,71 @@ test_card_keys(void)
 	fx_free(&fx);
 }
 
+/*
+ * R-L4's exception: a retry keeps off its failed node only while another
+ * node of its group could ever hold it (not down, matching, big enough).
+ */
+static void
+test_avoid_exception(void)
+{
+	FxNode		nodes[] = {
+		{"big", "cpu=32, memory=64Gi, gpu=8", "H100", NULL, "zone=a"},
+		{"small", "cpu=32, memory=64Gi, gpu=2", "H100", NULL, "zone=a"},
+		{"other", "cpu=32, memory=64Gi, gpu=8", "H100", NULL, "zone=b"},
+	};
+	FxQueue		qs[] = {{"q"}};
+	FxJob		jobs[] = {
+		{1, "q", 0, 1, "gpu=1", .avoid = "big"},
+		{2, "q", 0, 2, "gpu=4", .avoid = "big", .selector = "zone=a"},
+		{3, "q", 0, 3, "gpu=4", .avoid = "big"},
+		{4, "q", 0, 4, "gpu=4", .avoid = "big,other"},
+	};
+	Fx			fx;
+	FitWork		f;
+
+	fx_build(&fx, nodes, 3, qs, 1, jobs, 4, NULL, 0);
+	fit_work(&f, &fx);
+	ok(tide_other_node_could_hold(&f.w, fx_job(&fx, 1)),
+	   "gpu=1 avoiding big: small or other could hold it");
+	ok(!tide_other_node_could_hold(&f.w, fx_job(&fx, 2)),
+	   "gpu=4 in zone=a avoiding big: small is too small, other is in zone=b");
+	ok(tide_other_node_could_hold(&f.w, fx_job(&fx, 3)),
+	   "gpu=4 anywhere avoiding big: other could hold it");
+	ok(!tide_other_node_could_hold(&f.w, fx_job(&fx, 4)),
+	   "gpu=4 avoiding big and other: nothing else could");
+	fx.s->nodes[fx_node_index(fx.s, "other")].state = TIDE_NODE_DOWN;
+	ok(!tide_other_node_could_hold(&f.w, fx_job(&fx, 3)),
+	   "a down node counts for nothing");
+	ok(tide_node_matches(job(&fx, 2), node(&fx, "big"), fx_node_index(fx.s, "big"), false) &&
+	   !tide_node_matches(job(&fx, 2), node(&fx, "big"), fx_node_index(fx.s, "big"), true),
+	   "the failed node matches only when avoiding is off");
+	fx_free(&fx);
+
+	/* decided: a one-node cluster places the retry on the node it failed on */
+	{
+		FxNode		one[] = {{"only", "cpu=8, memory=16Gi, gpu=1", "H100"}};
+		FxJob		retry[] = {{1, "q", 0, 1, "gpu=1", .avoid = "only"}};
+
+		fx_build(&fx, one, 1, qs, 1, retry, 1, NULL, 0);
+		fx.r = tide_decide(fx.s);
+		is_str(fx_nodes(&fx, 1), "only", "one node: the retry runs on it again");
+		fx_free(&fx);
+	}
+	{
+		FxNode		two[] = {{"a", "cpu=8, memory=16Gi, gpu=1", "H100"},
+							 {"b", "cpu=8, memory=16Gi, gpu=1", "H100"}};
+		FxJob		retry[] = {{1, "q", 0, 1, "gpu=1", .avoid = "a"}};
+		FxRun		busy[] = {{"b", "q", "gpu=1", .gpus = 1}};
+
+		fx_build(&fx, two, 2, qs, 1, retry, 1, busy, 1);
+		fx.r = tide_decide(fx.s);
+		is_str(fx_nodes(&fx, 1), "", "two nodes, the other one busy: the retry waits for it");
+		ok(strstr(fx_reason(&fx, 1), "1 node avoided") != NULL, "its reason counts the avoided node: %s",
+		   fx_reason(&fx, 1));
+		fx_free(&fx);
+	}
+}
+
 /* The limit tests: INT64_MAX means "this much or more" and is never reached. */
 static void
 test_limits(void)
@@ -321,5 +386,6 @@ main(void)
 	test_holds();
 	test_card_keys();
 	test_limits();
+	test_avoid_exception();
 	return done_testing();
 }

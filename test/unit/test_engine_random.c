@@ -269,9 +269,9 @@ world_free(World *w)
 	free(w->live);
 }
 
-/* Selector labels all on the node, node not avoided: written again, independently. */
+/* Selector labels all on the node: written again, independently. */
 static bool
-label_ok(const TideJob *j, const TideNode *n, int ni)
+selector_ok(const TideJob *j, const TideNode *n)
 {
 	for (int i = 0; i < j->nselector; i++)
 	{
@@ -282,9 +282,45 @@ label_ok(const TideJob *j, const TideNode *n, int ni)
 		if (!found)
 			return false;
 	}
+	return true;
+}
+
+/*
+ * R-L4: labels match, and the node is not one of the job's failed attempts
+ * unless no other node like it (same group, card type and CPU-job rule, not
+ * down, labels matching) is big enough for a replica of every role.
+ */
+static bool
+label_ok(const TideSnapshot *s, const TideJob *j, const TideNode *n, int ni)
+{
+	bool		avoided = false;
+
+	if (!selector_ok(j, n))
+		return false;
 	for (int a = 0; a < j->navoid; a++)
-		if (j->avoid[a] == ni)
-			return false;
+		avoided |= j->avoid[a] == ni;
+	if (!avoided)
+		return true;
+	for (int oi = 0; oi < s->nnodes; oi++)
+	{
+		const TideNode *o = &s->nodes[oi];
+		bool		other = true;
+
+		for (int a = 0; a < j->navoid; a++)
+			other &= j->avoid[a] != oi;
+		if (!other || o->state == TIDE_NODE_DOWN || o->unusable || o->group != n->group ||
+			o->gpu_type != n->gpu_type || (o->ngpus > 0) != (n->ngpus > 0) ||
+			o->allow_cpu_jobs != n->allow_cpu_jobs || !selector_ok(j, o))
+			continue;
+		for (int ri = 0; ri < j->nroles && other; ri++)
+		{
+			for (int r = 0; r < s->nres; r++)
+				other &= j->roles[ri].request[r] <= o->capacity[r];
+			other &= j->roles[ri].request[TIDE_RES_GPU] <= (int64_t) o->ngpus * TIDE_MILLI;
+		}
+		if (other)
+			return false;		/* such a node exists: the failed one is off limits */
+	}
 	return true;
 }
 
@@ -368,7 +404,7 @@ check(World *w, const TideResult *r, const char *what)
 			const TideNode *n = &s->nodes[p->node];
 			int64_t		gpu = p->res[TIDE_RES_GPU];
 
-			if (p->job != j || n->state != TIDE_NODE_READY || !label_ok(job, n, p->node) ||
+			if (p->job != j || n->state != TIDE_NODE_READY || !label_ok(s, job, n, p->node) ||
 				n->group != s->queues[job->queue].group)
 			{
 				if (bad++ < 3)
