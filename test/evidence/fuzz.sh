@@ -7,6 +7,7 @@
 #   FUZZ_SECONDS=600 bash test/evidence/fuzz.sh
 #   FUZZ_SANITIZE=fuzzer bash test/evidence/fuzz.sh --long   # no ASan/UBSan:
 #                                           # several times faster, crashes only
+#   FUZZ_TARGETS=engine FUZZ_SECONDS=3600 bash test/evidence/fuzz.sh   # one target
 #
 # Needs no server.  Corpora are kept in $FUZZ_DIR (default
 # /tmp/pg_tide_fuzz) so that later runs start from what earlier ones found;
@@ -23,6 +24,7 @@ mkdir -p "$FUZZ_DIR"
 fail=0
 for f in "$SRC"/test/fuzz/fuzz_*.c; do
     name=$(basename "$f" .c)
+    [ -n "${FUZZ_TARGETS:-}" ] && [[ " $FUZZ_TARGETS " != *" ${name#fuzz_} "* ]] && continue
     bin=$FUZZ_DIR/$name
     case $name in
         fuzz_engine) srcs=("$SRC"/src/engine/[a-z]*.c) ;;
