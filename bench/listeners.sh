@@ -5,10 +5,10 @@
 # LISTEN on their nodes' channels.  Prints the listeners' memory, how many
 # backends one NOTIFY wakes, NOTIFY-to-wakeup latency at both ends of the
 # listener list, and a real tide.run_cycle() placing one job on the far node
-# with the time to that node's claim.  A run with no listeners but the
-# same nodes comes first, for the cycle alone.
+# with the time to that node's claim.  The first size (1, by default) is the
+# baseline: the same nodes, one listener.
 #
-#   flock -o /tmp/pg_tide_install.lock bash -c 'make install && bash bench/listeners.sh 1000 2000'
+#   flock -o /tmp/pg_tide_install.lock bash -c 'make install && bash bench/listeners.sh 1 1000 2000'
 #
 # Results: docs/benchmarks.md ("Submitters and launchers at scale").
 . "$(dirname "$0")/launcher_lib.bash"
@@ -16,7 +16,7 @@
 # a private copy with this build installed, which needs no install lock)
 PG_BIN=${BENCH_PG_BIN:-$PG_BIN}
 SIZES=("$@")
-[ ${#SIZES[@]} -gt 0 ] || SIZES=(1000 2000)
+[ ${#SIZES[@]} -gt 0 ] || SIZES=(1 1000 2000)
 ROUNDS=${BENCH_ROUNDS:-20}
 max=0
 for n in "${SIZES[@]}"; do [ "$n" -gt "$max" ] && max=$n; done
@@ -35,17 +35,8 @@ bq "SELECT count(tide.register_node('ln-' || i, 'cpu=64, memory=256Gi', labels =
       FROM generate_series(1, $max) i" >/dev/null || die "register nodes"
 free_mb() { awk '/MemAvailable/ {print int($2 / 1024)}' /proc/meminfo; }
 
-for n in 0 "${SIZES[@]}"; do
+for n in "${SIZES[@]}"; do
     say "$n listeners on $max nodes"
-    if [ "$n" = 0 ]; then
-        # the cycle alone, with the same nodes and no listener
-        for _ in $(seq "$ROUNDS"); do
-            bq "SELECT tide.submit('bench', 'cpu=1', command => 'true', node_selector => '{\"host\": \"ln-$max\"}')" >/dev/null
-            a=$(date +%s%N); bq "SELECT tide.run_cycle()" >/dev/null; b=$(date +%s%N)
-            echo $(( (b - a) / 1000 ))
-        done | sort -n | awk '{v[NR] = $1} END {printf "no listeners: tide.run_cycle() call (psql, commit included) p50 %.1f ms, max %.1f ms\n", v[int(NR / 2) + 1] / 1000, v[NR] / 1000}'
-        continue
-    fi
     before=$(free_mb)
     "$BIN" "dbname=$BENCH_DB" "$n" "$ROUNDS" --cycle &
     pid=$!
