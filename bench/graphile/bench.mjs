@@ -6,7 +6,7 @@
 //   TASK=spawn: the task runs /bin/sh -c true, as a pg_tide launcher does.
 // Run by bench/graphile/run.sh (it starts the server); by hand:
 //   DATABASE_URL=postgres:///db?host=/sock node bench.mjs 20000 32 noop
-import { run, runMigrations } from "graphile-worker";
+import { Logger, run, runMigrations } from "graphile-worker";
 import { spawn } from "node:child_process";
 import pg from "pg";
 
@@ -22,7 +22,11 @@ const sh = () =>
     p.on("error", reject);
   });
 
-await runMigrations({ connectionString });
+// errors only: a log line per job would cost more than the job
+const logger = new Logger(() => (level, message) => {
+  if (level === "error") console.error(message);
+});
+await runMigrations({ connectionString, logger });
 const client = new pg.Client({ connectionString });
 await client.connect();
 await client.query("DELETE FROM graphile_worker._private_jobs");
@@ -46,7 +50,7 @@ const runner = await run({
   concurrency: CONCURRENCY,
   noHandleSignals: true,
   pollInterval: 1000,
-  logger: undefined,
+  logger,
   taskList: {
     bench: async () => {
       started++;
