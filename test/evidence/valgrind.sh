@@ -48,11 +48,14 @@ runuser -u postgres -- "$PG_BIN/pg_ctl" -D "$D/pg/data" -p "$D/postgres-vg" -l "
 export PGHOST=$D/pg PGPORT=$PORT PGUSER=postgres
 t0=$(date +%s)
 REGRESS_LIST=${REGRESS:-$(ls "$SRC"/sql/*.sql | xargs -n1 basename | sed 's/\.sql$//' | tr '\n' ' ')}
-( cd "$SRC" && "$PG_BIN/../lib/pgxs/src/test/regress/pg_regress" --bindir="$PG_BIN" --inputdir=. \
+# the tests write results/... relative to the working directory
+mkdir -p "$D/out/results"
+( cd "$D/out" && "$PG_BIN/../lib/pgxs/src/test/regress/pg_regress" --bindir="$PG_BIN" --inputdir="$SRC" \
     --outputdir="$D/out" --load-extension=pg_tide $REGRESS_LIST ) >"$D/regress.log" 2>&1
 rc=$?
 secs=$(( $(date +%s) - t0 ))
 tail -3 "$D/regress.log"
+[ -s "$D/out/regression.diffs" ] && head -40 "$D/out/regression.diffs"
 cluster_stop "$D/pg"
 # one error block = from "==PID== <kind>" to the blank "==PID== " line after its stack
 ours=0
