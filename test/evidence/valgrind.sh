@@ -58,18 +58,21 @@ tail -3 "$D/regress.log"
 [ -s "$D/out/regression.diffs" ] && head -40 "$D/out/regression.diffs"
 cluster_stop "$D/pg"
 # one error block = from "==PID== <kind>" to the blank "==PID== " line after its stack
+# a frame of pg_tide's code: the library, or one of its source files
+# (with debugging information valgrind names the file, not the library)
+SRCS='\(('"$(cd "$SRC/src" && ls *.c core/*.c engine/*.c | xargs -n1 basename | sed 's/\.c$//' | paste -sd'|')"')\.c:'
 ours=0
 theirs=0
 for f in "$D"/vg/vg.*.log; do
     [ -s "$f" ] || continue
-    read -r a b < <(awk '
+    read -r a b < <(SRCS=$SRCS awk '
         /^==[0-9]+== [A-Z][a-z]/ && !/^==[0-9]+== (HEAP|LEAK|ERROR SUMMARY|For lists|Use --|Rerun|Memcheck|Copyright|Command)/ { inblk = 1; mine = 0; next }
-        inblk && /pg_tide\.so/ { mine = 1 }
+        inblk && ($0 ~ /pg_tide\.so/ || $0 ~ ENVIRON["SRCS"]) { mine = 1 }
         inblk && /^==[0-9]+== $/ { if (mine) o++; else t++; inblk = 0 }
         END { print o + 0, t + 0 }' "$f")
     ours=$((ours + a))
     theirs=$((theirs + b))
-    [ "$a" -gt 0 ] && { echo "--- $f"; grep -B2 -A25 'pg_tide.so' "$f" | head -60; }
+    [ "$a" -gt 0 ] && { echo "--- $f"; head -80 "$f"; }
 done
 echo "valgrind: regression suite ($REGRESS_LIST) in ${secs} s, pg_regress exit $rc; errors through pg_tide.so: $ours; errors in PostgreSQL alone: $theirs"
 [ "$rc" = 0 ] && [ "$ours" = 0 ]
