@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The short forms of the evidence, for CI (about 2 minutes on 2 cores):
-# libFuzzer on the parsers and the engine (10 s a target), the kill -9
+# libFuzzer on the parsers and the engine (5 s a target), the kill -9
 # loop (4 kills) and the soak (30 s).  Needs root, clang and the build
 # installed (make install, or EVIDENCE_PG_BIN).  The long forms: see
 # docs/reliability.md.

@@ -2,7 +2,7 @@
 # libFuzzer over the parsers and the engine: builds every test/fuzz/fuzz_*.c
 # with clang (-fsanitize=fuzzer,address,undefined) and runs each target.
 #
-#   bash test/evidence/fuzz.sh              # short form: 10 s a target
+#   bash test/evidence/fuzz.sh              # short form: 5 s a target
 #   bash test/evidence/fuzz.sh --long       # 10 million executions a target
 #   FUZZ_SECONDS=600 bash test/evidence/fuzz.sh
 #   FUZZ_SANITIZE=fuzzer bash test/evidence/fuzz.sh --long   # no ASan/UBSan:
@@ -17,7 +17,7 @@ set -uo pipefail
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
 FUZZ_DIR=${FUZZ_DIR:-/tmp/pg_tide_fuzz}
 SANITIZE=${FUZZ_SANITIZE:-fuzzer,address,undefined}
-LIMIT=(-max_total_time="${FUZZ_SECONDS:-10}")
+LIMIT=(-max_total_time="${FUZZ_SECONDS:-5}")
 [ "${1:-}" = --long ] && LIMIT=(-runs="${FUZZ_RUNS:-10000000}")
 command -v clang >/dev/null || { echo "fuzz: clang is not installed (apt-get install clang)" >&2; exit 1; }
 mkdir -p "$FUZZ_DIR"

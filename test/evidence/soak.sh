@@ -7,12 +7,13 @@
 # finished), commands started twice, and the latency from submission to
 # start (first started_at - created_at) in percentiles.
 #
-#   bash test/evidence/soak.sh              # short form: 1 minute
+#   bash test/evidence/soak.sh              # short form: 30 seconds
 #   bash test/evidence/soak.sh --long       # 30 minutes
 #   MINUTES=10 RATE=20 bash test/evidence/soak.sh
 . "$(dirname "$0")/lib.bash"
-MINUTES=${MINUTES:-1}
-[ "${1:-}" = --long ] && MINUTES=${MINUTES_LONG:-30}
+SECS=$(( ${MINUTES:-0} * 60 ))
+[ "$SECS" -gt 0 ] || SECS=30
+[ "${1:-}" = --long ] && SECS=$(( ${MINUTES_LONG:-30} * 60 ))
 RATE=${RATE:-20}
 NODES=${NODES:-32}
 
@@ -26,14 +27,14 @@ for s in 1 2 4; do
     printf "SELECT tide.submit('ev', 'cpu=1, gpu=1', command => \$c\$%s\$c\$);\n" "$(ev_command "$s")" >"$EV/submit-$s.sql"
 done
 sleep 2
-say "soak: $MINUTES min, 16 submitters at $RATE jobs/s in all, $NODES launchers"
-pgbench -n -c 16 -j 2 -R "$RATE" -T $((MINUTES * 60)) -f "$EV/submit-1.sql" -f "$EV/submit-2.sql" -f "$EV/submit-4.sql" \
+say "soak: $SECS s, 16 submitters at $RATE jobs/s in all, $NODES launchers"
+pgbench -n -c 16 -j 2 -R "$RATE" -T "$SECS" -f "$EV/submit-1.sql" -f "$EV/submit-2.sql" -f "$EV/submit-4.sql" \
     "$EV_DB" >"$EV/pgbench.out" 2>&1 &
 bench=$!
 bad=0
 checks=0
 while kill -0 "$bench" 2>/dev/null; do
-    sleep 30
+    sleep "$(( SECS < 30 ? SECS : 30 ))"
     out=$(ev_invariants)
     checks=$((checks + 1))
     [ "$(awk '{s += $2} END {print s + 0}' <<<"$out")" = 0 ] || { bad=$((bad + 1)); echo "violations: $(tr '\n' ' ' <<<"$out")"; }
@@ -67,7 +68,7 @@ echo "final invariants: $(tr '\n' ' ' <<<"$final")"
 echo "latency submit to start: $lat; $cycles"
 fail=0
 [ "$bad" = 0 ] && [ "$lost" = 0 ] && [ "$unfinished" = 0 ] && [ "$double" = 0 ] && [ "${failed:-0}" = 0 ] || fail=1
-echo "soak: $MINUTES min, $acked jobs acknowledged ($failed failed submissions), $jobs in tide.jobs, $lost lost," \
+echo "soak: $SECS s, $acked jobs acknowledged ($failed failed submissions), $jobs in tide.jobs, $lost lost," \
      "$unfinished not succeeded, $double commands started twice, invariant checks $checks with $bad failing" \
      "-> $([ $fail = 0 ] && echo PASS || echo FAIL)"
 exit $fail
