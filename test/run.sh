@@ -7,13 +7,15 @@
 #
 # Suites: unit (C, no server), regress (pg_regress), isolation
 # (pg_isolation_regress), pgtap (pg_prove), upgrade (every released
-# version updated to this one), e2e (real pg_cron, real launchers).  Pick some with TIDE_SUITES="unit regress".
+# version updated to this one), e2e (real pg_cron, real launchers),
+# evidence (the short forms of test/evidence: fuzzing, a kill -9 loop
+# and a soak; docs/reliability.md).  Pick some with TIDE_SUITES="unit regress".
 set -uo pipefail
 
 SRC=$(cd "$(dirname "$0")/.." && pwd)
 . "$SRC/tools/lib.sh"
 
-SUITES=${TIDE_SUITES:-"unit regress isolation pgtap upgrade e2e"}
+SUITES=${TIDE_SUITES:-"unit regress isolation pgtap upgrade e2e evidence"}
 PORT=${TIDE_TEST_PORT:-$((54000 + RANDOM % 1000))}
 DB=tide_test
 TMP=$(mktemp -d /tmp/pg_tide_test.XXXXXX)
@@ -67,7 +69,8 @@ report() {
 
 mkdir -p "$LOGS"
 chmod 755 "$TMP"
-install_packages
+# clang for the fuzz targets, procps for the scripts that wait on processes
+install_packages clang libclang-rt-14-dev procps
 build_and_install "$SRC"
 cluster_start "$TMP" "$PORT" "$DB"
 createdb "$DB" || die "createdb failed"
@@ -117,6 +120,15 @@ for suite in $SUITES; do
                 timeout 600 bash "$t" >>"$log" 2>&1 || st=1
         done
         count_tap e2e "$log" $st ;;
+    evidence)
+        # one line per script: "NAME: ok in N s: ..." or "NAME: FAILED ..."
+        bash "$SRC/test/evidence/ci.sh" >"$log" 2>&1
+        st=$?
+        ok=$(grep -cE '^[a-z_]+: ok ' "$log")
+        bad=$(grep -cE '^[a-z_]+: FAILED' "$log")
+        if [ "$st" -ne 0 ] && [ "$bad" -eq 0 ]; then bad=1; fi
+        for f in /tmp/pg_tide_evidence_*.log; do [ -f "$f" ] && { echo "# $f"; tail -20 "$f"; } >>"$log"; done
+        report evidence "$ok" "$bad" "$log" ;;
     *) die "unknown suite $suite" ;;
     esac
 done
