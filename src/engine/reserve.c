@@ -210,7 +210,6 @@ tide_reserve(TideWork *w, int j, int mode, bool admitted)
 	/* queue headroom */
 	{
 		TideHold   *h = &w->r->holds[w->r->nholds++];
-		bool		first = true;
 
 		h->job = j;
 		h->node = -1;
@@ -219,12 +218,16 @@ tide_reserve(TideWork *w, int j, int mode, bool admitted)
 		{
 			if (need[r] == 0)
 				continue;
-			if (q->held[r] != 0)
-				first = false;
 			q->held[r] = tide_sat_add(q->held[r], need[r]);
 			h->res[r] = need[r];
 		}
-		if (first)
+
+		/*
+		 * The queue's first hold of this decide call: listed once for
+		 * tide_holds_clear, and named after its first holder, whatever
+		 * resources later holds add (ids are positive, 0 = no hold)
+		 */
+		if (q->hold_job == 0)
 		{
 			q->hold_job = job->id;
 			w->held_queues[w->nheld_queues++] = job->queue;
