@@ -21,6 +21,7 @@
 #include "executor/spi.h"
 #include "fmgr.h"
 #include "utils/memutils.h"
+#include "utils/timestamp.h"
 
 #include "cycle.h"
 #include "cycle_evict.h"
@@ -36,7 +37,7 @@ static const char *const W_CYCLE =
 "       jobs_unschedulable = $4, allocations_made = $5, holds = $6,"
 "       reasons_deferred = $10, jobs_evicted = $11,"
 "       load_ms = $7, decide_ms = $8, write_ms = $9"
-" WHERE id = $1";
+" WHERE id = $1 AND started_at = $12";	/* the partition key: one partition */
 
 /* The one-cycle-at-a-time lock (R-C1), without waiting: false if held. */
 static bool
@@ -51,9 +52,12 @@ try_cycle_lock(void)
 	return DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
 }
 
-/* The tide.cycles row, and tide.cycle_id for the triggers; returns its id. */
+/*
+ * The tide.cycles row, and tide.cycle_id for the triggers; returns its id
+ * and its started_at (the partition key, *started).
+ */
 static int64
-begin_cycle_row(void)
+begin_cycle_row(TimestampTz *started)
 {
 	bool		isnull;
 	int			ret;
@@ -61,10 +65,11 @@ begin_cycle_row(void)
 	Datum		arg;
 	Oid			argtype = INT8OID;
 
-	ret = SPI_execute("INSERT INTO tide.cycles (started_at) VALUES (pg_catalog.clock_timestamp()) RETURNING id", false, 1);
+	ret = SPI_execute("INSERT INTO tide.cycles (started_at) VALUES (pg_catalog.clock_timestamp()) RETURNING id, started_at", false, 1);
 	if (ret != SPI_OK_INSERT_RETURNING || SPI_processed != 1)
 		elog(ERROR, "tide.run_cycle: cannot insert the cycle row: %s", SPI_result_code_string(ret));
 	cycle_id = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	*started = DatumGetTimestampTz(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull));
 	arg = Int64GetDatum(cycle_id);
 	ret = SPI_execute_with_args("SELECT pg_catalog.set_config('tide.cycle_id', $1::text, true)",
 								1, &argtype, &arg, NULL, false, 1);
@@ -75,12 +80,12 @@ begin_cycle_row(void)
 
 /* The cycle row's counters and phase times. */
 static void
-record_cycle(int64 cycle_id, const TideResult *r, const CyclePlaced *placed, int jobs_evicted,
+record_cycle(int64 cycle_id, TimestampTz started, const TideResult *r, const CyclePlaced *placed, int jobs_evicted,
 			 double load_ms, double decide_ms, double write_ms)
 {
-	Datum		args[11];
-	Oid			types[11] = {INT8OID, INT4OID, INT4OID, INT4OID, INT4OID, INT4OID,
-	FLOAT8OID, FLOAT8OID, FLOAT8OID, INT4OID, INT4OID};
+	Datum		args[12];
+	Oid			types[12] = {INT8OID, INT4OID, INT4OID, INT4OID, INT4OID, INT4OID,
+	FLOAT8OID, FLOAT8OID, FLOAT8OID, INT4OID, INT4OID, TIMESTAMPTZOID};
 	int			ret;
 
 	args[0] = Int64GetDatum(cycle_id);
@@ -94,7 +99,8 @@ record_cycle(int64 cycle_id, const TideResult *r, const CyclePlaced *placed, int
 	args[8] = Float8GetDatum(write_ms);
 	args[9] = Int32GetDatum(placed->reasons_deferred);
 	args[10] = Int32GetDatum(jobs_evicted);
-	ret = SPI_execute_with_args(W_CYCLE, 11, types, args, NULL, false, 0);
+	args[11] = TimestampTzGetDatum(started);
+	ret = SPI_execute_with_args(W_CYCLE, 12, types, args, NULL, false, 0);
 	if (ret != SPI_OK_UPDATE)
 		elog(ERROR, "tide.run_cycle: cannot update the cycle row: %s", SPI_result_code_string(ret));
 }
@@ -112,6 +118,7 @@ tide_run_cycle(PG_FUNCTION_ARGS)
 	MemoryContext mcxt;
 	TideResult *r;
 	int64		cycle_id;
+	TimestampTz started;
 	int			ret,
 				lost,
 				jobs_evicted;
@@ -128,7 +135,7 @@ tide_run_cycle(PG_FUNCTION_ARGS)
 		SPI_finish();
 		PG_RETURN_NULL();
 	}
-	cycle_id = begin_cycle_row();
+	cycle_id = begin_cycle_row(&started);
 	cycle_types_lookup(&types);
 
 	/* the engine's memory: one context, gone at the end of the cycle */
@@ -148,7 +155,7 @@ tide_run_cycle(PG_FUNCTION_ARGS)
 	jobs_evicted = tide_cycle_write_evictions(&l, r, cycle_id, &types, lost);
 	write_ms = cycle_elapsed_ms(t0);
 
-	record_cycle(cycle_id, r, &placed, jobs_evicted, load_ms, decide_ms, write_ms);
+	record_cycle(cycle_id, started, r, &placed, jobs_evicted, load_ms, decide_ms, write_ms);
 
 	MemoryContextDelete(mcxt);
 	SPI_finish();
