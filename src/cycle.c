@@ -6,11 +6,15 @@
  *      once if another cycle holds it;
  *   2. a tide.cycles row, and the transaction-local setting tide.cycle_id
  *      that the state-machine triggers copy into tide.job_events;
- *   3. load (cycle_load.c): nodes lost marked down (R-C3), then one query
- *      per table into the engine's snapshot;
+ *   3. load (cycle_load.c): nodes lost marked down (R-C3); then, unless
+ *      nothing changed since the last complete cycle (quiet: tide.change_seq
+ *      as it recorded, no clock-driven decision due; the cycle row is all it
+ *      writes), one query per table into the engine's snapshot;
  *   4. decide: tide_decide() (src/engine, plain C);
  *   5. write: placements (cycle_place.c), then evictions (cycle_evict.c);
- *   6. record: the cycle row's counters and load/decide/write times.
+ *   6. record: the cycle row's counters and load/decide/write times, and
+ *      in tide.cycle_state the counter the load saw (bumped once if the
+ *      cycle changed anything, so that the next cycle loads again).
  * Launchers are notified by triggers, delivered at commit: the allocations'
  * insert trigger (one NOTIFY per node that got work) and tide._evict (the
  * victims' nodes).
@@ -20,6 +24,7 @@
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "fmgr.h"
+#include "utils/builtins.h"
 #include "utils/memutils.h"
 #include "utils/timestamp.h"
 
@@ -30,6 +35,37 @@
 #include "cycle_rows.h"
 
 PG_FUNCTION_INFO_V1(tide_run_cycle);
+PG_FUNCTION_INFO_V1(tide_cycle_active);
+
+/* true while tide.run_cycle() runs: its own writes do not bump the counter */
+static bool cycle_active = false;
+
+/* The longest a cycle stays quiet: reasons that follow the clock refresh. */
+#define QUIET_MAX_USECS		(60 * USECS_PER_SEC)
+
+/*
+ * The change counter, then whether every writer that bumped it is done: the
+ * counter is read by the scan, before the lock is tried in the target list.
+ */
+static const char *const Q_CHANGES =
+"SELECT s.last_value,"
+"       CASE WHEN pg_catalog.pg_try_advisory_lock(tide._change_lock_key())"
+"            THEN pg_catalog.pg_advisory_unlock(tide._change_lock_key()) ELSE false END"
+"  FROM tide.change_seq s";
+
+static const char *const Q_STATE =
+"SELECT c.change_seq, c.recheck_at <= pg_catalog.clock_timestamp()"
+"  FROM tide.cycle_state c WHERE c.resource_group = $1";
+
+static const char *const W_STATE =
+"INSERT INTO tide.cycle_state AS c (resource_group, change_seq, recheck_at, cycle_id)"
+" VALUES ($1, $2, $3, $4)"
+" ON CONFLICT (resource_group) DO UPDATE"
+" SET change_seq = excluded.change_seq, recheck_at = excluded.recheck_at, cycle_id = excluded.cycle_id";
+
+static const char *const W_BUMP =
+"SELECT pg_catalog.pg_advisory_xact_lock_shared(tide._change_lock_key()),"
+"       pg_catalog.nextval('tide.change_seq')";
 
 static const char *const W_CYCLE =
 "UPDATE tide.cycles SET finished_at = pg_catalog.clock_timestamp(),"
@@ -106,43 +142,138 @@ record_cycle(int64 cycle_id, TimestampTz started, const TideResult *r, const Cyc
 }
 
 /*
- * tide.run_cycle() returns bigint: one scheduling cycle; the cycle id, or
- * NULL at once when another cycle is running (R-C1).
+ * Reads tide.change_seq into *seq; true if no writer that bumped it is
+ * still in flight (then the load sees every change up to *seq).
  */
-Datum
-tide_run_cycle(PG_FUNCTION_ARGS)
+static bool
+read_changes(int64 *seq)
+{
+	bool		isnull;
+	int			ret;
+
+	ret = SPI_execute(Q_CHANGES, false, 1);
+	if (ret != SPI_OK_SELECT || SPI_processed != 1)
+		elog(ERROR, "tide.run_cycle: reading tide.change_seq failed: %s", SPI_result_code_string(ret));
+	*seq = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	return DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull));
+}
+
+/* Did the last complete cycle of scope load at seq, with no clock change due? */
+static bool
+state_unchanged(const char *scope, int64 seq)
+{
+	Datum		arg = CStringGetTextDatum(scope);
+	Oid			argtype = TEXTOID;
+	bool		isnull,
+				due_null;
+	Datum		d,
+				due;
+	int			ret;
+
+	ret = SPI_execute_with_args(Q_STATE, 1, &argtype, &arg, NULL, true, 1);
+	if (ret != SPI_OK_SELECT)
+		elog(ERROR, "tide.run_cycle: reading tide.cycle_state failed: %s", SPI_result_code_string(ret));
+	if (SPI_processed != 1)
+		return false;
+	d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+	due = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &due_null);
+	return !isnull && DatumGetInt64(d) == seq && !due_null && !DatumGetBool(due);
+}
+
+/*
+ * When the clock alone may change a decision on this snapshot: a running
+ * job passing its queue's min_runtime (R-E4: it becomes a possible victim)
+ * or its time limit (the backfill shadows, R-L2); at most a minute ahead
+ * (the pending reasons that follow the clock).  No pending job: a minute.
+ */
+static TimestampTz
+recheck_time(const TideSnapshot *s)
+{
+	TimestampTz at = s->now + QUIET_MAX_USECS;
+
+	if (s->njobs == 0)
+		return at;
+	for (int i = 0; i < s->nrunning; i++)
+	{
+		const TideRunning *a = &s->running[i];
+		int64		min_runtime = s->queues[a->queue].min_runtime;
+
+		if (min_runtime > 0 && a->placed_at > 0 && a->placed_at + min_runtime > s->now &&
+			a->placed_at + min_runtime < at)
+			at = a->placed_at + min_runtime;
+		if (a->end_at != TIDE_TIME_UNKNOWN && a->end_at > s->now && a->end_at < at)
+			at = a->end_at;
+	}
+	return at;
+}
+
+/*
+ * Records what this complete cycle loaded: seq when no writer was in flight
+ * (else NULL: the next cycle loads); if it changed anything, bumps the
+ * counter so that the next cycle of any scope loads again.
+ */
+static void
+record_state(const char *scope, int64 cycle_id, bool settled, int64 seq,
+			 TimestampTz recheck, bool changed)
+{
+	Datum		args[4];
+	Oid			types[4] = {TEXTOID, INT8OID, TIMESTAMPTZOID, INT8OID};
+	char		nulls[4] = {' ', settled ? ' ' : 'n', ' ', ' '};
+	int			ret;
+
+	if (changed)
+	{
+		ret = SPI_execute(W_BUMP, false, 1);
+		if (ret != SPI_OK_SELECT)
+			elog(ERROR, "tide.run_cycle: bumping tide.change_seq failed: %s", SPI_result_code_string(ret));
+	}
+	args[0] = CStringGetTextDatum(scope);
+	args[1] = Int64GetDatum(seq);
+	args[2] = TimestampTzGetDatum(recheck);
+	args[3] = Int64GetDatum(cycle_id);
+	ret = SPI_execute_with_args(W_STATE, 4, types, args, nulls, false, 0);
+	if (ret != SPI_OK_INSERT)
+		elog(ERROR, "tide.run_cycle: cannot record tide.cycle_state: %s", SPI_result_code_string(ret));
+}
+
+/*
+ * The cycle after its row: lost nodes, then quiet or load, decide, write.
+ * Returns nothing; the caller owns the lock and the row.
+ */
+static void
+cycle_body(int64 cycle_id, TimestampTz started, const char *scope)
 {
 	CycleLoad	l;
 	CycleTypes	types;
 	CyclePlaced placed;
 	MemoryContext mcxt;
 	TideResult *r;
-	int64		cycle_id;
-	TimestampTz started;
-	int			ret,
-				lost,
+	TideResult	quiet;
+	int			lost,
 				jobs_evicted;
+	bool		settled,
+				changed;
+	int64		seq;
 	instr_time	t0;
 	double		load_ms,
 				decide_ms,
 				write_ms;
-	MemoryContext caller = CurrentMemoryContext;
-
-	if ((ret = SPI_connect()) != SPI_OK_CONNECT)
-		elog(ERROR, "tide.run_cycle: SPI_connect failed: %s", SPI_result_code_string(ret));
-	if (!try_cycle_lock())
-	{
-		SPI_finish();
-		PG_RETURN_NULL();
-	}
-	cycle_id = begin_cycle_row(&started);
-	cycle_types_lookup(&types);
-
-	/* the engine's memory: one context, gone at the end of the cycle */
-	mcxt = AllocSetContextCreate(caller, "tide cycle", ALLOCSET_DEFAULT_SIZES);
 
 	INSTR_TIME_SET_CURRENT(t0);
 	lost = tide_cycle_nodes_lost();	/* before the load sees the nodes */
+	settled = read_changes(&seq);
+	if (lost == 0 && settled && state_unchanged(scope, seq))
+	{
+		/* quiet: nothing the load would read has changed */
+		memset(&quiet, 0, sizeof(quiet));
+		memset(&placed, 0, sizeof(placed));
+		record_cycle(cycle_id, started, &quiet, &placed, 0, cycle_elapsed_ms(t0), 0, 0);
+		return;
+	}
+
+	cycle_types_lookup(&types);
+	/* the engine's memory: one context, gone at the end of the cycle */
+	mcxt = AllocSetContextCreate(CurrentMemoryContext, "tide cycle", ALLOCSET_DEFAULT_SIZES);
 	tide_cycle_load(&l, mcxt);
 	load_ms = cycle_elapsed_ms(t0);
 
@@ -156,8 +287,48 @@ tide_run_cycle(PG_FUNCTION_ARGS)
 	write_ms = cycle_elapsed_ms(t0);
 
 	record_cycle(cycle_id, started, r, &placed, jobs_evicted, load_ms, decide_ms, write_ms);
-
+	changed = lost > 0 || r->nplacements > 0 || placed.jobs_placed > 0 || jobs_evicted > 0 ||
+		r->counters.jobs_unschedulable > 0 || placed.reasons_deferred > 0;
+	record_state(scope, cycle_id, settled, seq, recheck_time(l.s), changed);
 	MemoryContextDelete(mcxt);
+}
+
+/*
+ * tide.run_cycle() returns bigint: one scheduling cycle; the cycle id, or
+ * NULL at once when another cycle is running (R-C1).
+ */
+Datum
+tide_run_cycle(PG_FUNCTION_ARGS)
+{
+	int64		cycle_id;
+	TimestampTz started;
+	int			ret;
+
+	if ((ret = SPI_connect()) != SPI_OK_CONNECT)
+		elog(ERROR, "tide.run_cycle: SPI_connect failed: %s", SPI_result_code_string(ret));
+	if (!try_cycle_lock())
+	{
+		SPI_finish();
+		PG_RETURN_NULL();
+	}
+	cycle_id = begin_cycle_row(&started);
+	cycle_active = true;
+	PG_TRY();
+	{
+		cycle_body(cycle_id, started, "");
+	}
+	PG_FINALLY();
+	{
+		cycle_active = false;
+	}
+	PG_END_TRY();
 	SPI_finish();
 	PG_RETURN_INT64(cycle_id);
+}
+
+/* tide._cycle_active() returns boolean: does this backend run a cycle now? */
+Datum
+tide_cycle_active(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_BOOL(cycle_active);
 }
