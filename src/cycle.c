@@ -274,7 +274,7 @@ cycle_body(int64 cycle_id, TimestampTz started, const char *scope)
 	cycle_types_lookup(&types);
 	/* the engine's memory: one context, gone at the end of the cycle */
 	mcxt = AllocSetContextCreate(CurrentMemoryContext, "tide cycle", ALLOCSET_DEFAULT_SIZES);
-	tide_cycle_load(&l, mcxt);
+	tide_cycle_load(&l, mcxt, NULL);
 	load_ms = cycle_elapsed_ms(t0);
 
 	INSTR_TIME_SET_CURRENT(t0);

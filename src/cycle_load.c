@@ -33,7 +33,8 @@ static const char *const Q_NODES =
 "       CASE WHEN n.labels = '{}' THEN NULL ELSE ARRAY(SELECT e.key FROM pg_catalog.jsonb_each_text(n.labels) e ORDER BY e.key) END,"
 "       CASE WHEN n.labels = '{}' THEN NULL ELSE ARRAY(SELECT e.value FROM pg_catalog.jsonb_each_text(n.labels) e ORDER BY e.key) END,"
 "       n.heartbeat_at"
-"  FROM tide.nodes n ORDER BY n.name COLLATE \"C\"";
+"  FROM tide.nodes n WHERE ($1::text IS NULL OR n.resource_group = $1)"
+" ORDER BY n.name COLLATE \"C\"";
 #define Anum_nodes_name				1
 #define Anum_nodes_resource_group	2
 #define Anum_nodes_capacity			3
@@ -49,7 +50,8 @@ static const char *const Q_QUEUES =
 "SELECT q.name, q.resource_group, q.quota, q.capability, q.priority, q.placement,"
 "       q.service_type, q.reclaimable, q.preemption_within,"
 "       (EXTRACT(epoch FROM q.min_runtime) * 1000000)::bigint"
-"  FROM tide.queues q ORDER BY q.name COLLATE \"C\"";
+"  FROM tide.queues q WHERE ($1::text IS NULL OR q.resource_group = $1)"
+" ORDER BY q.name COLLATE \"C\"";
 #define Anum_queues_name			1
 #define Anum_queues_resource_group	2
 #define Anum_queues_quota			3
@@ -71,6 +73,7 @@ static const char *const Q_JOBS =
 "       j.pending_reason"
 "  FROM tide.jobs j"
 " WHERE j.state = 'pending' AND NOT j.unschedulable AND NOT j.cancel_requested"
+"   AND ($1::text IS NULL OR j.queue IN (SELECT gq.name FROM tide.queues gq WHERE gq.resource_group = $1))"
 " ORDER BY j.id";				/* tide_job_index() relies on this order */
 #define Anum_jobs_id				1
 #define Anum_jobs_queue				2
@@ -93,6 +96,7 @@ static const char *const Q_TASKS =
 "SELECT t.job_id, t.role, t.replicas, t.request, t.ctid"
 "  FROM tide.job_tasks t JOIN tide.jobs j ON j.id = t.job_id"
 " WHERE j.state = 'pending' AND NOT j.unschedulable AND NOT j.cancel_requested"
+"   AND ($1::text IS NULL OR j.queue IN (SELECT gq.name FROM tide.queues gq WHERE gq.resource_group = $1))"
 " ORDER BY t.job_id";			/* roles sorted by name in load_jobs (a merge, no sort) */
 #define Anum_tasks_job_id			1
 #define Anum_tasks_role				2
@@ -105,7 +109,8 @@ static const char *const Q_ALLOCS =
 "       j.idle, j.preemptable, j.priority, j.service_type, a.started_at,"
 "       a.started_at + j.time_limit, coalesce(a.started_at, a.created_at)"
 "  FROM tide.allocations a JOIN tide.jobs j ON j.id = a.job_id"
-" WHERE a.state <> 'released'";
+" WHERE a.state <> 'released' AND ($1::text IS NULL OR j.queue IN (SELECT gq.name FROM tide.queues gq WHERE gq.resource_group = $1))"
+"   AND ($1::text IS NULL OR a.node IN (SELECT gn.name FROM tide.nodes gn WHERE gn.resource_group = $1))";
 #define Anum_allocs_id				1
 #define Anum_allocs_job_id			2
 #define Anum_allocs_node			3
@@ -130,6 +135,7 @@ static const char *const Q_CLAIMS =
 "                  AND e.acked_at IS NULL)"
 "  FROM tide.eviction_holds h JOIN tide.jobs j ON j.id = h.job_id"
 " WHERE j.state = 'pending' AND NOT j.unschedulable AND NOT j.cancel_requested"
+"   AND ($1::text IS NULL OR j.queue IN (SELECT gq.name FROM tide.queues gq WHERE gq.resource_group = $1))"
 " ORDER BY h.job_id, h.role COLLATE \"C\", h.replica";
 #define Anum_claims_job_id			1
 #define Anum_claims_node			2
@@ -192,6 +198,7 @@ typedef struct Loader
 			   *tasks,
 			   *allocs,
 			   *claims;
+	const char *group;			/* the resource group loaded, NULL: all */
 	NameMap		node_names;
 	NameMap		queue_names;
 	char	  **group_names;	/* resource group ids, in order of appearance */
@@ -206,11 +213,16 @@ cycle_alloc(void *ctx, size_t size)
 	return MemoryContextAllocExtended((MemoryContext) ctx, size, MCXT_ALLOC_HUGE);
 }
 
-/* Run one load query; its rows stay valid until SPI_finish. */
+/*
+ * Run one load query, $1 the resource group (NULL: every group); its rows
+ * stay valid until SPI_finish.
+ */
 static SPITupleTable *
-run_select(const char *sql)
+run_select(Loader *ld, const char *sql)
 {
-	int			ret = SPI_execute(sql, false, 0);
+	Oid			argtype = TEXTOID;
+	Datum		arg = ld->group ? CStringGetTextDatum(ld->group) : (Datum) 0;
+	int			ret = SPI_execute_with_args(sql, 1, &argtype, &arg, ld->group ? NULL : "n", false, 0);
 
 	if (ret != SPI_OK_SELECT)
 		elog(ERROR, "tide.run_cycle: query failed (%s): %s", SPI_result_code_string(ret), sql);
@@ -703,7 +715,7 @@ load_claims(Loader *ld)
 	SPITupleTable *t;
 
 	s->evict = true;
-	t = ld->claims = run_select(Q_CLAIMS);
+	t = ld->claims = run_select(ld, Q_CLAIMS);
 	s->claims = tide_alloc(s, sizeof(TideClaim) * (NROWS(t) + 1));
 	s->nclaims = 0;
 	for (uint64 i = 0; i < NROWS(t); i++)
@@ -728,7 +740,7 @@ load_claims(Loader *ld)
 }
 
 void
-tide_cycle_load(CycleLoad *l, MemoryContext mcxt)
+tide_cycle_load(CycleLoad *l, MemoryContext mcxt, const char *group)
 {
 	TideMem		mem = {cycle_alloc, NULL, mcxt};
 	Loader	   *ld = palloc0(sizeof(Loader));
@@ -738,13 +750,14 @@ tide_cycle_load(CycleLoad *l, MemoryContext mcxt)
 	memset(l, 0, sizeof(CycleLoad));
 	l->mcxt = mcxt;
 	ld->l = l;
+	ld->group = group;
 
 	/* referencing rows first (see the top of this file) */
-	ld->jobs = run_select(Q_JOBS);
-	ld->tasks = run_select(Q_TASKS);
-	ld->allocs = run_select(Q_ALLOCS);
-	ld->queues = run_select(Q_QUEUES);
-	ld->nodes = run_select(Q_NODES);
+	ld->jobs = run_select(ld, Q_JOBS);
+	ld->tasks = run_select(ld, Q_TASKS);
+	ld->allocs = run_select(ld, Q_ALLOCS);
+	ld->queues = run_select(ld, Q_QUEUES);
+	ld->nodes = run_select(ld, Q_NODES);
 	if (NROWS(ld->nodes) > INT32_MAX / 4 || NROWS(ld->jobs) > INT32_MAX / 4 ||
 		NROWS(ld->tasks) > INT32_MAX / 4 || NROWS(ld->allocs) > INT32_MAX / 4)
 		ereport(ERROR, (errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
