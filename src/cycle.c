@@ -2,8 +2,9 @@
  * cycle.c: tide.run_cycle(), the SPI adapter around the policy engine:
  * the order of one cycle, in the caller's transaction (R-C1).
  *
- *   1. lock: pg_try_advisory_xact_lock(tide._cycle_lock_key()); NULL at
- *      once if another cycle holds it;
+ *   1. lock: pg_try_advisory_xact_lock(tide._cycle_lock_key()), or for one
+ *      resource group's cycle that key shared and the group's own
+ *      (try_cycle_lock); NULL at once if another cycle holds it;
  *   2. a tide.cycles row, and the transaction-local setting tide.cycle_id
  *      that the state-machine triggers copy into tide.job_events;
  *   3. load (cycle_load.c): nodes lost marked down (R-C3); then, unless
@@ -35,6 +36,7 @@
 #include "cycle_rows.h"
 
 PG_FUNCTION_INFO_V1(tide_run_cycle);
+PG_FUNCTION_INFO_V1(tide_run_cycle_group);
 PG_FUNCTION_INFO_V1(tide_cycle_active);
 
 /* true while tide.run_cycle() runs: its own writes do not bump the counter */
@@ -75,14 +77,33 @@ static const char *const W_CYCLE =
 "       load_ms = $7, decide_ms = $8, write_ms = $9"
 " WHERE id = $1 AND started_at = $12";	/* the partition key: one partition */
 
-/* The one-cycle-at-a-time lock (R-C1), without waiting: false if held. */
+/*
+ * The one-cycle-at-a-time lock (R-C1), without waiting: false if held.  The
+ * whole-cluster cycle (group NULL) takes tide._cycle_lock_key() exclusively;
+ * a resource group's cycle takes it shared, so that group cycles run side by
+ * side but never with a whole-cluster cycle, and then its group's own key
+ * exclusively: (1953064037 = 'tide', hashtext(group)) in the two-key space
+ * of advisory locks, apart from the bigint keys.  A hash collision of two
+ * groups only makes their cycles take turns.
+ */
 static bool
-try_cycle_lock(void)
+try_cycle_lock(const char *group)
 {
 	bool		isnull;
 	int			ret;
+	Datum		arg;
+	Oid			argtype = TEXTOID;
 
-	ret = SPI_execute("SELECT pg_catalog.pg_try_advisory_xact_lock(tide._cycle_lock_key())", false, 1);
+	if (group == NULL)
+		ret = SPI_execute("SELECT pg_catalog.pg_try_advisory_xact_lock(tide._cycle_lock_key())", false, 1);
+	else
+	{
+		arg = CStringGetTextDatum(group);
+		ret = SPI_execute_with_args("SELECT CASE WHEN pg_catalog.pg_try_advisory_xact_lock_shared(tide._cycle_lock_key())"
+									" THEN pg_catalog.pg_try_advisory_xact_lock(1953064037, pg_catalog.hashtext($1))"
+									" ELSE false END",
+									1, &argtype, &arg, NULL, false, 1);
+	}
 	if (ret != SPI_OK_SELECT || SPI_processed != 1)
 		elog(ERROR, "tide.run_cycle: advisory lock query failed: %s", SPI_result_code_string(ret));
 	return DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
@@ -241,8 +262,9 @@ record_state(const char *scope, int64 cycle_id, bool settled, int64 seq,
  * Returns nothing; the caller owns the lock and the row.
  */
 static void
-cycle_body(int64 cycle_id, TimestampTz started, const char *scope)
+cycle_body(int64 cycle_id, TimestampTz started, const char *group)
 {
+	const char *scope = group ? group : "";
 	CycleLoad	l;
 	CycleTypes	types;
 	CyclePlaced placed;
@@ -274,7 +296,7 @@ cycle_body(int64 cycle_id, TimestampTz started, const char *scope)
 	cycle_types_lookup(&types);
 	/* the engine's memory: one context, gone at the end of the cycle */
 	mcxt = AllocSetContextCreate(CurrentMemoryContext, "tide cycle", ALLOCSET_DEFAULT_SIZES);
-	tide_cycle_load(&l, mcxt, NULL);
+	tide_cycle_load(&l, mcxt, group);
 	load_ms = cycle_elapsed_ms(t0);
 
 	INSTR_TIME_SET_CURRENT(t0);
@@ -293,12 +315,9 @@ cycle_body(int64 cycle_id, TimestampTz started, const char *scope)
 	MemoryContextDelete(mcxt);
 }
 
-/*
- * tide.run_cycle() returns bigint: one scheduling cycle; the cycle id, or
- * NULL at once when another cycle is running (R-C1).
- */
-Datum
-tide_run_cycle(PG_FUNCTION_ARGS)
+/* One cycle of the group (NULL: the whole cluster); NULL if one is running. */
+static Datum
+run_cycle(FunctionCallInfo fcinfo, const char *group)
 {
 	int64		cycle_id;
 	TimestampTz started;
@@ -306,7 +325,7 @@ tide_run_cycle(PG_FUNCTION_ARGS)
 
 	if ((ret = SPI_connect()) != SPI_OK_CONNECT)
 		elog(ERROR, "tide.run_cycle: SPI_connect failed: %s", SPI_result_code_string(ret));
-	if (!try_cycle_lock())
+	if (!try_cycle_lock(group))
 	{
 		SPI_finish();
 		PG_RETURN_NULL();
@@ -315,7 +334,7 @@ tide_run_cycle(PG_FUNCTION_ARGS)
 	cycle_active = true;
 	PG_TRY();
 	{
-		cycle_body(cycle_id, started, "");
+		cycle_body(cycle_id, started, group);
 	}
 	PG_FINALLY();
 	{
@@ -324,6 +343,27 @@ tide_run_cycle(PG_FUNCTION_ARGS)
 	PG_END_TRY();
 	SPI_finish();
 	PG_RETURN_INT64(cycle_id);
+}
+
+/*
+ * tide.run_cycle() returns bigint: one scheduling cycle; the cycle id, or
+ * NULL at once when another cycle is running (R-C1).
+ */
+Datum
+tide_run_cycle(PG_FUNCTION_ARGS)
+{
+	return run_cycle(fcinfo, NULL);
+}
+
+/*
+ * tide.run_cycle(resource_group text) returns bigint: the cycle of one
+ * resource group (its nodes, queues and their jobs); NULL at once while a
+ * cycle of that group or of the whole cluster runs.
+ */
+Datum
+tide_run_cycle_group(PG_FUNCTION_ARGS)
+{
+	return run_cycle(fcinfo, text_to_cstring(PG_GETARG_TEXT_PP(0)));
 }
 
 /* tide._cycle_active() returns boolean: does this backend run a cycle now? */

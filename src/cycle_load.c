@@ -73,7 +73,7 @@ static const char *const Q_JOBS =
 "       j.pending_reason"
 "  FROM tide.jobs j"
 " WHERE j.state = 'pending' AND NOT j.unschedulable AND NOT j.cancel_requested"
-"   AND ($1::text IS NULL OR j.queue IN (SELECT gq.name FROM tide.queues gq WHERE gq.resource_group = $1))"
+"   AND ($1::text IS NULL OR j.queue = ANY ($2::text[]))"
 " ORDER BY j.id";				/* tide_job_index() relies on this order */
 #define Anum_jobs_id				1
 #define Anum_jobs_queue				2
@@ -96,7 +96,7 @@ static const char *const Q_TASKS =
 "SELECT t.job_id, t.role, t.replicas, t.request, t.ctid"
 "  FROM tide.job_tasks t JOIN tide.jobs j ON j.id = t.job_id"
 " WHERE j.state = 'pending' AND NOT j.unschedulable AND NOT j.cancel_requested"
-"   AND ($1::text IS NULL OR j.queue IN (SELECT gq.name FROM tide.queues gq WHERE gq.resource_group = $1))"
+"   AND ($1::text IS NULL OR j.queue = ANY ($2::text[]))"
 " ORDER BY t.job_id";			/* roles sorted by name in load_jobs (a merge, no sort) */
 #define Anum_tasks_job_id			1
 #define Anum_tasks_role				2
@@ -109,8 +109,8 @@ static const char *const Q_ALLOCS =
 "       j.idle, j.preemptable, j.priority, j.service_type, a.started_at,"
 "       a.started_at + j.time_limit, coalesce(a.started_at, a.created_at)"
 "  FROM tide.allocations a JOIN tide.jobs j ON j.id = a.job_id"
-" WHERE a.state <> 'released' AND ($1::text IS NULL OR j.queue IN (SELECT gq.name FROM tide.queues gq WHERE gq.resource_group = $1))"
-"   AND ($1::text IS NULL OR a.node IN (SELECT gn.name FROM tide.nodes gn WHERE gn.resource_group = $1))";
+" WHERE a.state <> 'released' AND ($1::text IS NULL OR j.queue = ANY ($2::text[]))"
+"   AND ($1::text IS NULL OR a.node = ANY ($3::text[]))";
 #define Anum_allocs_id				1
 #define Anum_allocs_job_id			2
 #define Anum_allocs_node			3
@@ -135,7 +135,7 @@ static const char *const Q_CLAIMS =
 "                  AND e.acked_at IS NULL)"
 "  FROM tide.eviction_holds h JOIN tide.jobs j ON j.id = h.job_id"
 " WHERE j.state = 'pending' AND NOT j.unschedulable AND NOT j.cancel_requested"
-"   AND ($1::text IS NULL OR j.queue IN (SELECT gq.name FROM tide.queues gq WHERE gq.resource_group = $1))"
+"   AND ($1::text IS NULL OR j.queue = ANY ($2::text[]))"
 " ORDER BY h.job_id, h.role COLLATE \"C\", h.replica";
 #define Anum_claims_job_id			1
 #define Anum_claims_node			2
@@ -199,6 +199,8 @@ typedef struct Loader
 			   *allocs,
 			   *claims;
 	const char *group;			/* the resource group loaded, NULL: all */
+	Datum		group_queues;	/* text[] of its queues' names */
+	Datum		group_nodes;	/* text[] of its nodes' names */
 	NameMap		node_names;
 	NameMap		queue_names;
 	char	  **group_names;	/* resource group ids, in order of appearance */
@@ -214,19 +216,37 @@ cycle_alloc(void *ctx, size_t size)
 }
 
 /*
- * Run one load query, $1 the resource group (NULL: every group); its rows
- * stay valid until SPI_finish.
+ * Run one load query: $1 the resource group (NULL: every group), $2 and $3
+ * the names of its queues and nodes (arrays of constants plan as index
+ * scans where a subquery would not); its rows stay valid until SPI_finish.
  */
 static SPITupleTable *
 run_select(Loader *ld, const char *sql)
 {
-	Oid			argtype = TEXTOID;
-	Datum		arg = ld->group ? CStringGetTextDatum(ld->group) : (Datum) 0;
-	int			ret = SPI_execute_with_args(sql, 1, &argtype, &arg, ld->group ? NULL : "n", false, 0);
+	Oid			argtypes[3] = {TEXTOID, TEXTARRAYOID, TEXTARRAYOID};
+	Datum		args[3] = {ld->group ? CStringGetTextDatum(ld->group) : (Datum) 0,
+	ld->group_queues, ld->group_nodes};
+	int			ret = SPI_execute_with_args(sql, 3, argtypes, args, ld->group ? NULL : "nnn", false, 0);
 
 	if (ret != SPI_OK_SELECT)
 		elog(ERROR, "tide.run_cycle: query failed (%s): %s", SPI_result_code_string(ret), sql);
 	return SPI_tuptable;
+}
+
+/* The names of the group's queues or nodes, as a text[] datum. */
+static Datum
+group_names(const char *group, const char *sql)
+{
+	Oid			argtype = TEXTOID;
+	Datum		arg = CStringGetTextDatum(group);
+	bool		isnull;
+	Datum		d;
+	int			ret = SPI_execute_with_args(sql, 1, &argtype, &arg, NULL, false, 1);
+
+	if (ret != SPI_OK_SELECT || SPI_processed != 1)
+		elog(ERROR, "tide.run_cycle: listing the group's names failed: %s", SPI_result_code_string(ret));
+	d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+	return PointerGetDatum(PG_DETOAST_DATUM_COPY(d));
 }
 
 #define NROWS(t) ((t)->numvals)
@@ -750,7 +770,12 @@ tide_cycle_load(CycleLoad *l, MemoryContext mcxt, const char *group)
 	memset(l, 0, sizeof(CycleLoad));
 	l->mcxt = mcxt;
 	ld->l = l;
-	ld->group = group;
+	l->group = ld->group = group;
+	if (group)
+	{
+		ld->group_queues = group_names(group, "SELECT coalesce(pg_catalog.array_agg(q.name), '{}') FROM tide.queues q WHERE q.resource_group = $1");
+		ld->group_nodes = group_names(group, "SELECT coalesce(pg_catalog.array_agg(n.name), '{}') FROM tide.nodes n WHERE n.resource_group = $1");
+	}
 
 	/* referencing rows first (see the top of this file) */
 	ld->jobs = run_select(ld, Q_JOBS);

@@ -21,6 +21,7 @@
 typedef struct CycleLoad
 {
 	MemoryContext mcxt;			/* the snapshot's memory */
+	const char *group;			/* the resource group loaded, NULL: all */
 	TideSnapshot *s;
 	Datum	   *role_request;	/* [nroles] resvec datum of each role's request */
 	char	  **role_name;		/* [nroles] */
