@@ -128,6 +128,51 @@ SELECT format('floor select_ms=%s insert_ms=%s total_ms=%s; placed jobs to alloc
   FROM pg_temp.floor_ms((SELECT allocations_made FROM tide.cycles ORDER BY id DESC LIMIT 1), :nodes,
                         (SELECT jobs_placed FROM tide.cycles ORDER BY id DESC LIMIT 1));
 
+-- Quiet and busy steady states with the whole backlog still pending.  A
+-- cycle after one that placed loads again; then nothing changes: quiet
+-- cycles (tide.change_seq, no load).  Busy: every cycle follows one arrival
+-- and one exit (a launcher's report), as at one of each per second.
+CREATE TEMP TABLE cycle_times (kind text, ms float8);
+CREATE FUNCTION pg_temp.timed_cycle(kind text) RETURNS void LANGUAGE plpgsql AS $$
+DECLARE
+    t0 timestamptz := clock_timestamp();
+BEGIN
+    PERFORM tide.run_cycle();
+    INSERT INTO cycle_times VALUES (kind, 1000 * extract(epoch FROM clock_timestamp() - t0));
+END $$;
+CREATE FUNCTION pg_temp.busy_step() RETURNS void LANGUAGE plpgsql AS $$
+DECLARE
+    a bigint;
+BEGIN
+    PERFORM tide.submit('queue-1', 'cpu=4, memory=32Gi, gpu=1');
+    SELECT min(id) INTO a FROM tide.allocations WHERE state = 'assigned';
+    IF a IS NOT NULL THEN
+        PERFORM tide.started(a);
+        PERFORM tide.exited(a, 0);
+    END IF;
+END $$;
+-- settle: cycles until one is quiet (the reason backlog drains first)
+CREATE FUNCTION pg_temp.settle() RETURNS int LANGUAGE plpgsql AS $$
+DECLARE
+    c bigint;
+BEGIN
+    FOR i IN 1 .. 200 LOOP
+        c := tide.run_cycle();
+        IF NOT EXISTS (SELECT 1 FROM tide.cycle_state s WHERE s.resource_group = '' AND s.cycle_id = c) THEN
+            RETURN i;
+        END IF;
+    END LOOP;
+    RETURN NULL;
+END $$;
+SELECT format('settled after %s cycles', pg_temp.settle());
+SELECT 'SELECT pg_temp.timed_cycle(''quiet'')' FROM generate_series(1, 10) \gexec
+SELECT 'SELECT pg_temp.busy_step(); SELECT pg_temp.timed_cycle(''busy'')' FROM generate_series(1, 5) \gexec
+SELECT format('%s steady jobs=%s cycles=%s min_ms=%s median_ms=%s max_ms=%s', kind,
+              (SELECT count(*) FROM tide.jobs WHERE state = 'pending'), count(*),
+              round(min(ms)::numeric, 1), round((percentile_cont(0.5) WITHIN GROUP (ORDER BY ms))::numeric, 1),
+              round(max(ms)::numeric, 1))
+  FROM cycle_times GROUP BY kind ORDER BY kind DESC;
+
 -- Steady state: 1k pending jobs, nothing fits (the cluster is full now),
 -- after autovacuum would have cleaned up the first cycle's updates.
 DELETE FROM tide.jobs WHERE state = 'pending' AND id > 1000 + (SELECT min(id) FROM tide.jobs WHERE state = 'pending');

@@ -23,3 +23,15 @@ CREATE FUNCTION tide._cycle_writing() RETURNS boolean
     AS 'MODULE_PATHNAME', 'tide_cycle_writing';
 COMMENT ON FUNCTION tide._cycle_writing() IS
     'true only while this backend''s tide.run_cycle() runs one of its own writes (for the triggers: the allocation insert''s task check, allocated -> pending)';
+
+-- A resource group's cycle: groups share no nodes and no queues, so their
+-- cycles run in parallel backends (docs/cadence.md#a-cycle-per-resource-group).
+CREATE FUNCTION tide.run_cycle(resource_group text) RETURNS bigint
+    LANGUAGE c VOLATILE STRICT
+    SET search_path = pg_catalog, pg_temp
+    SET jit = off
+    AS 'MODULE_PATHNAME', 'tide_run_cycle_group';
+COMMENT ON FUNCTION tide.run_cycle(text) IS
+    'one scheduling cycle of one resource group (its nodes, its queues and their jobs) in the caller''s transaction; returns the cycle id, or NULL at once while a cycle of that group or of the whole cluster runs (R-C1 per group)';
+REVOKE ALL ON FUNCTION tide.run_cycle(text) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION tide.run_cycle(text) TO tide_admin;

@@ -18,6 +18,14 @@ AS $$ SELECT 'pg_tide_cycles'::text $$;
 COMMENT ON FUNCTION tide.cron_job_name() IS
 'name of the pg_cron job that tide.schedule_cycles() creates (pg_tide_cycles)';
 
+-- ... and of a resource group's job (pg_tide_cycles:GROUP; NULL: the cluster's)
+CREATE FUNCTION tide.cron_job_name(resource_group text) RETURNS text
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$ SELECT tide.cron_job_name() OPERATOR(pg_catalog.||) coalesce(':' OPERATOR(pg_catalog.||) resource_group, '') $$;
+COMMENT ON FUNCTION tide.cron_job_name(text) IS
+'name of the pg_cron job of one resource group''s cycles (pg_tide_cycles:GROUP), or of the whole cluster''s when NULL';
+
 -- Is pg_cron usable from this database?  Raises a clear error otherwise;
 -- returns its version as (major, minor) when it is.
 CREATE FUNCTION tide.cron_check(OUT major int, OUT minor int)
@@ -65,7 +73,7 @@ COMMENT ON FUNCTION tide.cron_check() IS
 -- types match exactly wins over pg_catalog's cast-needing one, so a mixed
 -- expression such as `step < 1` (float8 < int) could run a caller's own
 -- operator as whoever CALLs this (pg_cron: usually a superuser).
-CREATE PROCEDURE tide.cycle_loop(every interval DEFAULT '1 second', run_for interval DEFAULT NULL)
+CREATE PROCEDURE tide.cycle_loop(every interval, run_for interval, resource_group text)
 LANGUAGE plpgsql
 AS $$
 DECLARE
@@ -75,6 +83,7 @@ DECLARE
     next_at timestamptz;
     k bigint := 0;
     watch_job boolean := run_for IS NULL AND pg_catalog.to_regclass('cron.job') IS NOT NULL;
+    job_name text := tide.cron_job_name(resource_group);
     still_scheduled boolean;
 BEGIN
     IF step IS NULL OR step OPERATOR(pg_catalog.<) 1::float8 THEN
@@ -90,7 +99,11 @@ BEGIN
     END IF;
     LOOP
         BEGIN
-            PERFORM tide.run_cycle();
+            IF resource_group IS NULL THEN
+                PERFORM tide.run_cycle();
+            ELSE
+                PERFORM tide.run_cycle(resource_group);
+            END IF;
         EXCEPTION WHEN OTHERS THEN
             -- one failed cycle must not stop the cadence for the rest of the minute
             RAISE WARNING 'pg_tide: scheduling cycle failed: % (SQLSTATE %)', SQLERRM, SQLSTATE;
@@ -105,7 +118,7 @@ BEGIN
         IF watch_job THEN
             -- tide.unschedule_cycles() stops the loop at the next tick
             EXECUTE 'SELECT EXISTS (SELECT 1 FROM cron.job WHERE jobname = $1 AND active)'
-                INTO still_scheduled USING tide.cron_job_name();
+                INTO still_scheduled USING job_name;
             EXIT WHEN NOT still_scheduled;
         END IF;
         PERFORM pg_catalog.pg_sleep(GREATEST(0,
@@ -118,16 +131,30 @@ BEGIN
     END LOOP;
 END
 $$;
+COMMENT ON PROCEDURE tide.cycle_loop(interval, interval, text) IS
+'runs tide.run_cycle(resource_group) (all groups when NULL) every `every`, committing each, until shortly before the minute ends (or for run_for); pg_cron < 1.5 CALLs it every minute';
+REVOKE ALL ON PROCEDURE tide.cycle_loop(interval, interval, text) FROM PUBLIC;
+GRANT EXECUTE ON PROCEDURE tide.cycle_loop(interval, interval, text) TO tide_admin;
+
+CREATE PROCEDURE tide.cycle_loop(every interval DEFAULT '1 second', run_for interval DEFAULT NULL)
+LANGUAGE plpgsql
+AS $$
+BEGIN
+    CALL tide.cycle_loop(every, run_for, NULL::text);
+END
+$$;
 COMMENT ON PROCEDURE tide.cycle_loop(interval, interval) IS
 'runs tide.run_cycle() every `every`, committing each, until shortly before the minute ends (or for run_for); pg_cron < 1.5 CALLs it every minute';
 REVOKE ALL ON PROCEDURE tide.cycle_loop(interval, interval) FROM PUBLIC;
 GRANT EXECUTE ON PROCEDURE tide.cycle_loop(interval, interval) TO tide_admin;
 
-CREATE FUNCTION tide.schedule_cycles(every interval DEFAULT '1 second') RETURNS bigint
+CREATE FUNCTION tide.schedule_cycles(every interval, per_group boolean) RETURNS bigint
 LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
+    g text;
+    groups text[];
     v record;
     secs numeric;
     sched text;
@@ -173,15 +200,44 @@ BEGIN
                   HINT = 'Use 1 to 59 seconds, 1 to 59 whole minutes, or 1 hour.';
     END IF;
 
-    -- a named job: scheduling again replaces it (pg_cron upserts by name)
-    EXECUTE 'SELECT cron.schedule($1, $2, $3)' INTO job_id USING tide.cron_job_name(), sched, cmd;
+    -- named jobs: scheduling again replaces them (pg_cron upserts by name);
+    -- a whole-cluster job and group jobs never run side by side
+    PERFORM tide._unschedule_cycles(per_group, true);
+    IF NOT per_group THEN
+        EXECUTE 'SELECT cron.schedule($1, $2, $3)' INTO job_id
+            USING tide.cron_job_name(), sched, cmd;
+        RETURN job_id;
+    END IF;
+    SELECT pg_catalog.array_agg(DISTINCT x.g ORDER BY x.g) INTO groups
+      FROM (SELECT n.resource_group AS g FROM tide.nodes n
+            UNION SELECT q.resource_group FROM tide.queues q) x;
+    IF groups IS NULL THEN
+        RAISE EXCEPTION 'no resource group to schedule cycles for'
+            USING ERRCODE = 'object_not_in_prerequisite_state',
+                  HINT = 'Register nodes and create queues first (each names its resource_group); schedule again when groups are added.';
+    END IF;
+    FOREACH g IN ARRAY groups LOOP
+        EXECUTE 'SELECT cron.schedule($1, $2, $3)' INTO job_id
+            USING tide.cron_job_name(g), sched,
+                  CASE WHEN cmd = 'SELECT tide.run_cycle()' THEN pg_catalog.format('SELECT tide.run_cycle(%L)', g)
+                       ELSE pg_catalog.format('CALL tide.cycle_loop(%L, NULL, %L)', pg_catalog.make_interval(secs => secs), g) END;
+    END LOOP;
     RETURN job_id;
 END
 $$;
+COMMENT ON FUNCTION tide.schedule_cycles(interval, boolean) IS
+'has pg_cron run cycles at this cadence: per_group false, one tide.run_cycle() job; true, one tide.run_cycle(GROUP) job per resource group of the nodes and queues now (run in parallel; schedule again when groups are added); replaces any earlier schedule; returns the (last) pg_cron job id';
+
+CREATE FUNCTION tide.schedule_cycles(every interval DEFAULT '1 second') RETURNS bigint
+LANGUAGE sql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$ SELECT tide.schedule_cycles(every, false) $$;
 COMMENT ON FUNCTION tide.schedule_cycles(interval) IS
 'has pg_cron run tide.run_cycle() at this cadence (native second schedules on pg_cron >= 1.5, a looping procedure on older ones); calling it again replaces the schedule; returns the pg_cron job id';
 
-CREATE FUNCTION tide.unschedule_cycles() RETURNS boolean
+-- Removes pg_tide's cycle jobs: the whole cluster's (whole) and/or the
+-- resource groups' (groups); true if there was one.
+CREATE FUNCTION tide._unschedule_cycles(whole boolean, groups boolean) RETURNS boolean
 LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
 AS $$
@@ -192,12 +248,20 @@ BEGIN
     IF NOT EXISTS (SELECT 1 FROM pg_catalog.pg_extension WHERE extname = 'pg_cron') THEN
         RETURN false;           -- nothing can be scheduled without pg_cron here
     END IF;
-    FOR j IN EXECUTE 'SELECT jobid FROM cron.job WHERE jobname = $1' USING tide.cron_job_name() LOOP
+    FOR j IN EXECUTE 'SELECT jobid FROM cron.job WHERE ($2 AND jobname = $1) OR ($3 AND starts_with(jobname, $1 || '':''))'
+               USING tide.cron_job_name(), whole, groups LOOP
         EXECUTE 'SELECT cron.unschedule($1)' USING j;
         existed := true;
     END LOOP;
     RETURN existed;
 END
 $$;
+COMMENT ON FUNCTION tide._unschedule_cycles(boolean, boolean) IS
+'removes the pg_cron jobs of the whole cluster''s cycles and/or of the resource groups'' cycles; returns whether there was one';
+
+CREATE FUNCTION tide.unschedule_cycles() RETURNS boolean
+LANGUAGE sql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$ SELECT tide._unschedule_cycles(true, true) $$;
 COMMENT ON FUNCTION tide.unschedule_cycles() IS
-'removes the pg_cron job of tide.schedule_cycles(); returns whether there was one (a running cycle loop stops at its next tick)';
+'removes the pg_cron jobs of tide.schedule_cycles() (the whole cluster''s, or one per resource group); returns whether there was one (a running cycle loop stops at its next tick)';

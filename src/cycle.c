@@ -2,15 +2,20 @@
  * cycle.c: tide.run_cycle(), the SPI adapter around the policy engine:
  * the order of one cycle, in the caller's transaction (R-C1).
  *
- *   1. lock: pg_try_advisory_xact_lock(tide._cycle_lock_key()); NULL at
- *      once if another cycle holds it;
+ *   1. lock: pg_try_advisory_xact_lock(tide._cycle_lock_key()), or for one
+ *      resource group's cycle that key shared and the group's own
+ *      (try_cycle_lock); NULL at once if another cycle holds it;
  *   2. a tide.cycles row, and the transaction-local setting tide.cycle_id
  *      that the state-machine triggers copy into tide.job_events;
- *   3. load (cycle_load.c): nodes lost marked down (R-C3), then one query
- *      per table into the engine's snapshot;
+ *   3. load (cycle_load.c): nodes lost marked down (R-C3); then, unless
+ *      nothing changed since the last complete cycle (quiet: tide.change_seq
+ *      as it recorded, no clock-driven decision due; the cycle row is all it
+ *      writes), one query per table into the engine's snapshot;
  *   4. decide: tide_decide() (src/engine, plain C);
  *   5. write: placements (cycle_place.c), then evictions (cycle_evict.c);
- *   6. record: the cycle row's counters and load/decide/write times.
+ *   6. record: the cycle row's counters and load/decide/write times, and
+ *      in tide.cycle_state the counter the load saw (bumped once if the
+ *      cycle changed anything, so that the next cycle loads again).
  * Launchers are notified by triggers, delivered at commit: the allocations'
  * insert trigger (one NOTIFY per node that got work) and tide._evict (the
  * victims' nodes).
@@ -20,7 +25,9 @@
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "fmgr.h"
+#include "utils/builtins.h"
 #include "utils/memutils.h"
+#include "utils/timestamp.h"
 
 #include "cycle.h"
 #include "cycle_evict.h"
@@ -29,6 +36,38 @@
 #include "cycle_rows.h"
 
 PG_FUNCTION_INFO_V1(tide_run_cycle);
+PG_FUNCTION_INFO_V1(tide_run_cycle_group);
+PG_FUNCTION_INFO_V1(tide_cycle_active);
+
+/* true while tide.run_cycle() runs: its own writes do not bump the counter */
+static bool cycle_active = false;
+
+/* The longest a cycle stays quiet: reasons that follow the clock refresh. */
+#define QUIET_MAX_USECS		(60 * USECS_PER_SEC)
+
+/*
+ * The change counter, then whether every writer that bumped it is done: the
+ * counter is read by the scan, before the lock is tried in the target list.
+ */
+static const char *const Q_CHANGES =
+"SELECT s.last_value,"
+"       CASE WHEN pg_catalog.pg_try_advisory_lock(tide._change_lock_key())"
+"            THEN pg_catalog.pg_advisory_unlock(tide._change_lock_key()) ELSE false END"
+"  FROM tide.change_seq s";
+
+static const char *const Q_STATE =
+"SELECT c.change_seq, c.recheck_at <= pg_catalog.clock_timestamp()"
+"  FROM tide.cycle_state c WHERE c.resource_group = $1";
+
+static const char *const W_STATE =
+"INSERT INTO tide.cycle_state AS c (resource_group, change_seq, recheck_at, cycle_id)"
+" VALUES ($1, $2, $3, $4)"
+" ON CONFLICT (resource_group) DO UPDATE"
+" SET change_seq = excluded.change_seq, recheck_at = excluded.recheck_at, cycle_id = excluded.cycle_id";
+
+static const char *const W_BUMP =
+"SELECT pg_catalog.pg_advisory_xact_lock_shared(tide._change_lock_key()),"
+"       pg_catalog.nextval('tide.change_seq')";
 
 static const char *const W_CYCLE =
 "UPDATE tide.cycles SET finished_at = pg_catalog.clock_timestamp(),"
@@ -36,24 +75,46 @@ static const char *const W_CYCLE =
 "       jobs_unschedulable = $4, allocations_made = $5, holds = $6,"
 "       reasons_deferred = $10, jobs_evicted = $11,"
 "       load_ms = $7, decide_ms = $8, write_ms = $9"
-" WHERE id = $1";
+" WHERE id = $1 AND started_at = $12";	/* the partition key: one partition */
 
-/* The one-cycle-at-a-time lock (R-C1), without waiting: false if held. */
+/*
+ * The one-cycle-at-a-time lock (R-C1), without waiting: false if held.  The
+ * whole-cluster cycle (group NULL) takes tide._cycle_lock_key() exclusively;
+ * a resource group's cycle takes it shared, so that group cycles run side by
+ * side but never with a whole-cluster cycle, and then its group's own key
+ * exclusively: (1953064037 = 'tide', hashtext(group)) in the two-key space
+ * of advisory locks, apart from the bigint keys.  A hash collision of two
+ * groups only makes their cycles take turns.
+ */
 static bool
-try_cycle_lock(void)
+try_cycle_lock(const char *group)
 {
 	bool		isnull;
 	int			ret;
+	Datum		arg;
+	Oid			argtype = TEXTOID;
 
-	ret = SPI_execute("SELECT pg_catalog.pg_try_advisory_xact_lock(tide._cycle_lock_key())", false, 1);
+	if (group == NULL)
+		ret = SPI_execute("SELECT pg_catalog.pg_try_advisory_xact_lock(tide._cycle_lock_key())", false, 1);
+	else
+	{
+		arg = CStringGetTextDatum(group);
+		ret = SPI_execute_with_args("SELECT CASE WHEN pg_catalog.pg_try_advisory_xact_lock_shared(tide._cycle_lock_key())"
+									" THEN pg_catalog.pg_try_advisory_xact_lock(1953064037, pg_catalog.hashtext($1))"
+									" ELSE false END",
+									1, &argtype, &arg, NULL, false, 1);
+	}
 	if (ret != SPI_OK_SELECT || SPI_processed != 1)
 		elog(ERROR, "tide.run_cycle: advisory lock query failed: %s", SPI_result_code_string(ret));
 	return DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
 }
 
-/* The tide.cycles row, and tide.cycle_id for the triggers; returns its id. */
+/*
+ * The tide.cycles row, and tide.cycle_id for the triggers; returns its id
+ * and its started_at (the partition key, *started).
+ */
 static int64
-begin_cycle_row(void)
+begin_cycle_row(TimestampTz *started)
 {
 	bool		isnull;
 	int			ret;
@@ -61,10 +122,11 @@ begin_cycle_row(void)
 	Datum		arg;
 	Oid			argtype = INT8OID;
 
-	ret = SPI_execute("INSERT INTO tide.cycles (started_at) VALUES (pg_catalog.clock_timestamp()) RETURNING id", false, 1);
+	ret = SPI_execute("INSERT INTO tide.cycles (started_at) VALUES (pg_catalog.clock_timestamp()) RETURNING id, started_at", false, 1);
 	if (ret != SPI_OK_INSERT_RETURNING || SPI_processed != 1)
 		elog(ERROR, "tide.run_cycle: cannot insert the cycle row: %s", SPI_result_code_string(ret));
 	cycle_id = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	*started = DatumGetTimestampTz(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull));
 	arg = Int64GetDatum(cycle_id);
 	ret = SPI_execute_with_args("SELECT pg_catalog.set_config('tide.cycle_id', $1::text, true)",
 								1, &argtype, &arg, NULL, false, 1);
@@ -75,12 +137,12 @@ begin_cycle_row(void)
 
 /* The cycle row's counters and phase times. */
 static void
-record_cycle(int64 cycle_id, const TideResult *r, const CyclePlaced *placed, int jobs_evicted,
+record_cycle(int64 cycle_id, TimestampTz started, const TideResult *r, const CyclePlaced *placed, int jobs_evicted,
 			 double load_ms, double decide_ms, double write_ms)
 {
-	Datum		args[11];
-	Oid			types[11] = {INT8OID, INT4OID, INT4OID, INT4OID, INT4OID, INT4OID,
-	FLOAT8OID, FLOAT8OID, FLOAT8OID, INT4OID, INT4OID};
+	Datum		args[12];
+	Oid			types[12] = {INT8OID, INT4OID, INT4OID, INT4OID, INT4OID, INT4OID,
+	FLOAT8OID, FLOAT8OID, FLOAT8OID, INT4OID, INT4OID, TIMESTAMPTZOID};
 	int			ret;
 
 	args[0] = Int64GetDatum(cycle_id);
@@ -94,49 +156,147 @@ record_cycle(int64 cycle_id, const TideResult *r, const CyclePlaced *placed, int
 	args[8] = Float8GetDatum(write_ms);
 	args[9] = Int32GetDatum(placed->reasons_deferred);
 	args[10] = Int32GetDatum(jobs_evicted);
-	ret = SPI_execute_with_args(W_CYCLE, 11, types, args, NULL, false, 0);
+	args[11] = TimestampTzGetDatum(started);
+	ret = SPI_execute_with_args(W_CYCLE, 12, types, args, NULL, false, 0);
 	if (ret != SPI_OK_UPDATE)
 		elog(ERROR, "tide.run_cycle: cannot update the cycle row: %s", SPI_result_code_string(ret));
 }
 
 /*
- * tide.run_cycle() returns bigint: one scheduling cycle; the cycle id, or
- * NULL at once when another cycle is running (R-C1).
+ * Reads tide.change_seq into *seq; true if no writer that bumped it is
+ * still in flight (then the load sees every change up to *seq).
  */
-Datum
-tide_run_cycle(PG_FUNCTION_ARGS)
+static bool
+read_changes(int64 *seq)
 {
+	bool		isnull;
+	int			ret;
+
+	ret = SPI_execute(Q_CHANGES, false, 1);
+	if (ret != SPI_OK_SELECT || SPI_processed != 1)
+		elog(ERROR, "tide.run_cycle: reading tide.change_seq failed: %s", SPI_result_code_string(ret));
+	*seq = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	return DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull));
+}
+
+/* Did the last complete cycle of scope load at seq, with no clock change due? */
+static bool
+state_unchanged(const char *scope, int64 seq)
+{
+	Datum		arg = CStringGetTextDatum(scope);
+	Oid			argtype = TEXTOID;
+	bool		isnull,
+				due_null;
+	Datum		d,
+				due;
+	int			ret;
+
+	ret = SPI_execute_with_args(Q_STATE, 1, &argtype, &arg, NULL, true, 1);
+	if (ret != SPI_OK_SELECT)
+		elog(ERROR, "tide.run_cycle: reading tide.cycle_state failed: %s", SPI_result_code_string(ret));
+	if (SPI_processed != 1)
+		return false;
+	d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+	due = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &due_null);
+	return !isnull && DatumGetInt64(d) == seq && !due_null && !DatumGetBool(due);
+}
+
+/*
+ * When the clock alone may change a decision on this snapshot: a running
+ * job passing its queue's min_runtime (R-E4: it becomes a possible victim)
+ * or its time limit (the backfill shadows, R-L2); at most a minute ahead
+ * (the pending reasons that follow the clock).  No pending job: a minute.
+ */
+static TimestampTz
+recheck_time(const TideSnapshot *s)
+{
+	TimestampTz at = s->now + QUIET_MAX_USECS;
+
+	if (s->njobs == 0)
+		return at;
+	for (int i = 0; i < s->nrunning; i++)
+	{
+		const TideRunning *a = &s->running[i];
+		int64		min_runtime = s->queues[a->queue].min_runtime;
+
+		if (min_runtime > 0 && a->placed_at > 0 && a->placed_at + min_runtime > s->now &&
+			a->placed_at + min_runtime < at)
+			at = a->placed_at + min_runtime;
+		if (a->end_at != TIDE_TIME_UNKNOWN && a->end_at > s->now && a->end_at < at)
+			at = a->end_at;
+	}
+	return at;
+}
+
+/*
+ * Records what this complete cycle loaded: seq when no writer was in flight
+ * (else NULL: the next cycle loads); if it changed anything, bumps the
+ * counter so that the next cycle of any scope loads again.
+ */
+static void
+record_state(const char *scope, int64 cycle_id, bool settled, int64 seq,
+			 TimestampTz recheck, bool changed)
+{
+	Datum		args[4];
+	Oid			types[4] = {TEXTOID, INT8OID, TIMESTAMPTZOID, INT8OID};
+	char		nulls[4] = {' ', settled ? ' ' : 'n', ' ', ' '};
+	int			ret;
+
+	if (changed)
+	{
+		ret = SPI_execute(W_BUMP, false, 1);
+		if (ret != SPI_OK_SELECT)
+			elog(ERROR, "tide.run_cycle: bumping tide.change_seq failed: %s", SPI_result_code_string(ret));
+	}
+	args[0] = CStringGetTextDatum(scope);
+	args[1] = Int64GetDatum(seq);
+	args[2] = TimestampTzGetDatum(recheck);
+	args[3] = Int64GetDatum(cycle_id);
+	ret = SPI_execute_with_args(W_STATE, 4, types, args, nulls, false, 0);
+	if (ret != SPI_OK_INSERT)
+		elog(ERROR, "tide.run_cycle: cannot record tide.cycle_state: %s", SPI_result_code_string(ret));
+}
+
+/*
+ * The cycle after its row: lost nodes, then quiet or load, decide, write.
+ * Returns nothing; the caller owns the lock and the row.
+ */
+static void
+cycle_body(int64 cycle_id, TimestampTz started, const char *group)
+{
+	const char *scope = group ? group : "";
 	CycleLoad	l;
 	CycleTypes	types;
 	CyclePlaced placed;
 	MemoryContext mcxt;
 	TideResult *r;
-	int64		cycle_id;
-	int			ret,
-				lost,
+	TideResult	quiet;
+	int			lost,
 				jobs_evicted;
+	bool		settled,
+				changed;
+	int64		seq;
 	instr_time	t0;
 	double		load_ms,
 				decide_ms,
 				write_ms;
-	MemoryContext caller = CurrentMemoryContext;
-
-	if ((ret = SPI_connect()) != SPI_OK_CONNECT)
-		elog(ERROR, "tide.run_cycle: SPI_connect failed: %s", SPI_result_code_string(ret));
-	if (!try_cycle_lock())
-	{
-		SPI_finish();
-		PG_RETURN_NULL();
-	}
-	cycle_id = begin_cycle_row();
-	cycle_types_lookup(&types);
-
-	/* the engine's memory: one context, gone at the end of the cycle */
-	mcxt = AllocSetContextCreate(caller, "tide cycle", ALLOCSET_DEFAULT_SIZES);
 
 	INSTR_TIME_SET_CURRENT(t0);
 	lost = tide_cycle_nodes_lost();	/* before the load sees the nodes */
-	tide_cycle_load(&l, mcxt);
+	settled = read_changes(&seq);
+	if (lost == 0 && settled && state_unchanged(scope, seq))
+	{
+		/* quiet: nothing the load would read has changed */
+		memset(&quiet, 0, sizeof(quiet));
+		memset(&placed, 0, sizeof(placed));
+		record_cycle(cycle_id, started, &quiet, &placed, 0, cycle_elapsed_ms(t0), 0, 0);
+		return;
+	}
+
+	cycle_types_lookup(&types);
+	/* the engine's memory: one context, gone at the end of the cycle */
+	mcxt = AllocSetContextCreate(CurrentMemoryContext, "tide cycle", ALLOCSET_DEFAULT_SIZES);
+	tide_cycle_load(&l, mcxt, group);
 	load_ms = cycle_elapsed_ms(t0);
 
 	INSTR_TIME_SET_CURRENT(t0);
@@ -148,9 +308,67 @@ tide_run_cycle(PG_FUNCTION_ARGS)
 	jobs_evicted = tide_cycle_write_evictions(&l, r, cycle_id, &types, lost);
 	write_ms = cycle_elapsed_ms(t0);
 
-	record_cycle(cycle_id, r, &placed, jobs_evicted, load_ms, decide_ms, write_ms);
-
+	record_cycle(cycle_id, started, r, &placed, jobs_evicted, load_ms, decide_ms, write_ms);
+	changed = lost > 0 || r->nplacements > 0 || placed.jobs_placed > 0 || jobs_evicted > 0 ||
+		r->counters.jobs_unschedulable > 0 || placed.reasons_deferred > 0;
+	record_state(scope, cycle_id, settled, seq, recheck_time(l.s), changed);
 	MemoryContextDelete(mcxt);
+}
+
+/* One cycle of the group (NULL: the whole cluster); NULL if one is running. */
+static Datum
+run_cycle(FunctionCallInfo fcinfo, const char *group)
+{
+	int64		cycle_id;
+	TimestampTz started;
+	int			ret;
+
+	if ((ret = SPI_connect()) != SPI_OK_CONNECT)
+		elog(ERROR, "tide.run_cycle: SPI_connect failed: %s", SPI_result_code_string(ret));
+	if (!try_cycle_lock(group))
+	{
+		SPI_finish();
+		PG_RETURN_NULL();
+	}
+	cycle_id = begin_cycle_row(&started);
+	cycle_active = true;
+	PG_TRY();
+	{
+		cycle_body(cycle_id, started, group);
+	}
+	PG_FINALLY();
+	{
+		cycle_active = false;
+	}
+	PG_END_TRY();
 	SPI_finish();
 	PG_RETURN_INT64(cycle_id);
+}
+
+/*
+ * tide.run_cycle() returns bigint: one scheduling cycle; the cycle id, or
+ * NULL at once when another cycle is running (R-C1).
+ */
+Datum
+tide_run_cycle(PG_FUNCTION_ARGS)
+{
+	return run_cycle(fcinfo, NULL);
+}
+
+/*
+ * tide.run_cycle(resource_group text) returns bigint: the cycle of one
+ * resource group (its nodes, queues and their jobs); NULL at once while a
+ * cycle of that group or of the whole cluster runs.
+ */
+Datum
+tide_run_cycle_group(PG_FUNCTION_ARGS)
+{
+	return run_cycle(fcinfo, text_to_cstring(PG_GETARG_TEXT_PP(0)));
+}
+
+/* tide._cycle_active() returns boolean: does this backend run a cycle now? */
+Datum
+tide_cycle_active(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_BOOL(cycle_active);
 }

@@ -34,7 +34,8 @@ static const char *const Q_NODES =
 "       CASE WHEN n.labels = '{}' THEN NULL ELSE ARRAY(SELECT e.key FROM pg_catalog.jsonb_each_text(n.labels) e ORDER BY e.key) END,"
 "       CASE WHEN n.labels = '{}' THEN NULL ELSE ARRAY(SELECT e.value FROM pg_catalog.jsonb_each_text(n.labels) e ORDER BY e.key) END,"
 "       n.heartbeat_at"
-"  FROM tide.nodes n ORDER BY n.name COLLATE \"C\"";
+"  FROM tide.nodes n WHERE ($1::text IS NULL OR n.resource_group = $1)"
+" ORDER BY n.name COLLATE \"C\"";
 #define Anum_nodes_name				1
 #define Anum_nodes_resource_group	2
 #define Anum_nodes_capacity			3
@@ -50,7 +51,8 @@ static const char *const Q_QUEUES =
 "SELECT q.name, q.resource_group, q.quota, q.capability, q.priority, q.placement,"
 "       q.service_type, q.reclaimable, q.preemption_within,"
 "       (EXTRACT(epoch FROM q.min_runtime) * 1000000)::bigint"
-"  FROM tide.queues q ORDER BY q.name COLLATE \"C\"";
+"  FROM tide.queues q WHERE ($1::text IS NULL OR q.resource_group = $1)"
+" ORDER BY q.name COLLATE \"C\"";
 #define Anum_queues_name			1
 #define Anum_queues_resource_group	2
 #define Anum_queues_quota			3
@@ -72,6 +74,7 @@ static const char *const Q_JOBS =
 "       j.pending_reason"
 "  FROM tide.jobs j"
 " WHERE j.state = 'pending' AND NOT j.unschedulable AND NOT j.cancel_requested"
+"   AND ($1::text IS NULL OR j.queue = ANY ($2::text[]))"
 " ORDER BY j.id";				/* tide_job_index() relies on this order */
 #define Anum_jobs_id				1
 #define Anum_jobs_queue				2
@@ -94,6 +97,7 @@ static const char *const Q_TASKS =
 "SELECT t.job_id, t.role, t.replicas, t.request, t.ctid"
 "  FROM tide.job_tasks t JOIN tide.jobs j ON j.id = t.job_id"
 " WHERE j.state = 'pending' AND NOT j.unschedulable AND NOT j.cancel_requested"
+"   AND ($1::text IS NULL OR j.queue = ANY ($2::text[]))"
 " ORDER BY t.job_id";			/* roles sorted by name in load_jobs (a merge, no sort) */
 #define Anum_tasks_job_id			1
 #define Anum_tasks_role				2
@@ -106,7 +110,8 @@ static const char *const Q_ALLOCS =
 "       j.idle, j.preemptable, j.priority, j.service_type, a.started_at,"
 "       a.started_at + j.time_limit, coalesce(a.started_at, a.created_at)"
 "  FROM tide.allocations a JOIN tide.jobs j ON j.id = a.job_id"
-" WHERE a.state <> 'released'";
+" WHERE a.state <> 'released' AND ($1::text IS NULL OR j.queue = ANY ($2::text[]))"
+"   AND ($1::text IS NULL OR a.node = ANY ($3::text[]))";
 #define Anum_allocs_id				1
 #define Anum_allocs_job_id			2
 #define Anum_allocs_node			3
@@ -131,6 +136,7 @@ static const char *const Q_CLAIMS =
 "                  AND e.acked_at IS NULL)"
 "  FROM tide.eviction_holds h JOIN tide.jobs j ON j.id = h.job_id"
 " WHERE j.state = 'pending' AND NOT j.unschedulable AND NOT j.cancel_requested"
+"   AND ($1::text IS NULL OR j.queue = ANY ($2::text[]))"
 " ORDER BY h.job_id, h.role COLLATE \"C\", h.replica";
 #define Anum_claims_job_id			1
 #define Anum_claims_node			2
@@ -193,6 +199,9 @@ typedef struct Loader
 			   *tasks,
 			   *allocs,
 			   *claims;
+	const char *group;			/* the resource group loaded, NULL: all */
+	Datum		group_queues;	/* text[] of its queues' names */
+	Datum		group_nodes;	/* text[] of its nodes' names */
 	NameMap		node_names;
 	NameMap		queue_names;
 	char	  **group_names;	/* resource group ids, in order of appearance */
@@ -210,15 +219,38 @@ cycle_alloc(void *ctx, size_t size)
 	return MemoryContextAllocExtended((MemoryContext) ctx, size, MCXT_ALLOC_HUGE);
 }
 
-/* Run one load query; its rows stay valid until SPI_finish. */
+/*
+ * Run one load query: $1 the resource group (NULL: every group), $2 and $3
+ * the names of its queues and nodes (arrays of constants plan as index
+ * scans where a subquery would not); its rows stay valid until SPI_finish.
+ */
 static SPITupleTable *
-run_select(const char *sql)
+run_select(Loader *ld, const char *sql)
 {
-	int			ret = SPI_execute(sql, false, 0);
+	Oid			argtypes[3] = {TEXTOID, TEXTARRAYOID, TEXTARRAYOID};
+	Datum		args[3] = {ld->group ? CStringGetTextDatum(ld->group) : (Datum) 0,
+	ld->group_queues, ld->group_nodes};
+	int			ret = SPI_execute_with_args(sql, 3, argtypes, args, ld->group ? NULL : "nnn", false, 0);
 
 	if (ret != SPI_OK_SELECT)
 		elog(ERROR, "tide.run_cycle: query failed (%s): %s", SPI_result_code_string(ret), sql);
 	return SPI_tuptable;
+}
+
+/* The names of the group's queues or nodes, as a text[] datum. */
+static Datum
+group_names(const char *group, const char *sql)
+{
+	Oid			argtype = TEXTOID;
+	Datum		arg = CStringGetTextDatum(group);
+	bool		isnull;
+	Datum		d;
+	int			ret = SPI_execute_with_args(sql, 1, &argtype, &arg, NULL, false, 1);
+
+	if (ret != SPI_OK_SELECT || SPI_processed != 1)
+		elog(ERROR, "tide.run_cycle: listing the group's names failed: %s", SPI_result_code_string(ret));
+	d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+	return PointerGetDatum(PG_DETOAST_DATUM_COPY(d));
 }
 
 #define NROWS(t) ((t)->numvals)
@@ -780,7 +812,7 @@ load_claims(Loader *ld)
 	SPITupleTable *t;
 
 	s->evict = true;
-	t = ld->claims = run_select(Q_CLAIMS);
+	t = ld->claims = run_select(ld, Q_CLAIMS);
 	s->claims = tide_alloc(s, sizeof(TideClaim) * (NROWS(t) + 1));
 	s->nclaims = 0;
 	for (uint64 i = 0; i < NROWS(t); i++)
@@ -805,7 +837,7 @@ load_claims(Loader *ld)
 }
 
 void
-tide_cycle_load(CycleLoad *l, MemoryContext mcxt)
+tide_cycle_load(CycleLoad *l, MemoryContext mcxt, const char *group)
 {
 	TideMem		mem = {cycle_alloc, NULL, mcxt};
 	Loader	   *ld = palloc0(sizeof(Loader));
@@ -815,13 +847,19 @@ tide_cycle_load(CycleLoad *l, MemoryContext mcxt)
 	memset(l, 0, sizeof(CycleLoad));
 	l->mcxt = mcxt;
 	ld->l = l;
+	l->group = ld->group = group;
+	if (group)
+	{
+		ld->group_queues = group_names(group, "SELECT coalesce(pg_catalog.array_agg(q.name), '{}') FROM tide.queues q WHERE q.resource_group = $1");
+		ld->group_nodes = group_names(group, "SELECT coalesce(pg_catalog.array_agg(n.name), '{}') FROM tide.nodes n WHERE n.resource_group = $1");
+	}
 
 	/* referencing rows first (see the top of this file) */
-	ld->jobs = run_select(Q_JOBS);
-	ld->tasks = run_select(Q_TASKS);
-	ld->allocs = run_select(Q_ALLOCS);
-	ld->queues = run_select(Q_QUEUES);
-	ld->nodes = run_select(Q_NODES);
+	ld->jobs = run_select(ld, Q_JOBS);
+	ld->tasks = run_select(ld, Q_TASKS);
+	ld->allocs = run_select(ld, Q_ALLOCS);
+	ld->queues = run_select(ld, Q_QUEUES);
+	ld->nodes = run_select(ld, Q_NODES);
 	if (NROWS(ld->nodes) > INT32_MAX / 4 || NROWS(ld->jobs) > INT32_MAX / 4 ||
 		NROWS(ld->tasks) > INT32_MAX / 4 || NROWS(ld->allocs) > INT32_MAX / 4)
 		ereport(ERROR, (errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),

@@ -21,6 +21,7 @@
 typedef struct CycleLoad
 {
 	MemoryContext mcxt;			/* the snapshot's memory */
+	const char *group;			/* the resource group loaded, NULL: all */
 	TideSnapshot *s;
 	Datum	   *role_request;	/* [nroles] resvec datum of each role's request */
 	char	  **role_name;		/* [nroles] */
@@ -48,6 +49,6 @@ extern int	tide_cycle_nodes_to_lose(char ***names, char ***reasons);
  * mcxt, evictions on.  Must run inside SPI_connect(); the loaded texts
  * live until SPI_finish().
  */
-extern void tide_cycle_load(CycleLoad *l, MemoryContext mcxt);
+extern void tide_cycle_load(CycleLoad *l, MemoryContext mcxt, const char *group);
 
 #endif							/* TIDE_CYCLE_LOAD_H */

@@ -109,14 +109,23 @@ static const char *const W_GIVE_UP =
 "       pending_reason = 'its tasks changed while a cycle placed it; the next cycle looks again'"
 " WHERE j.id = ANY ($1::bigint[]) AND j.state = 'allocated'";
 
-/* Every cycle replaces the backlog of reasons not yet in job rows. */
+/*
+ * Every cycle replaces the backlog of reasons not yet in job rows: the
+ * whole-cluster cycle ($G NULL) all of it; a resource group's cycle the rows
+ * of its group's last complete cycle and of the last whole-cluster cycle
+ * (whose rows may name the group's jobs), leaving other groups' rows.
+ */
+#define BACKLOG_GONE(G) \
+"DELETE FROM tide.reason_backlog b" \
+" WHERE " G "::text IS NULL" \
+"    OR b.cycle_id IN (SELECT c.cycle_id FROM tide.cycle_state c WHERE c.resource_group IN (" G ", ''))"
 static const char *const W_BACKLOG =
-"WITH gone AS (DELETE FROM tide.reason_backlog)"
+"WITH gone AS (" BACKLOG_GONE("$6") ")"
 " INSERT INTO tide.reason_backlog (cycle_id, reason, job_ids)"
 " SELECT $1, g.reason, $2[g.lo:g.hi]"
 "   FROM unnest($3, $4, $5) AS g(reason, lo, hi)";
 
-static const char *const W_BACKLOG_CLEAR = "DELETE FROM tide.reason_backlog";
+static const char *const W_BACKLOG_CLEAR = BACKLOG_GONE("$1");
 
 /* "placed on n1, n2 and 3 more" */
 static char *
@@ -200,20 +209,22 @@ deferred_cmp(const void *a, const void *b)
  * bigint[] of job ids.
  */
 static void
-write_reason_backlog(DeferredReason *d, int n, int64 cycle_id)
+write_reason_backlog(DeferredReason *d, int n, int64 cycle_id, const char *group)
 {
+	Datum		group_arg = group ? CStringGetTextDatum(group) : (Datum) 0;
+	Oid			group_type = TEXTOID;
 	Datum	   *ids;
 	Datum	   *texts;
 	Datum	   *lo;
 	Datum	   *hi;
 	int			ngroups = 0;
-	Datum		args[5];
-	Oid			types[5] = {INT8OID, INT8ARRAYOID, TEXTARRAYOID, INT4ARRAYOID, INT4ARRAYOID};
+	Datum		args[6];
+	Oid			types[6] = {INT8OID, INT8ARRAYOID, TEXTARRAYOID, INT4ARRAYOID, INT4ARRAYOID, TEXTOID};
 	int			ret;
 
 	if (n == 0)
 	{
-		ret = SPI_execute(W_BACKLOG_CLEAR, false, 0);
+		ret = SPI_execute_with_args(W_BACKLOG_CLEAR, 1, &group_type, &group_arg, group ? NULL : "n", false, 0);
 		if (ret != SPI_OK_DELETE)
 			elog(ERROR, "tide.run_cycle: clearing tide.reason_backlog failed: %s", SPI_result_code_string(ret));
 		return;
@@ -239,7 +250,8 @@ write_reason_backlog(DeferredReason *d, int n, int64 cycle_id)
 	args[2] = PointerGetDatum(tide_array_of(texts, NULL, ngroups, TEXTOID));
 	args[3] = PointerGetDatum(tide_array_of(lo, NULL, ngroups, INT4OID));
 	args[4] = PointerGetDatum(tide_array_of(hi, NULL, ngroups, INT4OID));
-	ret = SPI_execute_with_args(W_BACKLOG, 5, types, args, NULL, false, 0);
+	args[5] = group_arg;
+	ret = SPI_execute_with_args(W_BACKLOG, 6, types, args, group ? NULL : "     n", false, 0);
 	if (ret != SPI_OK_INSERT)
 		elog(ERROR, "tide.run_cycle: writing tide.reason_backlog failed: %s", SPI_result_code_string(ret));
 }
@@ -519,7 +531,7 @@ write_jobs(const CycleLoad *l, const TideResult *r, int64 cycle_id, bool *confir
 		elog(DEBUG1, "tide.run_cycle: tasks of %d placed jobs checked in %.1f ms", out->jobs_placed, cycle_elapsed_ms(t0));
 	}
 	INSTR_TIME_SET_CURRENT(t0);
-	write_reason_backlog(deferred, ndeferred, cycle_id);
+	write_reason_backlog(deferred, ndeferred, cycle_id, l->group);
 	elog(DEBUG1, "tide.run_cycle: %d reasons deferred in %.1f ms", ndeferred, cycle_elapsed_ms(t0));
 	out->reasons_deferred = ndeferred;
 }

@@ -296,7 +296,7 @@ tide_dry_run(PG_FUNCTION_ARGS)
 
 		dr.rsinfo = rsinfo;
 		emit_lost_nodes(&dr);
-		tide_cycle_load(&l, mcxt);
+		tide_cycle_load(&l, mcxt, NULL);
 		dr.l = &l;
 		dr.r = tide_decide(l.s);
 		emit_placements(&dr);

@@ -1,0 +1,85 @@
+-- Quiet cycles: a cycle in which nothing it reads has changed since the
+-- last complete cycle skips its load (docs/cadence.md).
+--
+-- Every statement that writes what the cycle reads bumps tide.change_seq
+-- (nextval: no row, no lock queue, not undone by a rollback) while holding
+-- a shared advisory lock on tide._change_lock_key() until it commits.  A
+-- cycle reads the counter, then tries that lock exclusively for an instant:
+-- if it gets it, every writer that bumped the counter up to the value read
+-- has committed or rolled back, so the cycle's load sees all of them and
+-- the value read stands for the state loaded.  If it does not get it, some
+-- writer is still in flight and the cycle loads in full and records nothing
+-- to compare with.  The cycle's own writes do not bump the counter
+-- (tide._cycle_active()); a cycle that changed anything bumps it once at
+-- its end instead, so that the next cycle loads again.
+
+CREATE SEQUENCE tide.change_seq;
+COMMENT ON SEQUENCE tide.change_seq IS
+    'bumped by every statement that writes what the scheduling cycle reads (queues, nodes but heartbeats, jobs, tasks, allocations, evictions, eviction holds); equal values mean nothing changed';
+
+CREATE FUNCTION tide._change_lock_key() RETURNS bigint
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp
+    AS $$ SELECT 8388346165908733954::bigint $$;   -- 'tide' << 32 | 2
+COMMENT ON FUNCTION tide._change_lock_key() IS
+    'advisory lock key that writers bumping tide.change_seq hold shared until they commit';
+
+-- True while this backend runs tide.run_cycle() (a flag in C).
+CREATE FUNCTION tide._cycle_active() RETURNS boolean
+    LANGUAGE c VOLATILE PARALLEL RESTRICTED
+    AS 'MODULE_PATHNAME', 'tide_cycle_active';
+COMMENT ON FUNCTION tide._cycle_active() IS
+    'true while this backend''s tide.run_cycle() runs (its own writes do not bump tide.change_seq)';
+
+CREATE FUNCTION tide._changed() RETURNS trigger
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path = pg_catalog, pg_temp
+    AS $$
+BEGIN
+    IF NOT tide._cycle_active() THEN
+        PERFORM pg_catalog.pg_advisory_xact_lock_shared(tide._change_lock_key());
+        PERFORM pg_catalog.nextval('tide.change_seq');
+    END IF;
+    RETURN NULL;
+END
+$$;
+COMMENT ON FUNCTION tide._changed() IS
+    'statement trigger: bumps tide.change_seq, holding tide._change_lock_key() shared until commit, unless tide.run_cycle() itself writes';
+REVOKE ALL ON FUNCTION tide._changed() FROM PUBLIC;
+
+CREATE TRIGGER queues_change_seq AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON tide.queues
+    FOR EACH STATEMENT EXECUTE FUNCTION tide._changed();
+CREATE TRIGGER nodes_change_seq AFTER INSERT OR DELETE OR TRUNCATE ON tide.nodes
+    FOR EACH STATEMENT EXECUTE FUNCTION tide._changed();
+-- every column the cycle reads but heartbeat_at: heartbeats of thousands of
+-- nodes would never let a cycle be quiet, and lost nodes are found by their
+-- own query before every cycle
+CREATE TRIGGER nodes_change_seq_update
+    AFTER UPDATE OF name, capacity, gpu_type, gpu_topology, labels, state, allow_cpu_jobs, resource_group ON tide.nodes
+    FOR EACH STATEMENT EXECUTE FUNCTION tide._changed();
+CREATE TRIGGER jobs_change_seq AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON tide.jobs
+    FOR EACH STATEMENT EXECUTE FUNCTION tide._changed();
+CREATE TRIGGER job_tasks_change_seq AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON tide.job_tasks
+    FOR EACH STATEMENT EXECUTE FUNCTION tide._changed();
+CREATE TRIGGER allocations_change_seq AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON tide.allocations
+    FOR EACH STATEMENT EXECUTE FUNCTION tide._changed();
+CREATE TRIGGER evictions_change_seq AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON tide.evictions
+    FOR EACH STATEMENT EXECUTE FUNCTION tide._changed();
+CREATE TRIGGER eviction_holds_change_seq AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON tide.eviction_holds
+    FOR EACH STATEMENT EXECUTE FUNCTION tide._changed();
+
+-- What the last complete cycle of each scope saw: the counter it read before
+-- its load (NULL: unknown, load next time) and when a decision that depends
+-- on the clock may change (R-E4 min_runtime coming due, a running job's time
+-- limit passing, at most a minute ahead).
+CREATE TABLE tide.cycle_state (
+    resource_group text PRIMARY KEY,
+    change_seq     bigint,
+    recheck_at     timestamptz,
+    cycle_id       bigint NOT NULL
+);
+COMMENT ON TABLE tide.cycle_state IS
+    'per cycle scope ('''' = the whole cluster, else a resource group): tide.change_seq as the last complete cycle loaded it, and when the clock alone may change its decisions';
+GRANT SELECT, INSERT, UPDATE ON tide.cycle_state TO tide_admin;
+GRANT SELECT ON tide.cycle_state TO tide_reader;
+GRANT SELECT, USAGE ON SEQUENCE tide.change_seq TO tide_admin;
