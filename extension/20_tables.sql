@@ -116,7 +116,7 @@ CREATE TABLE tide.cycles (
     CONSTRAINT cycles_finished_check CHECK (finished_at IS NULL OR finished_at >= started_at)
 )
 -- Bounded history: one partition a month (UTC; a cycle updates its row by
--- id alone, which visits every partition: few of them keep that cheap),
+-- id and started_at, so only its own partition is visited),
 -- made ahead and dropped after tide.history_retention by
 -- tide.maintain_history (80_history_partitions.sql).
 -- Rows no dated partition covers yet land in the default partition.
