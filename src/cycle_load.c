@@ -356,9 +356,10 @@ intern_name(Loader *ld, const char *name)
  * queues and live allocations name; a job that asks for any other resource
  * or card type can never fit, so it is marked unschedulable with that name
  * instead of adding it to the table: one tenant's made-up names can never
- * fill the table every other job's placement needs.  Returns 1 + the id.
+ * fill the table every other job's placement needs.  reason: the pending
+ * reason's text, one per name.  Returns 1 + the id.
  */
-#define UNKNOWN_KEY_LEN 128		/* longer names share a prefix: text only */
+#define UNKNOWN_KEY_LEN 320		/* a reason with a card type of up to 255 bytes */
 
 typedef struct UnknownEntry
 {
@@ -367,7 +368,7 @@ typedef struct UnknownEntry
 } UnknownEntry;
 
 static int32
-unknown_name(Loader *ld, const char *what, const char *name)
+unknown_name(Loader *ld, const char *reason)
 {
 	char		key[UNKNOWN_KEY_LEN];
 	UnknownEntry *e;
@@ -383,7 +384,7 @@ unknown_name(Loader *ld, const char *what, const char *name)
 		ld->unknown = hash_create("tide unknown names", 64, &ctl,
 								  HASH_ELEM | HASH_STRINGS | HASH_CONTEXT);
 	}
-	snprintf(key, sizeof(key), "%s %s", what, name);
+	strlcpy(key, reason, sizeof(key));
 	e = hash_search(ld->unknown, key, HASH_ENTER, &found);
 	if (!found)
 	{
@@ -726,7 +727,7 @@ load_jobs(Loader *ld)
 		gt = col_text(ld, t, i, Anum_jobs_gpu_type);
 		j->gpu_type = gt ? tide_res_lookup(s, gt) : -1;
 		if (gt && j->gpu_type < 0)
-			j->unknown_name = unknown_name(ld, "gpu_type", gt);
+			j->unknown_name = unknown_name(ld, psprintf("no node with gpu_type %s in the resource group", gt));
 		j->selector = label_ids(ld, t, i, Anum_jobs_selector_keys, Anum_jobs_selector_values,
 								&j->nselector);
 		j->time_limit = col_micros(ld, t, i, Anum_jobs_time_limit_us);
@@ -755,7 +756,7 @@ load_jobs(Loader *ld)
 							&l->role_tid[nroles]);
 			missing = resvec_to_vec(s, l->role_request[nroles], r->request);
 			if (missing && j->unknown_name == 0)
-				j->unknown_name = unknown_name(ld, "resource", missing);
+				j->unknown_name = unknown_name(ld, psprintf("no node offers resource %s", missing));
 			j->nroles++;
 			nroles++;
 			ti++;

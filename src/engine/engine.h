@@ -268,7 +268,8 @@ typedef struct TideSnapshot
 
 	/*
 	 * What jobs ask for that nothing in the cluster names (a resource, or a
-	 * card type), as the caller words it ("resource rdma"): such a job can
+	 * card type), as the reasons' texts ("no node offers resource rdma"),
+	 * one per name: such a job can
 	 * never fit (R-A2) and is marked unschedulable without its names
 	 * entering res_names, which nodes and queues need.  The caller's array.
 	 */

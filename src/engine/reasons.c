@@ -239,7 +239,7 @@ render(const TideSnapshot *s, const TideJob *job, const TideReason *x, char *buf
 			snprintf(buf, len, "the job has no task with replicas");
 			break;
 		case R_UNKNOWN_NAME:
-			snprintf(buf, len, "no node offers %s", s->unknown_names[x->ref]);
+			snprintf(buf, len, "%s", s->unknown_names[x->ref]);
 			break;
 		case R_EVICT_WAIT:
 			snprintf(buf, len, "waiting for the jobs evicted for it to stop; their resources are held for it");

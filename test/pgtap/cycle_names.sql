@@ -41,7 +41,7 @@ SELECT is((SELECT unschedulable FROM tide.jobs WHERE id = :many), true, 'the job
 SELECT is((SELECT j.pending_reason FROM tide.jobs j JOIN bad_res b ON b.id = j.id WHERE b.i = 7),
           'no node offers resource madeup-7', 'the reason names the resource');
 SELECT is((SELECT j.pending_reason FROM tide.jobs j JOIN bad_type b ON b.id = j.id WHERE b.i = 9),
-          'no node offers gpu_type NVIDIA-X9', 'the reason names the card type');
+          'no node with gpu_type NVIDIA-X9 in the resource group', 'the reason names the card type');
 
 -- A second cycle leaves them as they are and still works.
 SELECT isnt(tide.run_cycle(), NULL::bigint, 'the next cycle runs too');
