@@ -13,8 +13,10 @@
  *   place.c      a job's replicas on nodes (R-L3 to R-L6), why not
  *   reserve.c    reservations (R-L2)
  *   ----------------------------------------------------- below them
+ *   frag.c       the frag node order (R-L5), for place.c (frag.h)
  *   fit.c        does it fit: node and partition filters, room on a
- *                node, card keys, holds and backfill (fit.h)
+ *                node, the GPUs a replica would get, card keys, holds
+ *                and backfill (fit.h)
  *   gpus.c       which GPUs of a node (R-L6)
  *   reason_memo.c > reasons.c   pending-reason texts (R-C2)
  *   work.c       scratch memory of one decide call

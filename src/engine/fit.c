@@ -69,6 +69,23 @@ tide_part_allowed(TideWork *w, int j, const TideRole *role, const TidePart *p)
 	return job_asks_gpu(job) && (job->gpu_type < 0 || p->gpu_type == job->gpu_type);
 }
 
+uint64_t
+tide_node_gpus_for(const TideNode *n, int64_t gpu, bool use_held)
+{
+	int16_t		avail[TIDE_MAX_GPUS];
+	int			g;
+
+	if (gpu >= TIDE_MILLI)
+		return tide_choose_whole_gpus(n, n->free_whole & ~(use_held ? n->held_mask : 0),
+									  (int) (gpu / TIDE_MILLI));
+	if (gpu <= 0)
+		return 0;
+	for (int k = 0; k < n->ngpus; k++)
+		avail[k] = n->gpu_free[k] - (use_held ? n->gpu_held[k] : 0);
+	g = tide_choose_fraction_gpu(n, avail, (int) gpu);
+	return g >= 0 ? (uint64_t) 1 << g : 0;
+}
+
 /*
  * R-L4's exception: a retry keeps off the nodes where its previous attempt
  * failed only while another node of its group could hold it, empty: one

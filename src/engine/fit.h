@@ -96,6 +96,13 @@ extern bool tide_part_allowed(TideWork *w, int j, const TideRole *role,
 /* -1 if node n, empty, could hold one replica of req, else a resource it lacks. */
 extern int	tide_node_too_small(const TideWork *w, const TideNode *n, const int64_t *req);
 
+/*
+ * The GPUs one replica asking gpu (milli) gets on node n (R-L6), out of
+ * what is free and, when use_held is set, not held: whole GPUs, or the one
+ * GPU whose share a fraction takes; 0 when there are none.
+ */
+extern uint64_t tide_node_gpus_for(const TideNode *n, int64_t gpu, bool use_held);
+
 /* Room for one replica of req on node n (vector and GPUs), holds unless ignored. */
 extern bool tide_node_fits(TideWork *w, const TideJob *job, const TideNode *n,
 						   const int64_t *req, bool ignore_holds);

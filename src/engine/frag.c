@@ -422,28 +422,15 @@ delta_of(TideWork *w, const TideNode *n, const int64_t *req, bool use_held)
 	int16_t		gfree[TIDE_MAX_GPUS];
 
 	memcpy(gfree, n->gpu_free, sizeof(int16_t) * n->ngpus);
-	if (gpu >= TIDE_MILLI)
+	if (gpu > 0)
 	{
-		uint64_t	mask = tide_choose_whole_gpus(n, n->free_whole & ~(use_held ? n->held_mask : 0),
-												  (int) (gpu / TIDE_MILLI));
+		uint64_t	mask = tide_node_gpus_for(n, gpu, use_held);
 
 		if (mask == 0)
 			return INT64_MAX;
 		for (int g = 0; g < n->ngpus; g++)
 			if ((mask >> g) & 1)
-				gfree[g] = 0;
-	}
-	else if (gpu > 0)
-	{
-		int16_t		avail[TIDE_MAX_GPUS];
-		int			g;
-
-		for (int k = 0; k < n->ngpus; k++)
-			avail[k] = n->gpu_free[k] - (use_held ? n->gpu_held[k] : 0);
-		g = tide_choose_fraction_gpu(n, avail, (int) gpu);
-		if (g < 0)
-			return INT64_MAX;
-		gfree[g] -= (int16_t) gpu;
+				gfree[g] = gpu >= TIDE_MILLI ? 0 : gfree[g] - (int16_t) gpu;
 	}
 	return frag_value(f, n, req, gfree) - tide_frag_node(w, n);
 }

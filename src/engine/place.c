@@ -221,24 +221,10 @@ commit_replica(TideWork *w, int j, int ri, int rep, int ni)
 	TideNode   *n = &s->nodes[ni];
 	int64_t		gpu = req[TIDE_RES_GPU];
 	bool		use_held = tide_node_holds_apply(w, job, n);
-	uint64_t	mask = 0;
-	int			milli = 0;
+	uint64_t	mask = tide_node_gpus_for(n, gpu, use_held);
+	int			milli = gpu > 0 && gpu < TIDE_MILLI ? (int) gpu : 0;
 	TidePlacement *pl;
 
-	if (gpu >= TIDE_MILLI)
-		mask = tide_choose_whole_gpus(n, n->free_whole & ~(use_held ? n->held_mask : 0),
-									  (int) (gpu / TIDE_MILLI));
-	else if (gpu > 0)
-	{
-		int16_t		avail[TIDE_MAX_GPUS];
-		int			g;
-
-		for (int k = 0; k < n->ngpus; k++)
-			avail[k] = n->gpu_free[k] - (use_held ? n->gpu_held[k] : 0);
-		g = tide_choose_fraction_gpu(n, avail, (int) gpu);
-		mask = g >= 0 ? (uint64_t) 1 << g : 0;
-		milli = (int) gpu;
-	}
 	tide_node_apply(s, n, req, mask, milli, +1);
 	tide_queue_apply(s, &s->queues[job->queue], n, job->idle, req, +1);
 	pl = &w->r->placements[w->r->nplacements++];
