@@ -6,7 +6,7 @@
 #
 #   bash bench/launcher_latency.sh [RATE=10 jobs/s] [SECONDS=60]
 #
-# Prints p50, p90, p99 and max.  Targets (issue 6): p50 <= 0.7 s,
+# Prints p50, p90, p99 and max.  Targets: p50 <= 0.7 s,
 # p99 <= 1.5 s.  Results: docs/benchmarks.md.
 . "$(dirname "$0")/launcher_lib.bash"
 RATE=${1:-10}

@@ -1,7 +1,7 @@
 /*
  * engine.c: one scheduling decision over a snapshot (tide_decide).
  *
- * The walk (POLICY.md "Put together"):
+ * The walk (docs/policy.md, "The walk"):
  *   1. non-idle jobs, each next job taken from the queue R-O4 ranks first at
  *      that moment (queue priority, then dominant share of quota, then
  *      name), each queue's jobs in R-O3 then R-O1 order.  Guaranteed jobs

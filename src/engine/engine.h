@@ -3,7 +3,7 @@
  *
  * Plain C (no PostgreSQL headers): linked into pg_tide.so (src/cycle.c, the
  * SPI adapter), into tide-sim (trace replay) and into the C unit tests.
- * Rules cited as R-xx are in POLICY.md; docs/scheduling.md describes the
+ * Rules cited as R-xx are in docs/policy.md; docs/scheduling.md describes the
  * policy as implemented.
  *
  * Life cycle

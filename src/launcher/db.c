@@ -1,6 +1,6 @@
 /*
  * db.c: tide-launcher's conversation with the database, through the
- * launcher functions of CONTRACT.md only (tide.node_channel, tide.claim,
+ * public launcher functions only (tide.node_channel, tide.claim,
  * tide.claim_evictions, tide.report_started, tide.report_exited,
  * tide.report_evicted, tide.heartbeat).  SQL only: the callers decide what
  * to send and what the answers mean.

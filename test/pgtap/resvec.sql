@@ -3,7 +3,7 @@ BEGIN;
 CREATE EXTENSION pg_tide;
 SELECT plan(61);
 
--- The surface CONTRACT.md names.
+-- The public surface of the type (docs/resvec.md).
 SELECT has_type('tide', 'resvec', 'type tide.resvec exists');
 SELECT has_function('tide', 'get', ARRAY['tide.resvec', 'text'], 'tide.get(resvec, text) exists');
 SELECT function_returns('tide', 'get', ARRAY['tide.resvec', 'text'], 'numeric', 'tide.get returns numeric');

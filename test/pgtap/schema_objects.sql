@@ -12,7 +12,7 @@ SELECT has_function('tide', f, 'function tide.' || f)
   FROM unnest(ARRAY['submit','cancel','register_node','heartbeat','drain_node','resume_node','node_channel','claim',
                     'started','exited','claim_evictions','evicted','_cycle_lock_key']) f;
 
--- Every column CONTRACT.md names (and the ones the scheduler needs).
+-- Every column of the public SQL surface (docs/schema.md), and the ones the scheduler needs.
 SELECT has_column('tide', t, c, format('tide.%s.%s', t, c))
   FROM (VALUES
     ('queues', 'name'), ('queues', 'resource_group'), ('queues', 'quota'), ('queues', 'capability'),
