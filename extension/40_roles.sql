@@ -123,6 +123,7 @@ REVOKE ALL ON FUNCTION
     tide._create_retries(bigint[]),
     tide._rollup_jobs(bigint[], bigint[], bigint[]),
     tide._nodes_lost(text[], text, boolean),
+    tide._late_exits(bigint[], integer[]),
     tide._jobs_before_insert(),
     tide._job_tasks_before_write(),
     tide._check_job_tasks(),
@@ -160,6 +161,7 @@ GRANT EXECUTE ON FUNCTION
     tide._check_launcher(text),
     tide._node_info(text),
     tide._node_back(text),
+    tide._late_exits(bigint[], integer[]),
     tide._launcher_target(bigint, text)
     TO tide_launcher, tide_admin;
 -- tide.node_channel, tide._may_launch, tide._launches_job, tide._cycle_lock_key, tide._cycle_writing,
