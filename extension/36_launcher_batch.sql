@@ -144,8 +144,7 @@ DECLARE
 BEGIN
     UPDATE tide.allocations a
        SET exit_code = u.code,
-           release_reason = coalesce(a.release_reason, 'released')
-                            OPERATOR(pg_catalog.||) pg_catalog.format('; exited %s after that (reported late)', u.code)
+           release_reason = tide._late_exit_reason(a.release_reason, u.code)
       FROM unnest(allocation_ids, exit_codes) AS u(id, code)
      WHERE a.id = u.id AND a.state = 'released' AND a.exit_code IS NULL;
 
