@@ -77,9 +77,20 @@ CREATE TABLE tide.nodes (
     state          text NOT NULL DEFAULT 'ready'
                    CONSTRAINT nodes_state_check CHECK (state IN ('ready', 'draining', 'down')),
     heartbeat_at   timestamptz,
+    -- when state last changed (or the node was registered): a node with no
+    -- heartbeat since then is lost like one whose heartbeat stopped (R-C3)
+    state_since    timestamptz NOT NULL DEFAULT pg_catalog.now(),
+    -- while down: what it was before, and whether the cycle lost it (a
+    -- heartbeat brings it back) or an administrator set it down (it stays)
+    state_before_down text
+                   CONSTRAINT nodes_state_before_down_check CHECK (state_before_down IN ('ready', 'draining')),
+    down_reason    text
+                   CONSTRAINT nodes_down_reason_check CHECK (down_reason IN ('lost', 'admin')),
     allow_cpu_jobs boolean NOT NULL DEFAULT false,
     launcher_role  text,
     created_at     timestamptz NOT NULL DEFAULT pg_catalog.now(),
+    CONSTRAINT nodes_down_check
+        CHECK ((state = 'down') = (down_reason IS NOT NULL) AND (state = 'down') = (state_before_down IS NOT NULL)),
     CONSTRAINT nodes_gpu_whole_check
         CHECK (tide.get(capacity, 'gpu') = pg_catalog.trunc(tide.get(capacity, 'gpu'))),
     -- a tide.gpumask holds GPU indices 0..63
@@ -95,6 +106,9 @@ COMMENT ON TABLE tide.nodes IS
     'Worker nodes: capacity (its gpu component is the GPU count), GPU type and topology, labels, state and heartbeat';
 COMMENT ON COLUMN tide.nodes.gpu_topology IS 'topology domain id per GPU index (GPUs of one NVLink or PCIe switch share an id); NULL: one domain';
 COMMENT ON COLUMN tide.nodes.state IS 'ready (schedulable), draining (keeps its work, gets nothing new), down (lost: its work is evicted)';
+COMMENT ON COLUMN tide.nodes.state_since IS 'when state last changed, or the node was registered; silence is counted from here when it is later than heartbeat_at (R-C3)';
+COMMENT ON COLUMN tide.nodes.state_before_down IS 'while down: its state before (ready or draining), which it returns to';
+COMMENT ON COLUMN tide.nodes.down_reason IS 'while down: lost (the cycle timed it out; its next heartbeat brings it back) or admin (set down by hand; tide.resume_node brings it back)';
 COMMENT ON COLUMN tide.nodes.allow_cpu_jobs IS 'may jobs that ask for no GPU run on this GPU node (R-L4); CPU-only nodes take them anyway';
 COMMENT ON COLUMN tide.nodes.launcher_role IS 'when set, only members of this role (and tide_admin) may act as this node''s launcher; NULL: any tide_launcher member';
 

@@ -94,3 +94,14 @@ END
 $$;
 COMMENT ON FUNCTION tide._check_choice(text, text, text[], text) IS
     'refuses a value that is none of the choices, naming what it is and the choices';
+
+-- The release_reason of an allocation whose exit was reported after it was
+-- released without one (a lost node that came back): the only change a
+-- released allocation accepts (tide._allocations_after_update).
+CREATE FUNCTION tide._late_exit_reason(release_reason text, exit_code integer) RETURNS text
+    LANGUAGE sql IMMUTABLE
+    SET search_path = pg_catalog, pg_temp
+    AS $$ SELECT coalesce(release_reason, 'released') OPERATOR(pg_catalog.||)
+                 pg_catalog.format('; exited %s after that (reported late)', exit_code) $$;
+COMMENT ON FUNCTION tide._late_exit_reason(text, integer) IS
+    'release_reason of a released allocation once a late exit is recorded on it: the reason, then "; exited N after that (reported late)"';

@@ -43,7 +43,11 @@ INSERT INTO tide.job_transitions (old_state, new_state, made_by) VALUES
     ('running',   'failed',    'an allocation exited non-zero'),
     ('evicting',  'pending',   'eviction done, goal requeue'),
     ('evicting',  'failed',    'eviction done, goal fail'),
-    ('evicting',  'cancelled', 'eviction done, goal cancel');
+    ('evicting',  'cancelled', 'eviction done, goal cancel'),
+    -- R-C3: a node lost by the cycle that comes back reports that the work
+    -- finished meanwhile, before anything replaced it (docs/lifecycle.md)
+    ('pending',   'succeeded', 'a late tide.exited: every replica of its lost attempt exited 0, and it was not placed again'),
+    ('failed',    'succeeded', 'a late tide.exited: every replica of its lost attempt exited 0, and its retry was not placed');
 -- A cycle locks the jobs it places, then checks their tasks did not change
 -- since it loaded them; a job whose tasks did goes back, without any
 -- allocation, and the next cycle places it whole (docs/lifecycle.md).

@@ -201,7 +201,33 @@ $$;
 COMMENT ON FUNCTION tide._rollup_jobs(bigint[], bigint[], bigint[]) IS
     'rolls allocation changes up to their jobs: first non-zero exit fails the gang, a lost replica evicts it, all started -> running, all exited 0 -> succeeded, an eviction with nothing live reaches its goal';
 
-CREATE FUNCTION tide._nodes_lost(nodes text[], reason text DEFAULT 'node down') RETURNS bigint[]
+-- R-C3: the nodes not down whose launcher has been silent for longer than
+-- timeout, counted from its last heartbeat or, when later (or when it
+-- never sent one), from the time the node was registered or last changed
+-- state: a node whose launcher never started is lost too, and a node just
+-- resumed gets a full timeout to send its first heartbeat.
+CREATE FUNCTION tide._nodes_silent(timeout interval) RETURNS TABLE(name text, reason text)
+    LANGUAGE sql STABLE
+    SET search_path = pg_catalog, pg_temp
+    AS $$
+SELECT n.name,
+       CASE WHEN n.heartbeat_at IS NULL
+            THEN pg_catalog.format('no heartbeat since it was registered, more than %s ago', timeout)
+            WHEN n.heartbeat_at < n.state_since
+            THEN pg_catalog.format('no heartbeat since it became %s, more than %s ago', n.state, timeout)
+            ELSE pg_catalog.format('no heartbeat for more than %s', timeout)
+       END
+  FROM tide.nodes n
+ WHERE n.state <> 'down'
+   AND GREATEST(n.heartbeat_at, n.state_since) < pg_catalog.now() - timeout
+$$;
+COMMENT ON FUNCTION tide._nodes_silent(interval) IS
+    'the nodes not down with no heartbeat for longer than timeout since their last one, their registration or their last state change, and why (R-C3)';
+
+-- lost: the cycle gave up on the nodes (their next heartbeat brings them
+-- back as they were); otherwise an administrator set them down.
+CREATE FUNCTION tide._nodes_lost(nodes text[], reason text DEFAULT 'node down', lost boolean DEFAULT false)
+    RETURNS bigint[]
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path = pg_catalog, pg_temp
     AS $$
@@ -209,7 +235,9 @@ DECLARE
     affected bigint[];
     hit text[];
 BEGIN
-    UPDATE tide.nodes n SET state = 'down' WHERE n.name = ANY (nodes) AND n.state <> 'down';
+    UPDATE tide.nodes n
+       SET state = 'down', down_reason = CASE WHEN lost THEN 'lost' ELSE 'admin' END
+     WHERE n.name = ANY (nodes) AND n.state <> 'down';
     SELECT pg_catalog.array_agg(DISTINCT a.job_id), pg_catalog.array_agg(DISTINCT a.node) INTO affected, hit
       FROM tide.allocations a
      WHERE a.node = ANY (nodes) AND a.state <> 'released';
@@ -226,5 +254,5 @@ BEGIN
     RETURN coalesce(affected, '{}');
 END
 $$;
-COMMENT ON FUNCTION tide._nodes_lost(text[], text) IS
-    'marks nodes down and releases their live allocations; the roll-up evicts the jobs they belonged to (retry with retries left, else on_evict) (R-C3)';
+COMMENT ON FUNCTION tide._nodes_lost(text[], text, boolean) IS
+    'marks nodes down (lost: by the cycle, else by an administrator) and releases their live allocations; the roll-up evicts the jobs they belonged to (retry with retries left, else on_evict) (R-C3)';

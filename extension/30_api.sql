@@ -254,12 +254,52 @@ CREATE FUNCTION tide.drain_node(node text) RETURNS text
 COMMENT ON FUNCTION tide.drain_node(text) IS
     'stops placing new work on a ready node (its running work stays); returns its state; undo with tide.resume_node';
 
+-- A down node returns to the state it had before (a draining node that was
+-- lost is draining again: resuming it twice makes it ready).
 CREATE FUNCTION tide.resume_node(node text) RETURNS text
-    LANGUAGE sql
+    LANGUAGE plpgsql
     SET search_path = pg_catalog, pg_temp
-    AS $$ SELECT tide._set_node_state(node, '{draining,down}', 'ready') $$;
+    AS $$
+DECLARE
+    back text;
+BEGIN
+    SELECT n.state_before_down INTO back FROM tide.nodes n
+     WHERE n.name = resume_node.node AND n.state = 'down' FOR UPDATE;
+    RETURN tide._set_node_state(node, '{draining,down}', coalesce(back, 'ready'));
+END
+$$;
 COMMENT ON FUNCTION tide.resume_node(text) IS
-    'makes a draining or down node ready again; returns its state';
+    'makes a down node what it was before it went down (ready or draining), a draining node ready; returns its state';
+
+-- Every change of a node's state: when, and while down, from what and why.
+CREATE FUNCTION tide._nodes_state_change() RETURNS trigger
+    LANGUAGE plpgsql
+    SET search_path = pg_catalog, pg_temp
+    AS $$
+BEGIN
+    IF TG_OP = 'UPDATE' AND OLD.state = NEW.state THEN
+        RETURN NEW;
+    END IF;
+    NEW.state_since := pg_catalog.now();
+    IF NEW.state = 'down' THEN
+        -- an UPDATE that does not say why is an administrator's
+        IF TG_OP = 'INSERT' THEN
+            NEW.state_before_down := coalesce(NEW.state_before_down, 'ready');
+        ELSE
+            NEW.state_before_down := OLD.state;
+        END IF;
+        NEW.down_reason := coalesce(NEW.down_reason, 'admin');
+    ELSE
+        NEW.state_before_down := NULL;
+        NEW.down_reason := NULL;
+    END IF;
+    RETURN NEW;
+END
+$$;
+COMMENT ON FUNCTION tide._nodes_state_change() IS
+    'trigger: stamps state_since on each change of a node''s state; going down keeps the state before and why (admin unless said lost), leaving down clears them';
+CREATE TRIGGER nodes_state_change BEFORE INSERT OR UPDATE OF state ON tide.nodes
+    FOR EACH ROW EXECUTE FUNCTION tide._nodes_state_change();
 
 -- R-A2: an unschedulable job is looked at again when queues or nodes change.
 CREATE FUNCTION tide._reconsider_unschedulable() RETURNS trigger

@@ -150,8 +150,31 @@ DECLARE
 BEGIN
     st := tide._check_launcher(heartbeat.node);
     UPDATE tide.nodes n SET heartbeat_at = pg_catalog.now() WHERE n.name = heartbeat.node;
+    IF st = 'down' THEN
+        st := tide._node_back(heartbeat.node);
+    END IF;
     RETURN st;
 END
 $$;
 COMMENT ON FUNCTION tide.heartbeat(text) IS
-    'the node''s launcher is alive: sets heartbeat_at; returns the node state (ready, draining, down)';
+    'the node''s launcher is alive: sets heartbeat_at; a node the cycle lost returns to its state before (ready or draining); returns the node state (ready, draining, down)';
+
+-- A node lost by the cycle whose launcher speaks again returns as it was:
+-- its work was released when it was lost (the launcher stops what still
+-- runs of it), so it comes back empty.  A node an administrator set down
+-- stays down.  SECURITY DEFINER: launchers may not change node states.
+CREATE FUNCTION tide._node_back(node text) RETURNS text
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path = pg_catalog, pg_temp
+    AS $$
+DECLARE
+    st text;
+BEGIN
+    UPDATE tide.nodes n SET state = n.state_before_down
+     WHERE n.name = _node_back.node AND n.state = 'down' AND n.down_reason = 'lost';
+    SELECT n.state INTO st FROM tide.nodes n WHERE n.name = _node_back.node;
+    RETURN st;
+END
+$$;
+COMMENT ON FUNCTION tide._node_back(text) IS
+    'for tide.heartbeat: a node the cycle marked down (lost) returns to its state before; one set down by an administrator stays down; returns the state';

@@ -126,6 +126,66 @@ $$;
 COMMENT ON FUNCTION tide._report_accepts(text, text) IS
     'the allocation states a launcher report (started, exited, evicted) accepts: the changes to its target state in tide.allocation_transitions whose made_by names the report''s function';
 
+-- R-C3: an exit reported late, for an allocation released without one (its
+-- node was lost, or it was released before its launcher could report).  It
+-- is recorded on the allocation (exit_code, a note in release_reason).  When
+-- every replica of that attempt (the job's allocations placed by the same
+-- cycle) has then exited 0 and nothing replaced the work yet, the job
+-- finished: a job still pending (requeued, not placed again), or failed by
+-- the loss with its retry still pending and never placed (the retry is
+-- cancelled), is succeeded.  Otherwise nothing else changes.  The caller
+-- holds the jobs, then the allocations (tide._launcher_targets).
+CREATE FUNCTION tide._late_exits(allocation_ids bigint[], exit_codes integer[]) RETURNS void
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path = pg_catalog, pg_temp
+    AS $$
+DECLARE
+    done record;
+BEGIN
+    UPDATE tide.allocations a
+       SET exit_code = u.code,
+           release_reason = tide._late_exit_reason(a.release_reason, u.code)
+      FROM unnest(allocation_ids, exit_codes) AS u(id, code)
+     WHERE a.id = u.id AND a.state = 'released' AND a.exit_code IS NULL;
+
+    FOR done IN
+        SELECT x.job_id, pg_catalog.string_agg(DISTINCT x.node, ', ') AS nodes
+          FROM (SELECT DISTINCT a.job_id, a.cycle_id FROM tide.allocations a
+                 WHERE a.id = ANY (allocation_ids)) att
+          JOIN tide.allocations x ON x.job_id = att.job_id AND x.cycle_id IS NOT DISTINCT FROM att.cycle_id
+         GROUP BY x.job_id, att.cycle_id
+        HAVING pg_catalog.bool_and(x.state = 'released' AND x.exit_code = 0)
+         ORDER BY x.job_id
+    LOOP
+        -- its retries not placed yet (locked: a cycle may be placing them)
+        PERFORM 1 FROM tide.jobs r WHERE r.retry_of = done.job_id ORDER BY r.id FOR NO KEY UPDATE;
+        IF NOT EXISTS (SELECT 1 FROM tide.jobs j
+                        WHERE j.id = done.job_id
+                          AND (j.state = 'pending'
+                               OR (j.state = 'failed' AND j.exit_code IS NULL
+                                   AND NOT EXISTS (SELECT 1 FROM tide.jobs r
+                                                    WHERE r.retry_of = j.id
+                                                      AND (r.state <> 'pending'
+                                                           OR EXISTS (SELECT 1 FROM tide.allocations ra
+                                                                       WHERE ra.job_id = r.id)))))) THEN
+            CONTINUE;
+        END IF;
+        UPDATE tide.jobs r
+           SET state = 'cancelled', pending_reason = NULL, finished_at = pg_catalog.now(),
+               state_reason = pg_catalog.format('cancelled: job %s, which it retries, finished on node %s while that node was unreachable',
+                                                done.job_id, done.nodes)
+         WHERE r.retry_of = done.job_id AND r.state = 'pending';
+        UPDATE tide.jobs j
+           SET state = 'succeeded', exit_code = 0, pending_reason = NULL, finished_at = pg_catalog.now(),
+               state_reason = pg_catalog.format('all replicas exited 0 on node %s while it was unreachable (reported late, after it came back)',
+                                                done.nodes)
+         WHERE j.id = done.job_id;
+    END LOOP;
+END
+$$;
+COMMENT ON FUNCTION tide._late_exits(bigint[], integer[]) IS
+    'records exits reported for allocations released without one (a lost node that came back) on the allocations; a job whose lost attempt all exited 0 and that nothing replaced yet (pending, or failed with its retry never placed) is succeeded, the retry cancelled (R-C3)';
+
 -- The one implementation of the three reports.  all_or_nothing: change
 -- nothing when any id is refused (the array wrappers then raise).
 CREATE FUNCTION tide._report(report text, allocation_ids bigint[], exit_codes integer[], who text,
@@ -145,6 +205,8 @@ DECLARE
     r_hint text[];
     change_ids bigint[];
     change_codes integer[];
+    late_ids bigint[];
+    late_codes integer[];
     bad record;
 BEGIN
     IF report NOT IN ('started', 'exited', 'evicted') THEN
@@ -188,11 +250,17 @@ BEGIN
     ), d AS (
         SELECT t.ord, t.allocation_id, t.mention, t.state, t.refusal, t.errcode, t.hint,
                CASE WHEN t.refusal IS NOT NULL THEN 'refused'
+                    -- an exit of work released without one: recorded late
+                    WHEN l.id IS NOT NULL THEN 'changed'
                     WHEN t.state = target THEN 'already'
                     WHEN t.state = ANY (accepts) THEN 'changed'
                     ELSE 'refused'
-               END AS decided
+               END AS decided,
+               l.id IS NOT NULL AS late
           FROM t
+          LEFT JOIN tide.allocations l
+            ON report = 'exited' AND t.refusal IS NULL AND t.state = 'released'
+           AND l.id = t.allocation_id AND l.exit_code IS NULL AND l.release_reason IS DISTINCT FROM 'exited'
     )
     SELECT pg_catalog.array_agg(d.ord ORDER BY d.ord),
            pg_catalog.array_agg(d.allocation_id ORDER BY d.ord),
@@ -219,10 +287,16 @@ BEGIN
                                      THEN 'Report a process that ended on its own with tide.exited(allocation_id, exit_code).'
                                      ELSE 'The allowed changes are listed in tide.allocation_transitions.'
                                 END ORDER BY d.ord),
-           pg_catalog.array_agg(d.allocation_id ORDER BY d.ord) FILTER (WHERE d.decided = 'changed' AND d.mention = 1),
-           pg_catalog.array_agg(exit_codes[d.ord::integer] ORDER BY d.ord) FILTER (WHERE d.decided = 'changed' AND d.mention = 1)
-      INTO r_ord, r_id, r_outcome, r_reason, r_errcode, r_hint, change_ids, change_codes
+           pg_catalog.array_agg(d.allocation_id ORDER BY d.ord) FILTER (WHERE d.decided = 'changed' AND d.mention = 1 AND NOT d.late),
+           pg_catalog.array_agg(exit_codes[d.ord::integer] ORDER BY d.ord) FILTER (WHERE d.decided = 'changed' AND d.mention = 1 AND NOT d.late),
+           pg_catalog.array_agg(d.allocation_id ORDER BY d.ord) FILTER (WHERE d.late AND d.mention = 1),
+           pg_catalog.array_agg(exit_codes[d.ord::integer] ORDER BY d.ord) FILTER (WHERE d.late AND d.mention = 1)
+      INTO r_ord, r_id, r_outcome, r_reason, r_errcode, r_hint, change_ids, change_codes, late_ids, late_codes
       FROM d;
+
+    IF late_ids IS NOT NULL AND NOT (all_or_nothing AND 'refused' = ANY (r_outcome)) THEN
+        PERFORM tide._late_exits(late_ids, late_codes);
+    END IF;
 
     IF change_ids IS NOT NULL AND NOT (all_or_nothing AND 'refused' = ANY (r_outcome)) THEN
         IF report = 'started' THEN

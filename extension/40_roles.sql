@@ -117,11 +117,13 @@ REVOKE ALL ON FUNCTION
     tide.heartbeat(text),
     tide._check_launcher(text),
     tide._node_info(text),
+    tide._node_back(text),
     tide._launcher_target(bigint, text),
     tide._apply_cancel(bigint[]),
     tide._create_retries(bigint[]),
     tide._rollup_jobs(bigint[], bigint[], bigint[]),
-    tide._nodes_lost(text[], text),
+    tide._nodes_lost(text[], text, boolean),
+    tide._late_exits(bigint[], integer[]),
     tide._jobs_before_insert(),
     tide._job_tasks_before_write(),
     tide._check_job_tasks(),
@@ -147,7 +149,7 @@ GRANT EXECUTE ON FUNCTION
     tide.drain_node(text),
     tide.resume_node(text),
     tide._set_node_state(text, text[], text),
-    tide._nodes_lost(text[], text)
+    tide._nodes_lost(text[], text, boolean)
     TO tide_admin;
 GRANT EXECUTE ON FUNCTION
     tide.claim(text),
@@ -158,9 +160,11 @@ GRANT EXECUTE ON FUNCTION
     tide.heartbeat(text),
     tide._check_launcher(text),
     tide._node_info(text),
+    tide._node_back(text),
+    tide._late_exits(bigint[], integer[]),
     tide._launcher_target(bigint, text)
     TO tide_launcher, tide_admin;
 -- tide.node_channel, tide._may_launch, tide._launches_job, tide._cycle_lock_key, tide._cycle_writing,
--- tide._current_cycle, tide._restoring, tide._name_max and the value checks (tide._check_name,
+-- tide._current_cycle, tide._restoring, tide._name_max, tide._late_exit_reason and the value checks (tide._check_name,
 -- _check_choice, _check_job_values, _check_task_values, _check_node_values) stay executable by PUBLIC: they
 -- only compute or answer yes or no (and policies call them as the querying role).

@@ -147,9 +147,7 @@ static const char *const Q_CLAIMS =
 
 /* R-C3: the nodes silent for longer than $1 (tide.node_timeout), and why. */
 #define LOST_NODES \
-"SELECT n.name, pg_catalog.format('no heartbeat for more than %s', $1::pg_catalog.interval) AS reason" \
-"  FROM tide.nodes n" \
-" WHERE n.state <> 'down' AND n.heartbeat_at < pg_catalog.now() - $1::pg_catalog.interval"
+"SELECT n.name, n.reason FROM tide._nodes_silent($1::pg_catalog.interval) n"
 
 static const char *const Q_LOST = LOST_NODES " ORDER BY n.name COLLATE \"C\"";
 #define Anum_lost_name				1
@@ -157,7 +155,7 @@ static const char *const Q_LOST = LOST_NODES " ORDER BY n.name COLLATE \"C\"";
 
 /* The same nodes marked down; its one column: the jobs hit. */
 static const char *const W_LOST =
-"SELECT pg_catalog.cardinality(tide._nodes_lost(x.names, x.reason))"
+"SELECT pg_catalog.cardinality(tide._nodes_lost(x.names, x.reason, true))"
 "  FROM (SELECT pg_catalog.array_agg(l.name ORDER BY l.name) AS names, pg_catalog.min(l.reason) AS reason"
 "          FROM (" LOST_NODES ") l) x"
 " WHERE x.names IS NOT NULL";

@@ -18,7 +18,14 @@ void		_PG_init(void);
 
 int			tide_reason_updates_per_cycle = 1000;
 int			tide_cycle_lock_timeout = 100;
-int			tide_node_timeout = 30;
+/*
+ * Five minutes, like Slurm's SlurmdTimeout and Kubernetes' eviction of
+ * pods from an unreachable node: a launcher restart, a host reboot or a
+ * short network cut must not trip it, since a lost node's work is placed
+ * again elsewhere while its copies may still run (fenced only when the
+ * node returns).
+ */
+int			tide_node_timeout = 300;
 
 void
 _PG_init(void)
@@ -27,10 +34,11 @@ _PG_init(void)
 	DefineCustomIntVariable("tide.node_timeout",
 							"Heartbeat age after which tide.run_cycle() marks a node down.",
 							"Its allocations are released as lost and their jobs retried or "
-							"handled per on_evict. 0 turns the check off. A node that never "
-							"sent a heartbeat is never timed out.",
+							"handled per on_evict. 0 turns the check off. A node that sent no "
+							"heartbeat since it was registered or last changed state is timed "
+							"out from that time.",
 							&tide_node_timeout,
-							30, 0, 86400 * 365,
+							300, 0, 86400 * 365,
 							PGC_SUSET, GUC_UNIT_S,
 							NULL, NULL, NULL);
 

@@ -214,6 +214,19 @@ alive() {
     [ "$st" != Z ] && [ "$st" != X ]
 }
 
+# Run cycles until NODE is marked down (at most 20 s: the test sets a short
+# tide.node_timeout); prints its last state.
+cycle_until_down() {
+    local got=""
+    for _ in $(seq 80); do
+        q "SELECT tide.run_cycle()" >/dev/null
+        got=$(q "SELECT state FROM tide.nodes WHERE name = '$1'")
+        [ "$got" = down ] && break
+        sleep 0.25
+    done
+    printf '%s' "$got"
+}
+
 job_state() {
     q "SELECT state FROM tide.jobs WHERE id = $1"
 }

@@ -142,7 +142,7 @@ SELECT is((SELECT node || ' ' || gpus::text FROM dry WHERE kind = 'place' AND jo
 SELECT is((SELECT state FROM tide.jobs WHERE id = pg_temp.jid('preemptor')), 'allocated', 'round 2: the cycle did place it');
 
 -- ---------------------------------------------------------------- round 3
-UPDATE tide.nodes SET heartbeat_at = now() - interval '1 hour' WHERE name = 'c1';
+UPDATE tide.nodes SET heartbeat_at = now() - interval '1 hour', state_since = now() - interval '1 hour' WHERE name = 'c1';
 SELECT is((SELECT array_agg(d.node || ' ' || d.rule) FROM tide.dry_run() d WHERE d.kind = 'lost'),
           ARRAY['c1 R-C3'], 'round 3: listed: c1 is lost');
 SELECT tide.run_cycle();

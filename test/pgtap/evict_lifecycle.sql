@@ -7,7 +7,7 @@
 BEGIN;
 CREATE EXTENSION pg_tide;
 SET client_min_messages = warning;
-SELECT plan(32);
+SELECT plan(33);
 
 CREATE FUNCTION pg_temp.reset() RETURNS void LANGUAGE plpgsql AS $$
 BEGIN
@@ -103,7 +103,7 @@ BEGIN
     a := tide.submit('q', 'cpu=8', max_retries => retries);
     PERFORM tide.run_cycle();
     PERFORM pg_temp.start_all();
-    UPDATE tide.nodes SET heartbeat_at = now() - interval '5 minutes'
+    UPDATE tide.nodes SET heartbeat_at = now() - interval '10 minutes', state_since = now() - interval '10 minutes'
      WHERE name = (SELECT node FROM tide.allocations WHERE job_id = a);
     PERFORM tide.run_cycle();
     RETURN (SELECT string_agg(n.name || ' ' || n.state, ', ' ORDER BY n.name) FROM tide.nodes n) || '; job ' ||
@@ -113,8 +113,8 @@ BEGIN
            coalesce((SELECT string_agg(node, ',') FROM tide.allocations WHERE job_id = a AND state <> 'released'), 'none');
 END $$;
 SELECT is(pg_temp.lose_node(0), 'c1 down, c2 ready; job allocated; retry none; live on c2',
-          'R-C3: heartbeat 5 min old: c1 down, the job requeued and placed on c2 at once');
-SELECT is((SELECT release_reason FROM tide.allocations WHERE node = 'c1'), 'no heartbeat for more than 00:00:30',
+          'R-C3: heartbeat 10 min old: c1 down, the job requeued and placed on c2 at once');
+SELECT is((SELECT release_reason FROM tide.allocations WHERE node = 'c1'), 'no heartbeat for more than 00:05:00',
           'R-C3: the allocation was released as lost, with the reason');
 SELECT is((SELECT avoid_nodes FROM tide.jobs), ARRAY['c1'], 'R-L4: the lost node is avoided next time');
 SELECT is((SELECT jobs_evicted FROM tide.cycles ORDER BY id DESC LIMIT 1), 1, 'R-C3: the cycle counts the lost job in jobs_evicted');
@@ -133,28 +133,35 @@ SELECT pg_temp.cycle();
 SELECT pg_temp.start_all();
 INSERT INTO j VALUES ('B', tide.submit('q', 'cpu=2, memory=4Gi')) ON CONFLICT (name) DO UPDATE SET id = EXCLUDED.id;
 SELECT pg_temp.cycle();
-UPDATE tide.nodes SET heartbeat_at = now() - interval '1 hour' WHERE name = 'c1';
+UPDATE tide.nodes SET heartbeat_at = now() - interval '1 hour', state_since = now() - interval '1 hour' WHERE name = 'c1';
 SELECT pg_temp.cycle();
 SELECT is((SELECT state || ' on ' || (SELECT node FROM tide.allocations a WHERE a.job_id = r.id)
              FROM tide.jobs r WHERE r.retry_of = pg_temp.id('A')), 'allocated on c2',
           'seed 000: A interrupted, its retry A1 takes the free room');
 SELECT is((SELECT state FROM tide.jobs WHERE id = pg_temp.id('B')), 'pending', 'seed 000: B, submitted before A1 was made, keeps waiting');
 
--- a node that never sent a heartbeat is not timed out; the setting 0 turns the check off
+-- silence counts from the last heartbeat, or from registration when there
+-- was none; the setting 0 turns the check off
 SELECT pg_temp.reset();
 SELECT tide.register_node('c1', 'cpu=8');
 SELECT tide.register_node('c2', 'cpu=8');
-UPDATE tide.nodes SET heartbeat_at = now() - interval '5 minutes' WHERE name = 'c2';
+SELECT tide.register_node('c3', 'cpu=8');
+UPDATE tide.nodes SET state_since = now() - interval '7 minutes' WHERE name IN ('c1', 'c2');
+UPDATE tide.nodes SET heartbeat_at = now() - interval '6 minutes' WHERE name = 'c2';
 SET LOCAL tide.node_timeout = 0;
 SELECT pg_temp.cycle();
-SELECT is((SELECT string_agg(state, ',' ORDER BY name) FROM tide.nodes), 'ready,ready', 'tide.node_timeout = 0: nothing is marked down');
+SELECT is((SELECT string_agg(state, ',' ORDER BY name) FROM tide.nodes), 'ready,ready,ready', 'tide.node_timeout = 0: nothing is marked down');
 SET LOCAL tide.node_timeout = '10min';
 SELECT pg_temp.cycle();
-SELECT is((SELECT string_agg(state, ',' ORDER BY name) FROM tide.nodes), 'ready,ready', 'tide.node_timeout 10 min: a 5 min old heartbeat is fine');
+SELECT is((SELECT string_agg(state, ',' ORDER BY name) FROM tide.nodes), 'ready,ready,ready', 'tide.node_timeout 10 min: 6 and 7 min of silence are fine');
 RESET tide.node_timeout;
+SELECT is((SELECT string_agg(n.name || ': ' || n.reason, '; ' ORDER BY n.name) FROM tide._nodes_silent('5 min') n),
+          'c1: no heartbeat since it was registered, more than 00:05:00 ago; c2: no heartbeat for more than 00:05:00',
+          'R-C3: a node whose launcher never sent a heartbeat is silent since its registration');
 SELECT pg_temp.cycle();
-SELECT is((SELECT string_agg(state, ',' ORDER BY name) FROM tide.nodes), 'ready,down',
-          'default 30 s: c2 goes down; c1 (never a heartbeat) stays ready');
+SELECT is((SELECT string_agg(state || '/' || coalesce(down_reason, '-') || '/' || coalesce(state_before_down, '-'), ',' ORDER BY name) FROM tide.nodes),
+          'down/lost/ready,down/lost/ready,ready/-/-',
+          'default 5 min: c1 (never a heartbeat, registered 7 min ago) and c2 go down as lost; c3, registered now, stays ready');
 
 -- ---------------------------------------------------------------- draining
 SELECT pg_temp.reset();
