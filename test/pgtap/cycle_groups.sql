@@ -7,7 +7,7 @@ BEGIN;
 CREATE EXTENSION pg_tide;
 CREATE EXTENSION dblink;
 SET client_min_messages = warning;
-SELECT plan(12);
+SELECT plan(13);
 
 INSERT INTO tide.queues (name, resource_group) VALUES ('qa', 'a'), ('qb', 'b');
 SELECT tide.register_node('na', 'cpu=8', resource_group => 'a');
@@ -27,6 +27,12 @@ SELECT is(tide.run_cycle('a'), NULL, 'R-C1 per group: a second cycle of a return
 SELECT is(tide.run_cycle(), NULL, 'and so does the whole-cluster cycle');
 SELECT isnt(tide.run_cycle('b'), NULL, 'while b''s cycle runs');
 SELECT is((SELECT state FROM tide.jobs WHERE id = :b1), 'allocated', 'and places b''s job');
+-- a's cycle ends: its locks go at once (a disconnect alone frees them only
+-- when that backend has exited, which may be after the next statement)
+SELECT ok((SELECT t.done FROM dblink('other',
+              format('SELECT pg_advisory_unlock(1953064037, hashtext(%L)) AND pg_advisory_unlock_shared(%s)',
+                     'a', tide._cycle_lock_key())) AS t(done boolean)),
+          'the other session lets go of a''s lock');
 SELECT dblink_disconnect('other');
 
 SELECT tide.submit('qb', 'cpu=2', name => 'b2') AS b2 \gset
