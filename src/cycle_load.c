@@ -207,6 +207,7 @@ typedef struct Loader
 	HTAB	   *unknown;		/* what jobs ask for that nothing offers */
 	const char **unknown_names; /* the snapshot's unknown_names, by id */
 	int			nunknown;
+	int			unknown_cap;
 	RowCache	cache[ROWCACHE_TABLES];
 } Loader;
 
@@ -386,10 +387,13 @@ unknown_name(Loader *ld, const char *reason)
 	e = hash_search(ld->unknown, key, HASH_ENTER, &found);
 	if (!found)
 	{
-		if (ld->nunknown % 64 == 0)
+		if (ld->nunknown == ld->unknown_cap)
+		{
+			ld->unknown_cap = ld->unknown_cap == 0 ? 64 : ld->unknown_cap * 2;
 			ld->unknown_names = ld->nunknown == 0
-				? MemoryContextAlloc(ld->l->mcxt, sizeof(char *) * 64)
-				: repalloc(ld->unknown_names, sizeof(char *) * (ld->nunknown + 64));
+				? MemoryContextAlloc(ld->l->mcxt, sizeof(char *) * ld->unknown_cap)
+				: repalloc(ld->unknown_names, sizeof(char *) * ld->unknown_cap);
+		}
 		ld->unknown_names[ld->nunknown] = MemoryContextStrdup(ld->l->mcxt, key);
 		e->id = ld->nunknown++;
 	}
