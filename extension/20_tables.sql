@@ -266,6 +266,11 @@ CREATE TABLE tide.allocations (
     started_at     timestamptz,
     released_at    timestamptz,
     release_reason text,
+    -- the launcher's reason for an exit it decided itself (the command
+    -- could not be started), from tide.report_exited; NULL for a program's
+    -- own exit.  Sanitised and bounded by the report (tide._launcher_reason).
+    exit_reason    text CONSTRAINT allocations_exit_reason_check
+                   CHECK (exit_reason IS NULL OR pg_catalog.char_length(exit_reason) BETWEEN 1 AND 500),
     -- (job_id, role) names a row of tide.job_tasks.  Not a foreign key: its
     -- check would lock each task row, one WAL record per allocation, a
     -- third of what a cycle pays to insert it.  The insert trigger checks
@@ -284,6 +289,7 @@ COMMENT ON COLUMN tide.allocations.gpus IS 'GPU indices of the node given to thi
 COMMENT ON COLUMN tide.allocations.gpu_milli IS 'share of the one GPU in gpus, in thousandths, for a fractional request; NULL for whole GPUs';
 COMMENT ON COLUMN tide.allocations.claimed_at IS 'first time the node''s launcher claimed it (tide.claim)';
 COMMENT ON COLUMN tide.allocations.release_reason IS 'why it was released: exited, evicted, node down, ...';
+COMMENT ON COLUMN tide.allocations.exit_reason IS 'the launcher''s reason when it, not the program, decided the exit (e.g. command "foo" not found); NULL for a program''s own exit; at most 500 characters, no control characters';
 
 -- ---------------------------------------------------------------- evictions
 CREATE TABLE tide.evictions (

@@ -157,12 +157,12 @@ BEGIN
                 AND NOT EXISTS (SELECT 1 FROM tide.allocation_transitions t
                                  WHERE t.old_state = o.state AND t.new_state = n.state))
             OR (o.state = 'released'
-                AND (o.exit_code, o.released_at, o.release_reason, o.node, o.job_id)
-                    IS DISTINCT FROM (n.exit_code, n.released_at, n.release_reason, n.node, n.job_id)
+                AND (o.exit_code, o.released_at, o.release_reason, o.exit_reason, o.node, o.job_id)
+                    IS DISTINCT FROM (n.exit_code, n.released_at, n.release_reason, n.exit_reason, n.node, n.job_id)
                 -- but a late exit (tide._late_exits) adds the exit code of
                 -- one released without it, and says so in its reason
                 AND NOT (o.exit_code IS NULL AND n.exit_code IS NOT NULL AND n.state = 'released'
-                         AND (o.released_at, o.node, o.job_id) IS NOT DISTINCT FROM (n.released_at, n.node, n.job_id)
+                         AND (o.released_at, o.exit_reason, o.node, o.job_id) IS NOT DISTINCT FROM (n.released_at, n.exit_reason, n.node, n.job_id)
                          AND n.release_reason IS NOT DISTINCT FROM tide._late_exit_reason(o.release_reason, n.exit_code)))
          ORDER BY o.id
          LIMIT 1 $q$ INTO bad;

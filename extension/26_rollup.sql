@@ -87,11 +87,16 @@ DECLARE
     finished bigint[];
 BEGIN
     -- 1. The first non-zero exit fails an allocated or running job; the
-    --    node it failed on is avoided by its retry.
+    --    node it failed on is avoided by its retry.  An exit the launcher
+    --    decided itself (it could not start the command) gives its reason.
     WITH f AS (
         SELECT DISTINCT ON (a.job_id) a.job_id, a.node, a.exit_code,
-               pg_catalog.format('replica %s of role %s exited with code %s on node %s',
-                                 a.replica, a.role, a.exit_code, a.node) AS reason
+               CASE WHEN a.exit_reason IS NULL
+                    THEN pg_catalog.format('replica %s of role %s exited with code %s on node %s',
+                                           a.replica, a.role, a.exit_code, a.node)
+                    ELSE pg_catalog.format('launcher on node %s could not start replica %s of role %s: %s (exit code %s)',
+                                           a.node, a.replica, a.role, a.exit_reason, a.exit_code)
+               END AS reason
           FROM tide.allocations a
          WHERE a.id = ANY (failed_allocs)
          ORDER BY a.job_id, a.released_at, a.id

@@ -4,7 +4,8 @@
 -- allocation id it was given, in array order, with an outcome:
 --
 --   tide.report_started(allocation_ids bigint[])
---   tide.report_exited(allocation_ids bigint[], exit_codes integer[])
+--   tide.report_exited(allocation_ids bigint[], exit_codes integer[],
+--                      reasons text[] DEFAULT NULL)
 --   tide.report_evicted(allocation_ids bigint[])
 --     RETURNS TABLE(allocation_id bigint, outcome text, reason text)
 --
@@ -36,6 +37,17 @@
 --
 -- Arguments that are wrong as a whole are errors in every form: a NULL or
 -- multi-dimensional array, arrays of different lengths, a NULL exit code.
+--
+-- reasons (tide.report_exited only): the launcher's reason for an exit it
+-- decided itself, because the command could not be started (no command,
+-- not found, not executable, output file, ...), one per id or NULL for a
+-- program's own exit.  Stored on the allocation (exit_reason) and rolled
+-- up into its job's state_reason when the job fails (26_rollup.sql).  A
+-- reason with exit code 0 is an error (it explains a failure); each is
+-- sanitised by tide._launcher_reason: control characters become spaces,
+-- blanks at either end go, an empty one is NULL, and one longer than 500
+-- characters is cut to 497 and ends in "...".  An exit reported late (the
+-- allocation was released without one) keeps no reason.
 --
 -- Who may report is checked in one place, tide._launcher_targets: the
 -- session may act as the role (tide._assert_acting_as) and the role may
@@ -126,6 +138,25 @@ $$;
 COMMENT ON FUNCTION tide._report_accepts(text, text) IS
     'the allocation states a launcher report (started, exited, evicted) accepts: the changes to its target state in tide.allocation_transitions whose made_by names the report''s function';
 
+-- A launcher's reason as stored (tide.allocations.exit_reason): a run of
+-- control characters (newlines, escapes) and the blanks next to it
+-- becomes one space, blanks at either end go, empty is NULL, and more
+-- than 500 characters are cut to 497 and "...".  Only the first 2,000
+-- characters are looked at, so a huge text costs no more than a short one.
+CREATE FUNCTION tide._launcher_reason(reason text) RETURNS text
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp
+    AS $$
+SELECT CASE WHEN pg_catalog.char_length(r) > 500
+            THEN pg_catalog.rtrim(pg_catalog.left(r, 497)) OPERATOR(pg_catalog.||) '...'
+            ELSE r END
+  FROM (SELECT NULLIF(pg_catalog.btrim(pg_catalog.regexp_replace(pg_catalog.left(reason, 2000),
+                                                                 '[[:space:][:cntrl:]]*[[:cntrl:]][[:space:][:cntrl:]]*',
+                                                                 ' ', 'g')), '') AS r) x
+$$;
+COMMENT ON FUNCTION tide._launcher_reason(text) IS
+    'a launcher''s reason for an exit, as stored in tide.allocations.exit_reason: control characters replaced by spaces, trimmed, NULL when empty, at most 500 characters (longer ones end in "...")';
+
 -- R-C3: an exit reported late, for an allocation released without one (its
 -- node was lost, or it was released before its launcher could report).  It
 -- is recorded on the allocation (exit_code, a note in release_reason).  When
@@ -189,7 +220,7 @@ COMMENT ON FUNCTION tide._late_exits(bigint[], integer[]) IS
 -- The one implementation of the three reports.  all_or_nothing: change
 -- nothing when any id is refused (the array wrappers then raise).
 CREATE FUNCTION tide._report(report text, allocation_ids bigint[], exit_codes integer[], who text,
-                             all_or_nothing boolean)
+                             all_or_nothing boolean, reasons text[] DEFAULT NULL)
     RETURNS TABLE(ord bigint, allocation_id bigint, outcome text, reason text, errcode text, hint text)
     LANGUAGE plpgsql
     SET search_path = pg_catalog, pg_temp
@@ -205,6 +236,7 @@ DECLARE
     r_hint text[];
     change_ids bigint[];
     change_codes integer[];
+    change_reasons text[];
     late_ids bigint[];
     late_codes integer[];
     bad record;
@@ -231,17 +263,37 @@ BEGIN
                 USING ERRCODE = 'array_subscript_error',
                       HINT = 'Pass one exit code per allocation id, in the same order.';
         END IF;
-        SELECT x.ord, a.id INTO bad
-          FROM unnest(exit_codes) WITH ORDINALITY AS x(code, ord)
+        IF reasons IS NOT NULL AND pg_catalog.array_ndims(reasons) > 1 THEN
+            RAISE EXCEPTION 'reasons must be a one-dimensional array, not % dimensions',
+                    pg_catalog.array_ndims(reasons)
+                USING ERRCODE = 'array_subscript_error';
+        END IF;
+        IF pg_catalog.cardinality(reasons) <> pg_catalog.cardinality(exit_codes) THEN
+            RAISE EXCEPTION 'exit_codes has % elements but reasons has %',
+                    pg_catalog.cardinality(exit_codes), pg_catalog.cardinality(reasons)
+                USING ERRCODE = 'array_subscript_error',
+                      HINT = 'Pass one reason (or NULL) per allocation id, in the same order.';
+        END IF;
+        -- the first NULL code, else the first reason given with code 0
+        SELECT x.ord, a.id, x.code IS NULL AS null_code INTO bad
+          FROM unnest(exit_codes, reasons) WITH ORDINALITY AS x(code, reason, ord)
           LEFT JOIN unnest(allocation_ids) WITH ORDINALITY AS a(id, ord) ON a.ord = x.ord
-         WHERE x.code IS NULL
-         ORDER BY x.ord
+         WHERE x.code IS NULL OR (x.code = 0 AND x.reason IS NOT NULL)
+         ORDER BY x.code IS NOT NULL, x.ord
          LIMIT 1;
-        IF FOUND THEN
+        IF FOUND AND bad.null_code THEN
             RAISE EXCEPTION 'exit code % (for allocation %) must not be NULL', bad.ord, coalesce(bad.id::text, 'NULL')
                 USING ERRCODE = 'null_value_not_allowed',
                       HINT = 'Report the process''s exit status; a process killed by signal N exits 128+N.';
+        ELSIF FOUND THEN
+            RAISE EXCEPTION 'reason % (for allocation %) comes with exit code 0', bad.ord, coalesce(bad.id::text, 'NULL')
+                USING ERRCODE = 'invalid_parameter_value',
+                      HINT = 'A launcher''s reason explains a failure to start: report it with the non-zero code the job should see (e.g. 127: command not found).';
         END IF;
+    ELSIF reasons IS NOT NULL THEN
+        RAISE EXCEPTION 'a launcher report "%" takes no reasons', report
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'Reasons go with exits: tide.report_exited(allocation_ids, exit_codes, reasons).';
     END IF;
 
     WITH t AS (
@@ -289,9 +341,12 @@ BEGIN
                                 END ORDER BY d.ord),
            pg_catalog.array_agg(d.allocation_id ORDER BY d.ord) FILTER (WHERE d.decided = 'changed' AND d.mention = 1 AND NOT d.late),
            pg_catalog.array_agg(exit_codes[d.ord::integer] ORDER BY d.ord) FILTER (WHERE d.decided = 'changed' AND d.mention = 1 AND NOT d.late),
+           pg_catalog.array_agg(tide._launcher_reason(reasons[d.ord::integer]) ORDER BY d.ord)
+               FILTER (WHERE d.decided = 'changed' AND d.mention = 1 AND NOT d.late),
            pg_catalog.array_agg(d.allocation_id ORDER BY d.ord) FILTER (WHERE d.late AND d.mention = 1),
            pg_catalog.array_agg(exit_codes[d.ord::integer] ORDER BY d.ord) FILTER (WHERE d.late AND d.mention = 1)
-      INTO r_ord, r_id, r_outcome, r_reason, r_errcode, r_hint, change_ids, change_codes, late_ids, late_codes
+      INTO r_ord, r_id, r_outcome, r_reason, r_errcode, r_hint, change_ids, change_codes, change_reasons,
+           late_ids, late_codes
       FROM d;
 
     IF late_ids IS NOT NULL AND NOT (all_or_nothing AND 'refused' = ANY (r_outcome)) THEN
@@ -305,8 +360,8 @@ BEGIN
         ELSIF report = 'exited' THEN
             UPDATE tide.allocations x
                SET state = 'released', exit_code = u.code, released_at = pg_catalog.now(),
-                   release_reason = 'exited'
-              FROM unnest(change_ids, change_codes) AS u(id, code)
+                   release_reason = 'exited', exit_reason = u.reason
+              FROM unnest(change_ids, change_codes, change_reasons) AS u(id, code, reason)
              WHERE x.id = u.id;
         ELSE
             UPDATE tide.allocations x
@@ -323,8 +378,8 @@ BEGIN
          ORDER BY u.ord;
 END
 $$;
-COMMENT ON FUNCTION tide._report(text, bigint[], integer[], text, boolean) IS
-    'the launcher reports (started, exited, evicted) for many allocations in one UPDATE: an outcome per mention of an id (changed, already, refused with the reason, SQLSTATE and hint); accepted states from tide.allocation_transitions; all_or_nothing changes nothing when any is refused';
+COMMENT ON FUNCTION tide._report(text, bigint[], integer[], text, boolean, text[]) IS
+    'the launcher reports (started, exited, evicted) for many allocations in one UPDATE: an outcome per mention of an id (changed, already, refused with the reason, SQLSTATE and hint); accepted states from tide.allocation_transitions; all_or_nothing changes nothing when any is refused; reasons (exited only): the launcher''s own reason per exit, stored in exit_reason';
 
 -- Raise an error of a refused report (a hint only when there is one).
 CREATE FUNCTION tide._raise_refusal(message text, code text, hint text) RETURNS void
@@ -427,17 +482,17 @@ $$;
 COMMENT ON FUNCTION tide.report_started(bigint[]) IS
     'the launcher started these allocations'' processes: assigned -> running in one statement; one row per id, in array order: changed, already (running), or refused with the reason';
 
-CREATE FUNCTION tide.report_exited(allocation_ids bigint[], exit_codes integer[])
+CREATE FUNCTION tide.report_exited(allocation_ids bigint[], exit_codes integer[], reasons text[] DEFAULT NULL)
     RETURNS TABLE(allocation_id bigint, outcome text, reason text)
     LANGUAGE sql
     SET search_path = pg_catalog, pg_temp
     AS $$
 SELECT r.allocation_id, r.outcome, r.reason
-  FROM tide._report('exited', allocation_ids, exit_codes, CURRENT_USER, false) AS r
+  FROM tide._report('exited', allocation_ids, exit_codes, CURRENT_USER, false, reasons) AS r
  ORDER BY r.ord
 $$;
-COMMENT ON FUNCTION tide.report_exited(bigint[], integer[]) IS
-    'these allocations'' processes ended with these exit codes (one per id, in order): released in one statement, a non-zero code fails its job; one row per id, in array order: changed, already (released), or refused with the reason';
+COMMENT ON FUNCTION tide.report_exited(bigint[], integer[], text[]) IS
+    'these allocations'' processes ended with these exit codes (one per id, in order): released in one statement, a non-zero code fails its job; reasons (optional, one per id or NULL): the launcher''s own reason when it could not start the command, rolled up into the failed job''s state_reason; one row per id, in array order: changed, already (released), or refused with the reason';
 
 CREATE FUNCTION tide.report_evicted(allocation_ids bigint[])
     RETURNS TABLE(allocation_id bigint, outcome text, reason text)
@@ -543,12 +598,13 @@ COMMENT ON FUNCTION tide.evicted(bigint[]) IS
 REVOKE ALL ON FUNCTION
     tide._launcher_targets(bigint[], text),
     tide._report_accepts(text, text),
-    tide._report(text, bigint[], integer[], text, boolean),
+    tide._report(text, bigint[], integer[], text, boolean, text[]),
+    tide._launcher_reason(text),
     tide._raise_refusal(text, text, text),
     tide._report_all(text, bigint[], integer[]),
     tide._batch_notice(bigint[], bigint[], text),
     tide.report_started(bigint[]),
-    tide.report_exited(bigint[], integer[]),
+    tide.report_exited(bigint[], integer[], text[]),
     tide.report_evicted(bigint[]),
     tide.started(bigint[]),
     tide.exited(bigint[], integer[]),
@@ -557,12 +613,13 @@ REVOKE ALL ON FUNCTION
 GRANT EXECUTE ON FUNCTION
     tide._launcher_targets(bigint[], text),
     tide._report_accepts(text, text),
-    tide._report(text, bigint[], integer[], text, boolean),
+    tide._report(text, bigint[], integer[], text, boolean, text[]),
+    tide._launcher_reason(text),
     tide._raise_refusal(text, text, text),
     tide._report_all(text, bigint[], integer[]),
     tide._batch_notice(bigint[], bigint[], text),
     tide.report_started(bigint[]),
-    tide.report_exited(bigint[], integer[]),
+    tide.report_exited(bigint[], integer[], text[]),
     tide.report_evicted(bigint[]),
     tide.started(bigint[]),
     tide.exited(bigint[], integer[]),

@@ -36,7 +36,7 @@ GRANT INSERT (job_id, role, replicas, request) ON tide.job_tasks TO tide_submitt
 -- Launchers: the nodes, and the allocations and jobs of the nodes they serve.
 GRANT SELECT ON tide.nodes, tide.allocations, tide.jobs, tide.job_tasks, tide.evictions TO tide_launcher;
 GRANT UPDATE (heartbeat_at) ON tide.nodes TO tide_launcher;
-GRANT UPDATE (state, exit_code, claimed_at, started_at, released_at, release_reason)
+GRANT UPDATE (state, exit_code, claimed_at, started_at, released_at, release_reason, exit_reason)
     ON tide.allocations TO tide_launcher;
 
 -- ---------------------------------------------------------------- row-level security
