@@ -65,8 +65,9 @@ test/unit/bin/%: test/unit/%.c test/unit/tap.h $(CORE_SRCS) $(ENGINE_SRCS) $(wil
 	@mkdir -p test/unit/bin
 	$(CC) $(TOOL_CFLAGS) -fsanitize=address,undefined -fno-omit-frame-pointer -Itest/unit -o $@ $< $(CORE_SRCS) $(ENGINE_SRCS) -lm
 
-# The launcher's decisions (allocation states, reconcile), without libpq.
-LAUNCHER_UNIT_SRCS = src/launcher/util.c src/launcher/alloc.c src/launcher/reconcile.c
+# The launcher's decisions (allocation states, reconcile, its reasons for
+# not starting a command), without libpq.
+LAUNCHER_UNIT_SRCS = src/launcher/util.c src/launcher/alloc.c src/launcher/reconcile.c src/launcher/command.c
 test/unit/bin/test_launcher_%: test/unit/test_launcher_%.c test/unit/tap.h $(LAUNCHER_UNIT_SRCS) $(wildcard src/launcher/*.h)
 	@mkdir -p test/unit/bin
 	$(CC) $(TOOL_CFLAGS) -fsanitize=address,undefined -fno-omit-frame-pointer -Itest/unit -Isrc/launcher -o $@ $< $(LAUNCHER_UNIT_SRCS)

@@ -136,6 +136,7 @@ alloc_remove(Alloc *a)
 	if (h >= 0)
 		id_slot_free((unsigned) h);
 	free(a->cvd);
+	free(a->reason);
 	if (i != nallocs - 1)
 	{
 		int			hl = id_slot(allocs[nallocs - 1].id);

@@ -60,6 +60,8 @@ typedef struct Alloc
 	double		zombie_since;	/* adopted: first seen ended, not reaped */
 	double		kill_at;		/* monotonic deadline for SIGKILL */
 	int			exit_code;		/* EXITED, STOPPED */
+	char	   *reason;			/* EXITED without running: the launcher's
+								 * reason, reported with the exit (malloc'd) */
 	bool		started_owed;	/* tide.started not yet accepted */
 	bool		adopted;		/* not our child: watched through /proc and
 								 * the state directory */

@@ -459,31 +459,55 @@ db_report_name(ReportKind kind)
 	return report_name[kind];
 }
 
+/* Append one element of a text[] literal: NULL, or the text quoted. */
+static void
+append_array_text(char **buf, size_t *len, size_t *cap, const char *text, bool first)
+{
+	if (!first)
+		buf_append(buf, len, cap, ",", 1);
+	if (text == NULL)
+	{
+		buf_append(buf, len, cap, "NULL", 4);
+		return;
+	}
+	buf_append(buf, len, cap, "\"", 1);
+	for (const char *p = text; *p; p++)
+	{
+		if (*p == '"' || *p == '\\')
+			buf_append(buf, len, cap, "\\", 1);
+		buf_append(buf, len, cap, p, 1);
+	}
+	buf_append(buf, len, cap, "\"", 1);
+}
+
 /*
- * Send one report for ids[0..n-1] (codes for exited): one call of the
- * report's set-based function.  Q_OK: *results holds one outcome per id,
+ * Send one report for ids[0..n-1] (codes and the launcher's reasons, each
+ * NULL or a text, for exited): one call of the report's set-based function.  Q_OK: *results holds one outcome per id,
  * in order (valid until the next call).  Otherwise the statement failed as
  * a whole, and db_error() says why.
  */
 QueryOutcome
-db_report(ReportKind kind, const int64_t *ids, const int *codes, int n,
-		  ReportResult **results)
+db_report(ReportKind kind, const int64_t *ids, const int *codes, const char *const *reasons,
+		  int n, ReportResult **results)
 {
 	static char *idbuf,
-			   *codebuf;
+			   *codebuf,
+			   *whybuf;
 	static size_t idcap,
-				codecap;
+				codecap,
+				whycap;
 	static PGresult *res;
 	static ReportResult *out;
 	static int	out_cap;
 	size_t		idlen = 0,
-				codelen = 0;
-	const char *params[2];
+				codelen = 0,
+				whylen = 0;
+	const char *params[3];
 	char		num[32];
 	QueryOutcome q;
 	static const char *sql[] = {
 		"SELECT allocation_id, outcome, reason FROM tide.report_started($1::bigint[])",
-		"SELECT allocation_id, outcome, reason FROM tide.report_exited($1::bigint[], $2::integer[])",
+		"SELECT allocation_id, outcome, reason FROM tide.report_exited($1::bigint[], $2::integer[], $3::text[])",
 		"SELECT allocation_id, outcome, reason FROM tide.report_evicted($1::bigint[])",
 	};
 	double		t0 = now_mono();
@@ -494,6 +518,7 @@ db_report(ReportKind kind, const int64_t *ids, const int *codes, int n,
 	*results = NULL;
 	buf_append(&idbuf, &idlen, &idcap, "{", 1);
 	buf_append(&codebuf, &codelen, &codecap, "{", 1);
+	buf_append(&whybuf, &whylen, &whycap, "{", 1);
 	for (int i = 0; i < n; i++)
 	{
 		int			m = snprintf(num, sizeof(num), i ? ",%lld" : "%lld", (long long) ids[i]);
@@ -503,13 +528,16 @@ db_report(ReportKind kind, const int64_t *ids, const int *codes, int n,
 		{
 			m = snprintf(num, sizeof(num), i ? ",%d" : "%d", codes[i]);
 			buf_append(&codebuf, &codelen, &codecap, num, m);
+			append_array_text(&whybuf, &whylen, &whycap, reasons ? reasons[i] : NULL, i == 0);
 		}
 	}
 	buf_append(&idbuf, &idlen, &idcap, "}", 2);
 	buf_append(&codebuf, &codelen, &codecap, "}", 2);
+	buf_append(&whybuf, &whylen, &whycap, "}", 2);
 	params[0] = idbuf;
 	params[1] = codebuf;
-	res = run(report_name[kind], sql[kind], kind == R_EXITED ? 2 : 1, params, &q);
+	params[2] = whybuf;
+	res = run(report_name[kind], sql[kind], kind == R_EXITED ? 3 : 1, params, &q);
 	if (q == Q_REFUSED || q == Q_RETRY)
 		(void) sql_error_text(res);
 	else if (q == Q_OK && PQntuples(res) != n)

@@ -373,7 +373,8 @@ apply_action(const Action *act, const ClaimRow *r)
 	spec.gpu_milli = r->gpu_milli;
 	pid = work_spawn(&spec);
 	if (pid < 0)
-		return false;			/* still assigned: the next claim retries */
+		return false;			/* -1: still assigned, the next claim retries;
+								 * -2: not started, its exit is reported */
 	if (pid == 0)
 	{
 		/* asked the shepherd: the pid (and the report) follow */

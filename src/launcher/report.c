@@ -73,6 +73,7 @@ flush_kind(ReportKind kind)
 {
 	int64_t    *ids = NULL;
 	int		   *codes = NULL;
+	const char **reasons = NULL;
 	int			n = 0;
 	bool		ok = true;
 
@@ -83,12 +84,15 @@ flush_kind(ReportKind kind)
 		return true;
 	ids = tl_realloc(NULL, n * sizeof(int64_t));
 	codes = tl_realloc(NULL, n * sizeof(int));
+	reasons = tl_realloc(NULL, n * sizeof(char *));
 	n = 0;
 	for (int i = 0; i < nallocs; i++)
 		if (wants(&allocs[i], kind))
 		{
 			ids[n] = allocs[i].id;
 			codes[n] = allocs[i].exit_code;
+			/* the database takes a reason only with a failure */
+			reasons[n] = allocs[i].exit_code != 0 ? allocs[i].reason : NULL;
 			n++;
 		}
 
@@ -96,7 +100,8 @@ flush_kind(ReportKind kind)
 	{
 		int			m = n - off < BATCH_MAX ? n - off : BATCH_MAX;
 		ReportResult *res;
-		QueryOutcome q = db_report(kind, ids + off, kind == R_EXITED ? codes + off : NULL, m, &res);
+		QueryOutcome q = db_report(kind, ids + off, kind == R_EXITED ? codes + off : NULL,
+								   kind == R_EXITED ? reasons + off : NULL, m, &res);
 
 		if (q != Q_OK)
 		{
@@ -118,6 +123,7 @@ flush_kind(ReportKind kind)
 	}
 	free(ids);
 	free(codes);
+	free(reasons);
 	return ok;
 }
 

@@ -385,6 +385,7 @@ shepherd_spawn_requests(char *buf, size_t *start, size_t *len, pid_t launcher,
 		pid_t		pid;
 		int			rc;
 		int			rfd;
+		SpawnFailure failure;
 
 		memcpy(&h, buf + pos, sizeof(h));
 		if (*len - pos - sizeof(h) < h.len)
@@ -439,11 +440,12 @@ shepherd_spawn_requests(char *buf, size_t *start, size_t *len, pid_t launcher,
 		if ((h.flags & SPAWN_HAS_GPU_MILLI) && s < end)
 			spec.gpu_milli = s;
 
-		rc = spawn_command(&spec, &pid, true);
+		rc = spawn_command(&spec, &pid, true, &failure);
 		if (rc != 0)
 		{
 			statedir_record_abort(rfd, h.id);
-			queue_reply(q, qlen, qcap, h.id, REPLY_FAILED, rc);
+			queue_reply(q, qlen, qcap, h.id,
+						failure == SPAWN_FAILED_OUTPUT ? REPLY_FAILED_OUTPUT : REPLY_FAILED, rc);
 			continue;
 		}
 		if (statedir_record_finish(rfd, spec.id, spec.job_id, spec.replica, pid) != 0)

@@ -35,10 +35,12 @@ typedef struct ShepherdReply
 } ShepherdReply;
 
 #define REPLY_SPAWNED	1
-#define REPLY_FAILED	2
+#define REPLY_FAILED	2		/* /bin/sh could not be started (value: errno) */
 #define REPLY_EXITED	3
 #define REPLY_NOT_RECORDED 4	/* the state directory refused it: not run */
 #define REPLY_TAKEN		5		/* ALLOC.pid exists: another shepherd's */
+#define REPLY_FAILED_OUTPUT 6	/* its --output-dir file could not be opened
+								 * (value: errno): not run */
 
 /* The shepherd's life (shepherd_main.c); never returns. */
 void		shepherd_serve(int in, int out, pid_t launcher) __attribute__((noreturn));

@@ -18,6 +18,8 @@
 
 /* Exit code reported for a job that has no command (like sh's "not found"). */
 #define TL_EXIT_NO_COMMAND	127
+/* Exit code reported when the command's program is not there (sh's too). */
+#define TL_EXIT_NOT_FOUND	127
 /* Exit code reported when the work could not be started at all. */
 #define TL_EXIT_CANNOT_START 126
 /* Exit code reported for work whose shepherd vanished without a trace. */

@@ -186,17 +186,45 @@ work_take_record(int64_t id, int64_t job_id, int replica, Alloc **adopted)
 }
 
 /*
+ * The launcher does not run this allocation's command, for a reason of its
+ * own: reported as started, then exited with code and the reason (which
+ * its job's state_reason then gives).
+ */
+static void
+not_started(const char *event, int64_t id, int64_t job_id, int replica, int code, const char *why)
+{
+	Alloc	   *a = alloc_add(id, job_id, replica, AS_EXITED);
+
+	a->started_owed = true;
+	a->exit_code = code;
+	a->reason = strdup(why);
+	tl_log(event, "alloc=%lld job=%lld replica=%d: %s; reporting exit code %d",
+		   (long long) id, (long long) job_id, replica, why, code);
+}
+
+/*
  * Start one allocation.  With the shepherd: queue the request and return 0
  * (the pid comes with its answer, see work_pump).  With --no-shepherd:
  * posix_spawn from here and return the pid (= process group).  -1: not
- * started, the next claim retries.
+ * started, the next claim retries.  -2: not started for good (the program
+ * is not there, or not executable; the output file cannot be opened):
+ * its exit is reported with the reason.
  */
 pid_t
 work_spawn(const SpawnSpec *spec)
 {
 	pid_t		pid;
 	int			rfd;
+	int			code;
+	char		why[TL_REASON_MAX];
+	SpawnFailure failure;
 
+	code = command_check(spec->command, why, sizeof(why));
+	if (code != 0)
+	{
+		not_started("not_started", spec->id, spec->job_id, spec->replica, code, why);
+		return -2;
+	}
 	if (!opt.no_shepherd)
 		return shepherd_request_spawn(spec) ? 0 : -1;
 
@@ -215,10 +243,12 @@ work_spawn(const SpawnSpec *spec)
 			statedir_failed(errno);
 		return -1;
 	}
-	if (spawn_command(spec, &pid, true) != 0)
+	if ((code = spawn_command(spec, &pid, true, &failure)) != 0)
 	{
 		statedir_record_abort(rfd, spec->id);
-		return -1;
+		spawn_failure_reason(failure, code, spec->id, spec->job_id, spec->replica, why, sizeof(why));
+		not_started("not_started", spec->id, spec->job_id, spec->replica, TL_EXIT_CANNOT_START, why);
+		return -2;
 	}
 	if (statedir_record_finish(rfd, spec->id, spec->job_id, spec->replica, pid) != 0)
 	{
@@ -235,12 +265,7 @@ work_spawn(const SpawnSpec *spec)
 void
 work_no_command(int64_t id, int64_t job_id, int replica)
 {
-	Alloc	   *a = alloc_add(id, job_id, replica, AS_EXITED);
-
-	a->started_owed = true;
-	a->exit_code = TL_EXIT_NO_COMMAND;
-	tl_log("no_command", "alloc=%lld job=%lld replica=%d: the job has no command; reporting exit code %d",
-		   (long long) id, (long long) job_id, replica, TL_EXIT_NO_COMMAND);
+	not_started("no_command", id, job_id, replica, TL_EXIT_NO_COMMAND, "the job has no command");
 }
 
 /*
@@ -283,13 +308,15 @@ evict_signal(Alloc *a)
 			   (long long) a->id, (int) a->pid, strerror(errno));
 }
 
-/* The start failed: the job learns that it did not run (126). */
+/* The start failed: the job learns that it did not run (126), and why. */
 static void
-start_failed(Alloc *a)
+start_failed(Alloc *a, const char *why)
 {
 	a->started_owed = a->state != AS_SPAWNING_EVICTED;
 	alloc_set_state(a, a->state == AS_SPAWNING_EVICTED ? AS_STOPPED : AS_EXITED);
 	a->exit_code = TL_EXIT_CANNOT_START;
+	free(a->reason);
+	a->reason = a->state == AS_EXITED ? strdup(why) : NULL;
 }
 
 /* Apply one answer of the shepherd. */
@@ -297,6 +324,7 @@ static void
 shepherd_answer(const ShepherdEvent *r)
 {
 	Alloc	   *a = alloc_find(r->id);
+	char		why[TL_REASON_MAX];
 
 	if (a == NULL)
 		return;
@@ -326,19 +354,24 @@ shepherd_answer(const ShepherdEvent *r)
 					 a->cvd ? a->cvd : "");
 			break;
 		case REPLY_FAILED:
+		case REPLY_FAILED_OUTPUT:
 			if (!alloc_spawning(a))
 				return;
-			tl_log("error", "alloc=%lld job=%lld cannot start /bin/sh: %s",
-				   (long long) a->id, (long long) a->job_id, strerror(r->value));
+			spawn_failure_reason(r->kind == REPLY_FAILED_OUTPUT ? SPAWN_FAILED_OUTPUT : SPAWN_FAILED_SHELL,
+								 r->value, a->id, a->job_id, a->replica, why, sizeof(why));
+			tl_log("error", "alloc=%lld job=%lld not started: %s", (long long) a->id,
+				   (long long) a->job_id, why);
 			/* like a shell that cannot run the command: the job learns why */
-			start_failed(a);
+			start_failed(a, why);
 			break;
 		case REPLY_NOT_RECORDED:
 			if (!alloc_spawning(a))
 				return;
 			statedir_failed(r->value);
 			/* like a start that failed: the job learns it did not run */
-			start_failed(a);
+			snprintf(why, sizeof(why), "cannot record it in the state directory %s: %s",
+					 opt.state_dir, strerror(r->value));
+			start_failed(a, why);
 			break;
 		case REPLY_TAKEN:
 			if (!alloc_spawning(a))
