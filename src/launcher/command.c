@@ -187,6 +187,50 @@ static const char *const shell_words[] = {
 /* What sh searches when PATH is not set (dash's and glibc's default). */
 #define DEFAULT_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
+/*
+ * Programs found in PATH lately: a burst of starts of one command looks its
+ * program up once a second (a PATH search costs tens of microseconds, and
+ * the launcher starts a thousand commands a second).  Only what was found
+ * is kept: a program removed meanwhile fails in sh, with sh's own 127.
+ * Forgotten when PATH changes.
+ */
+#define FOUND_MEMO 16
+static struct
+{
+	char		word[256];
+	double		until;
+}			found_memo[FOUND_MEMO];
+static char *found_path;
+static int	found_next;
+
+static bool
+found_lately(const char *word, const char *path)
+{
+	double		now = now_mono();
+
+	if (found_path == NULL || strcmp(found_path, path) != 0)
+	{
+		free(found_path);
+		found_path = strdup(path);
+		memset(found_memo, 0, sizeof(found_memo));
+		return false;
+	}
+	for (int i = 0; i < FOUND_MEMO; i++)
+		if (found_memo[i].until > now && strcmp(found_memo[i].word, word) == 0)
+			return true;
+	return false;
+}
+
+static void
+found_now(const char *word)
+{
+	if (strlen(word) >= sizeof(found_memo[0].word))
+		return;
+	strcpy(found_memo[found_next].word, word);
+	found_memo[found_next].until = now_mono() + 1.0;
+	found_next = (found_next + 1) % FOUND_MEMO;
+}
+
 /* Is file there (not a directory), and executable?  1, 0: not executable, -1: absent. */
 static int
 file_state(const char *file)
@@ -252,6 +296,8 @@ command_check(const char *command, char *why, size_t len)
 	path = getenv("PATH");
 	if (path == NULL)
 		path = DEFAULT_PATH;
+	if (found_lately(word, path))
+		return 0;
 	for (;;)
 	{
 		const char *end = strchrnul(path, ':');
@@ -265,7 +311,10 @@ command_check(const char *command, char *why, size_t len)
 		{
 			st = file_state(file);
 			if (st == 1)
+			{
+				found_now(word);
 				return 0;
+			}
 			seen = seen || st == 0;
 		}
 		if (*end == '\0')
