@@ -65,17 +65,18 @@ pss_mb() {
 commits() { bq "SELECT xact_commit FROM pg_stat_database WHERE datname = '$BENCH_DB'"; }
 
 run_mode() {
-    local mode=$1 dsn i lat
+    local mode=$1 dsn i lat extra=()
     if [ "$mode" = direct ]; then
         dsn="dbname=$BENCH_DB host=$PGHOST port=$PGPORT user=postgres"
     else
+        extra=(--no-listen)   # a transaction pooler cannot carry LISTEN
         runuser -u postgres -- pgbouncer -d "$BTMP/pgbouncer.ini" || die "pgbouncer did not start"
         dsn="dbname=$BENCH_DB host=$PGB port=$BPORT user=postgres"
     fi
     LAUNCHERS=()
     for i in $(seq "$N"); do
         "$PG_BIN/tide-launcher" --node "pb-$i" --dsn "$dsn" --state-dir "$BSTATE/state-$mode-$i" \
-            --poll-interval "$POLL" --heartbeat-interval 10 --quiet 2>>"$BTMP/launcher-$mode.log" &
+            --poll-interval "$POLL" --heartbeat-interval 10 --quiet "${extra[@]}" 2>>"$BTMP/launcher-$mode.log" &
         LAUNCHERS+=($!)
     done
     for _ in $(seq 120); do

@@ -154,10 +154,10 @@ note_node_state(PGresult *res)
 }
 
 /*
- * Connect, check the node, LISTEN on its channel.  On the very first
- * attempt, errors that retrying cannot fix (bad credentials, unknown
- * database, node or extension) end the program with a clear message;
- * afterwards every failure is retried with backoff.
+ * Connect, check the node, LISTEN on its channel (unless --no-listen).
+ * On the very first attempt, errors that retrying cannot fix (bad
+ * credentials, unknown database, node or extension) end the program with a
+ * clear message; afterwards every failure is retried with backoff.
  */
 bool
 db_connect(bool first)
@@ -291,6 +291,13 @@ db_connect(bool first)
 		note_node_state(res);
 	PQclear(res);
 
+	if (opt.no_listen)
+	{
+		tl_log("connected", "database=%s user=%s channel=none (--no-listen: claiming every %g s)",
+			   PQdb(conn), PQuser(conn), opt.poll_interval);
+		free(channel);
+		return true;
+	}
 	quoted = PQescapeIdentifier(conn, channel, strlen(channel));
 	if (quoted == NULL)
 	{

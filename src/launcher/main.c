@@ -133,6 +133,10 @@ usage(FILE *out)
 			"                               process that records their exit codes: an\n"
 			"                               exit that happens while no launcher runs is\n"
 			"                               then reported as lost (137)\n"
+			"      --no-listen              do not LISTEN for the cycle's notifications;\n"
+			"                               claim every --poll-interval instead (for a\n"
+			"                               connection through a transaction pooler,\n"
+			"                               which cannot carry LISTEN)\n"
 			"  -q, --quiet                  log only lifecycle and errors, not every\n"
 			"                               allocation event\n"
 			"  -v, --verbose                also log each claim and report batch with its\n"
@@ -201,7 +205,7 @@ parse_options(int argc, char **argv)
 {
 	enum
 	{
-		O_POLL = 256, O_HB, O_GRACE, O_BACKOFF, O_STATE, O_OUTPUT, O_NO_SHEPHERD
+		O_POLL = 256, O_HB, O_GRACE, O_BACKOFF, O_STATE, O_OUTPUT, O_NO_SHEPHERD, O_NO_LISTEN
 	};
 	static const struct option longopts[] = {
 		{"node", required_argument, NULL, 'n'},
@@ -213,6 +217,7 @@ parse_options(int argc, char **argv)
 		{"state-dir", required_argument, NULL, O_STATE},
 		{"output-dir", required_argument, NULL, O_OUTPUT},
 		{"no-shepherd", no_argument, NULL, O_NO_SHEPHERD},
+		{"no-listen", no_argument, NULL, O_NO_LISTEN},
 		{"quiet", no_argument, NULL, 'q'},
 		{"verbose", no_argument, NULL, 'v'},
 		{"help", no_argument, NULL, 'h'},
@@ -252,6 +257,9 @@ parse_options(int argc, char **argv)
 				break;
 			case O_NO_SHEPHERD:
 				opt.no_shepherd = true;
+				break;
+			case O_NO_LISTEN:
+				opt.no_listen = true;
 				break;
 			case 'q':
 				opt.quiet = true;
@@ -478,9 +486,10 @@ main(int argc, char **argv)
 	(void) prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
 	if (statedir_open() != 0)
 		exit(1);
-	tl_log("start", "pid=%d poll_interval=%g heartbeat_interval=%g grace_period=%g state_dir=%s%s",
+	tl_log("start", "pid=%d poll_interval=%g heartbeat_interval=%g grace_period=%g state_dir=%s%s%s",
 		   (int) getpid(), opt.poll_interval, opt.heartbeat_interval,
-		   opt.grace_period, opt.state_dir, opt.no_shepherd ? " no_shepherd" : "");
+		   opt.grace_period, opt.state_dir, opt.no_shepherd ? " no_shepherd" : "",
+		   opt.no_listen ? " no_listen" : "");
 	/* before connecting: the one fork of the launcher is cheapest now */
 	if (!opt.no_shepherd && !shepherd_start())
 		exit(1);

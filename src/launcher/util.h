@@ -40,6 +40,8 @@ typedef struct LauncherOptions
 	bool		verbose;		/* also a line per round trip (timings) */
 	bool		no_shepherd;	/* spawn commands directly, from the launcher
 								 * (no faster on two cores; see docs) */
+	bool		no_listen;		/* never LISTEN: behind a transaction pooler,
+								 * claim every poll_interval only */
 } LauncherOptions;
 
 extern LauncherOptions opt;
