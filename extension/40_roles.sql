@@ -129,6 +129,8 @@ REVOKE ALL ON FUNCTION
     tide._check_job_tasks(),
     tide._jobs_after_insert(),
     tide._jobs_after_update(),
+    tide._jobs_after_delete(),
+    tide._job_tasks_after_delete(),
     tide._job_events_refuse_change(),
     tide._allocations_after_insert(),
     tide._allocations_after_update(),
