@@ -26,6 +26,7 @@ SELECT tide.maintain_history() IS NOT NULL AS made_partitions \gset
 
 CREATE TEMP TABLE decided (object text, roles text, privileges text);
 INSERT INTO decided VALUES
+ -- tables
  ('tide.accounting_daily'                 , 'admin reader'          , 'SELECT'),
  ('tide.allocation_transitions'           , 'admin submitter reader', 'SELECT'),
  ('tide.allocations'                      , 'admin'                 , 'DELETE INSERT SELECT UPDATE'),
@@ -56,6 +57,7 @@ INSERT INTO decided VALUES
  ('tide.reason_backlog'                   , 'reader'                , 'SELECT'),
  ('tide.rollup_marks'                     , 'admin reader'          , 'SELECT'),
  ('tide.usage_buckets'                    , 'admin reader'          , 'SELECT'),
+ -- partitioned tables (their partitions: one row for all, 'partition of' the parent)
  ('tide.allocations_archive'              , 'admin submitter reader', 'SELECT'),
  ('tide.cycles'                           , 'admin'                 , 'DELETE INSERT SELECT UPDATE'),
  ('tide.cycles'                           , 'reader'                , 'SELECT'),
@@ -64,12 +66,14 @@ INSERT INTO decided VALUES
  ('tide.job_events'                       , 'submitter reader'      , 'SELECT'),
  ('tide.job_tasks_archive'                , 'admin submitter reader', 'SELECT'),
  ('tide.jobs_archive'                     , 'admin submitter reader', 'SELECT'),
+ -- partitions: reached only through their parent
  ('partition of tide.allocations_archive' , '-'                     , ''),
  ('partition of tide.cycles'              , '-'                     , ''),
  ('partition of tide.evictions_archive'   , '-'                     , ''),
  ('partition of tide.job_events'          , '-'                     , ''),
  ('partition of tide.job_tasks_archive'   , '-'                     , ''),
  ('partition of tide.jobs_archive'        , '-'                     , ''),
+ -- views
  ('tide.allocations_all'                  , 'admin submitter reader', 'SELECT'),
  ('tide.eviction_log'                     , 'admin submitter reader', 'SELECT'),
  ('tide.evictions_all'                    , 'admin submitter reader', 'SELECT'),
@@ -83,6 +87,7 @@ INSERT INTO decided VALUES
  ('tide.pending'                          , 'admin submitter reader', 'SELECT'),
  ('tide.queue_accounting'                 , 'admin reader'          , 'SELECT'),
  ('tide.queue_usage'                      , 'admin reader'          , 'SELECT'),
+ -- sequences
  ('tide.allocations_id_seq'               , 'admin'                 , 'SELECT USAGE'),
  ('tide.allocations_id_seq'               , 'reader'                , 'SELECT'),
  ('tide.change_seq'                       , 'admin'                 , 'SELECT USAGE'),
@@ -93,9 +98,11 @@ INSERT INTO decided VALUES
  ('tide.job_events_id_seq'                , 'admin'                 , 'SELECT USAGE'),
  ('tide.jobs_id_seq'                      , 'admin'                 , 'SELECT USAGE'),
  ('tide.jobs_id_seq'                      , 'reader'                , 'SELECT'),
+ -- types
  ('tide.gpumask'                          , 'public'                , 'USAGE'),
  ('tide.resvec'                           , 'public'                , 'USAGE'),
  ('tide."union"(tide.gpumask)'            , 'public'                , 'EXECUTE'),
+ -- functions, procedures and aggregates, each overload apart
  ('tide._admit_job(text,text,boolean,boolean,text,integer)', 'admin submitter'       , 'EXECUTE'),
  ('tide._all_gpus(numeric)'               , 'public'                , 'EXECUTE'),
  ('tide._allocations_after_insert()'      , '-'                     , ''),
