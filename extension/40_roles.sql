@@ -22,6 +22,10 @@ GRANT INSERT, UPDATE, DELETE ON tide.queues, tide.nodes, tide.jobs, tide.job_tas
 GRANT DELETE ON tide.job_events TO tide_admin;          -- retention only; rows are never updated
 GRANT USAGE, SELECT ON SEQUENCE tide.jobs_id_seq, tide.allocations_id_seq, tide.evictions_id_seq,
                                 tide.cycles_id_seq, tide.job_events_id_seq TO tide_admin;
+-- Readers read the counters tide.metrics takes from the identity sequences
+-- (pg_sequence_last_value checks the caller's rights).
+GRANT SELECT ON SEQUENCE tide.jobs_id_seq, tide.allocations_id_seq, tide.evictions_id_seq,
+                         tide.cycles_id_seq TO tide_reader;
 
 -- Submitters: their own rows (policies below), the queues and nodes.
 GRANT SELECT ON tide.queues, tide.nodes, tide.jobs, tide.job_tasks, tide.allocations, tide.evictions,
@@ -129,6 +133,8 @@ REVOKE ALL ON FUNCTION
     tide._check_job_tasks(),
     tide._jobs_after_insert(),
     tide._jobs_after_update(),
+    tide._jobs_after_delete(),
+    tide._job_tasks_after_delete(),
     tide._job_events_refuse_change(),
     tide._allocations_after_insert(),
     tide._allocations_after_update(),

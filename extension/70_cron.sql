@@ -265,3 +265,9 @@ SET search_path = pg_catalog, pg_temp
 AS $$ SELECT tide._unschedule_cycles(true, true) $$;
 COMMENT ON FUNCTION tide.unschedule_cycles() IS
 'removes the pg_cron jobs of tide.schedule_cycles() (the whole cluster''s, or one per resource group); returns whether there was one (a running cycle loop stops at its next tick)';
+-- Scheduling is administration, like tide.schedule_maintenance: the cycle's
+-- pg_cron jobs run as whoever scheduled them.
+REVOKE ALL ON FUNCTION tide.schedule_cycles(interval, boolean), tide.schedule_cycles(interval),
+    tide._unschedule_cycles(boolean, boolean), tide.unschedule_cycles() FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION tide.schedule_cycles(interval, boolean), tide.schedule_cycles(interval),
+    tide._unschedule_cycles(boolean, boolean), tide.unschedule_cycles() TO tide_admin;

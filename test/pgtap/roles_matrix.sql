@@ -4,7 +4,7 @@
 BEGIN;
 CREATE EXTENSION pg_tide;
 \ir _fixture.psql
-SELECT plan(5 * 40 + 6);
+SELECT plan(5 * 70 + 6);
 
 -- Alice's pending job, Bob's pending job, Alice's job running on n1 (one
 -- allocation running, one releasing) and one on n3 (launcher_role tap_l3).
@@ -51,7 +51,34 @@ BEGIN
         RAISE EXCEPTION 'changes nothing' USING ERRCODE = 'insufficient_privilege';
     END IF;
 END $$;
+-- The batch launcher reports answer refused per allocation instead of raising.
+CREATE FUNCTION pg_temp.must_be_changed(q text) RETURNS void LANGUAGE plpgsql AS $$
+DECLARE why text;
+BEGIN
+    EXECUTE format('SELECT min(reason) FILTER (WHERE outcome <> ''changed'') FROM (%s) s', q) INTO why;
+    IF why IS NOT NULL THEN
+        RAISE EXCEPTION 'refused: %', why USING ERRCODE = 'insufficient_privilege';
+    END IF;
+END $$;
+-- Refused only for want of a privilege: any other error means the role got
+-- past pg_tide's gate (maintenance and pg_cron calls may fail for other
+-- reasons in a test transaction).
+CREATE FUNCTION pg_temp.gate(q text) RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+    EXECUTE q;
+EXCEPTION WHEN insufficient_privilege THEN
+    RAISE;
+WHEN OTHERS THEN
+    NULL;
+END $$;
 GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA pg_temp TO PUBLIC;
+-- pg_cron open to every role, as a site may have it: only pg_tide's own
+-- grants then keep the scheduling calls to administrators.  (Reading
+-- cron.database_name takes pg_read_all_settings, which a site that lets
+-- non-superuser administrators schedule grants them.)
+CREATE EXTENSION IF NOT EXISTS pg_cron;
+GRANT USAGE ON SCHEMA cron TO PUBLIC;
+GRANT pg_read_all_settings TO tap_admin, tap_alice, tap_l1, tap_reader, tap_nobody;
 
 CREATE TEMP TABLE ops (n serial, op text, sql text, allowed text[]);
 GRANT SELECT ON ops TO PUBLIC;
@@ -95,7 +122,38 @@ INSERT INTO ops (op, sql, allowed) VALUES
  ('request cancel of another''s job by UPDATE', format($$SELECT pg_temp.must_change('UPDATE tide.jobs SET cancel_requested = true WHERE id = %s')$$, :jb), '{tap_admin}'),
  ('evict a job (_evict)',         format($$SELECT tide._evict(ARRAY[%s::bigint], ARRAY['x'])$$, :jr),           '{tap_admin}'),
  ('mark a node lost (_nodes_lost)', $$SELECT tide._nodes_lost(ARRAY['n1'])$$,                                    '{tap_admin}'),
- ('record a cycle',               $$INSERT INTO tide.cycles DEFAULT VALUES$$,                                    '{tap_admin}');
+ ('record a cycle',               $$INSERT INTO tide.cycles DEFAULT VALUES$$,                                    '{tap_admin}'),
+ -- operations added since the first forty
+ ('submit_many',                  $$SELECT tide.submit_many('q1', ARRAY['gpu=1', 'cpu=1']::tide.resvec[])$$,     '{tap_admin,tap_alice}'),
+ ('explain own job',              format('SELECT tide.explain(%s)', :ja),                                        '{tap_admin,tap_reader}'),
+ ('estimate_start of own job',    format('SELECT tide.estimate_start(%s)', :ja),                                 '{tap_admin,tap_reader}'),
+ ('dry_run',                      $$SELECT * FROM tide.dry_run()$$,                                              '{tap_admin}'),
+ ('run_cycle',                    $$SELECT tide.run_cycle()$$,                                                   '{tap_admin}'),
+ ('run_cycle(group)',             $$SELECT tide.run_cycle('default')$$,                                          '{tap_admin}'),
+ ('started(ids) on n3',           format('SELECT tide.started(ARRAY[%s]::bigint[])', :a3),                       '{tap_admin}'),
+ ('exited(ids) on n1',            format('SELECT tide.exited(ARRAY[%s]::bigint[], ARRAY[0])', :a1),              '{tap_admin,tap_l1}'),
+ ('evicted(ids) on n1',           format('SELECT tide.evicted(ARRAY[%s]::bigint[])', :a2),                       '{tap_admin,tap_l1}'),
+ ('report_started on n3',         format($$SELECT pg_temp.must_be_changed('SELECT * FROM tide.report_started(ARRAY[%s]::bigint[])')$$, :a3), '{tap_admin}'),
+ ('report_exited on n1',          format($$SELECT pg_temp.must_be_changed('SELECT * FROM tide.report_exited(ARRAY[%s]::bigint[], ARRAY[0])')$$, :a1), '{tap_admin,tap_l1}'),
+ ('report_evicted on n1',         format($$SELECT pg_temp.must_be_changed('SELECT * FROM tide.report_evicted(ARRAY[%s]::bigint[])')$$, :a2), '{tap_admin,tap_l1}'),
+ ('see another''s job in jobs_all', format('SELECT pg_temp.must_see($q$SELECT 1 FROM tide.jobs_all WHERE id = %s$q$)', :jb), '{tap_admin,tap_reader}'),
+ ('see own job in job_waits',     format('SELECT pg_temp.must_see($q$SELECT 1 FROM tide.job_waits WHERE job_id = %s$q$)', :ja), '{tap_admin,tap_alice,tap_reader}'),
+ ('see another''s job in job_waits', format('SELECT pg_temp.must_see($q$SELECT 1 FROM tide.job_waits WHERE job_id = %s$q$)', :jb), '{tap_admin,tap_reader}'),
+ ('read queue_accounting',        $$SELECT * FROM tide.queue_accounting$$,                                       '{tap_admin,tap_reader}'),
+ ('read node_accounting',         $$SELECT * FROM tide.node_accounting$$,                                        '{tap_admin,tap_reader}'),
+ ('queue_accounting_raw',         $$SELECT * FROM tide.queue_accounting_raw(current_date, current_date + 1)$$,   '{tap_admin,tap_reader}'),
+ ('node_accounting_raw',          $$SELECT * FROM tide.node_accounting_raw(current_date, current_date + 1)$$,    '{tap_admin,tap_reader}'),
+ ('read usage_buckets',           $$SELECT * FROM tide.usage_buckets$$,                                          '{tap_admin,tap_reader}'),
+ ('read the metrics view',        $$SELECT * FROM tide.metrics$$,                                                '{tap_admin,tap_reader}'),
+ ('metrics_prometheus',           $$SELECT tide.metrics_prometheus()$$,                                          '{tap_admin,tap_reader}'),
+ ('read history_partitions',      $$SELECT * FROM tide.history_partitions$$,                                     '{tap_admin,tap_reader}'),
+ ('maintain_history',             $$SELECT pg_temp.gate('SELECT tide.maintain_history()')$$,                     '{tap_admin}'),
+ ('schedule_maintenance',         $$SELECT pg_temp.gate('SELECT tide.schedule_maintenance()')$$,                 '{tap_admin}'),
+ ('unschedule_maintenance',       $$SELECT pg_temp.gate('SELECT tide.unschedule_maintenance()')$$,               '{tap_admin}'),
+ ('schedule_cycles',              $$SELECT pg_temp.gate('SELECT tide.schedule_cycles(''1 second'')')$$,          '{tap_admin}'),
+ ('schedule_cycles per group',    $$SELECT pg_temp.gate('SELECT tide.schedule_cycles(''1 second'', true)')$$,    '{tap_admin}'),
+ ('unschedule_cycles',            $$SELECT pg_temp.gate('SELECT tide.unschedule_cycles()')$$,                    '{tap_admin}'),
+ ('cycle_loop',                   $$SELECT pg_temp.gate('CALL tide.cycle_loop(''1 second'', ''0 seconds'')')$$,  '{tap_admin}');
 
 SELECT is(pg_temp.as_role(r, o.sql),
           CASE WHEN r = ANY (o.allowed) THEN 'allowed' ELSE 'refused' END,
