@@ -28,8 +28,12 @@ COMMENT ON FUNCTION tide.cron_job_name(text) IS
 
 -- Is pg_cron usable from this database?  Raises a clear error otherwise;
 -- returns its version as (major, minor) when it is.
+-- SECURITY DEFINER: reading cron.database_name takes a superuser or
+-- pg_read_all_settings, and an administrator who may schedule should need
+-- neither (pg_cron's own gate, USAGE on schema cron, still applies to the
+-- calls that schedule).  Administrators only.
 CREATE FUNCTION tide.cron_check(OUT major int, OUT minor int)
-LANGUAGE plpgsql STABLE
+LANGUAGE plpgsql STABLE SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
@@ -64,6 +68,8 @@ END
 $$;
 COMMENT ON FUNCTION tide.cron_check() IS
 'checks that pg_cron is loaded and installed in this database (clear error with a hint otherwise) and returns its version';
+REVOKE ALL ON FUNCTION tide.cron_check() FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION tide.cron_check() TO tide_admin;
 
 -- Run cycles every `every` until shortly before the end of the current
 -- minute (or for `run_for` when given).  Started once a minute by pg_cron

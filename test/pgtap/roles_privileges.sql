@@ -181,7 +181,7 @@ INSERT INTO decided VALUES
  ('tide.cancel(bigint)'                   , 'admin submitter'       , 'EXECUTE'),
  ('tide.claim(text)'                      , 'admin launcher'        , 'EXECUTE'),
  ('tide.claim_evictions(text)'            , 'admin launcher'        , 'EXECUTE'),
- ('tide.cron_check()'                     , 'public'                , 'EXECUTE'),
+ ('tide.cron_check()'                     , 'admin'                 , 'EXECUTE'),
  ('tide.cron_job_name()'                  , 'public'                , 'EXECUTE'),
  ('tide.cron_job_name(text)'              , 'public'                , 'EXECUTE'),
  ('tide.cuda_visible_devices(tide.gpumask)', 'public'                , 'EXECUTE'),
