@@ -148,9 +148,11 @@ COMMENT ON FUNCTION tide.refresh_workload_shapes(integer) IS
 REVOKE ALL ON FUNCTION tide.refresh_workload_shapes(integer) FROM PUBLIC;
 
 -- The cycle's refresh: only with a frag queue, at most every max_age, and
--- never waiting for a concurrent cycle that is already at it.
+-- never waiting for a concurrent cycle that is already at it.  With the
+-- owner's rights: tide_admin members run cycles but do not write the rollup
+-- themselves.
 CREATE FUNCTION tide._refresh_workload_shapes_due(max_age interval, jobs integer) RETURNS integer
-    LANGUAGE plpgsql
+    LANGUAGE plpgsql SECURITY DEFINER
     SET search_path = pg_catalog, pg_temp
     AS $$
 BEGIN
@@ -173,4 +175,5 @@ REVOKE ALL ON FUNCTION tide._refresh_workload_shapes_due(interval, integer) FROM
 -- ---------------------------------------------------------------- privileges
 GRANT SELECT ON tide.workload_shapes, tide.recent_shapes, tide.recent_shapes_state TO tide_admin, tide_reader;
 GRANT INSERT, UPDATE, DELETE ON tide.workload_shapes TO tide_admin;
-GRANT EXECUTE ON FUNCTION tide.refresh_workload_shapes(integer) TO tide_admin;
+GRANT EXECUTE ON FUNCTION tide.refresh_workload_shapes(integer),
+                          tide._refresh_workload_shapes_due(interval, integer) TO tide_admin;
