@@ -12,9 +12,9 @@ CREATE EXTENSION pg_tide;
 SET client_min_messages = warning;
 SELECT plan(30);
 
-INSERT INTO tide.queues (name, resource_group, quota, placement)
-SELECT 'f' || g, 'g' || g, 'gpu=64', 'frag' FROM generate_series(1, 3) g;
-SELECT is((SELECT array_agg(DISTINCT placement) FROM tide.queues), ARRAY['frag'], 'the queues place by frag');
+INSERT INTO tide.queues (name, resource_group, quota)
+SELECT 'f' || g, 'g' || g, 'gpu=64' FROM generate_series(1, 3) g;
+SELECT is((SELECT array_agg(DISTINCT placement) FROM tide.queues), ARRAY['frag'], 'the queues place by frag, the default');
 SELECT tide.register_node(n || g, ('cpu=64, memory=256Gi, gpu=' || CASE n WHEN 'a' THEN 8 ELSE 4 END)::tide.resvec, 'H100',
                           resource_group => 'g' || g)
   FROM generate_series(1, 3) g, unnest(ARRAY['a', 'b']) n;

@@ -1,7 +1,7 @@
 -- The tables, columns, indexes, roles, dump settings and hygiene of the schema.
 BEGIN;
 CREATE EXTENSION pg_tide;
-SELECT plan(34 + 92 + 14);
+SELECT plan(34 + 92 + 15);
 
 SELECT has_table('tide', t, 'table tide.' || t)
   FROM unnest(ARRAY['queues','nodes','jobs','job_tasks','allocations','evictions','cycles','job_events',
@@ -47,6 +47,7 @@ SELECT col_type_is('tide', 'queues', 'quota', 'tide.resvec', 'quota is a resvec'
 SELECT col_type_is('tide', 'allocations', 'gpus', 'tide.gpumask', 'gpus is a gpumask');
 SELECT col_default_is('tide', 'queues', 'service_type', 'training', 'queues default to training');
 SELECT col_default_is('tide', 'queues', 'preemption_within', 'never', 'preemption_within defaults to never');
+SELECT col_default_is('tide', 'queues', 'placement', 'frag', 'placement defaults to frag (R-L5)');
 
 -- Hot-path indexes.
 SELECT is((SELECT pg_get_indexdef('tide.jobs_pending_idx'::regclass)),
