@@ -10,7 +10,7 @@
 BEGIN;
 CREATE EXTENSION pg_tide;
 SET client_min_messages = warning;
-SELECT plan(30);
+SELECT plan(31);
 
 INSERT INTO tide.queues (name, resource_group, quota)
 SELECT 'f' || g, 'g' || g, 'gpu=64' FROM generate_series(1, 3) g;
@@ -72,6 +72,7 @@ SELECT tide.submit('f1', 'cpu=1, gpu=1') AS j1b \gset
 SELECT is((SELECT node FROM tide.dry_run() WHERE job_id = :j1b), 'b1', 'tide.frag_shapes_jobs = 0: no recent shapes');
 SELECT is(tide.refresh_workload_shapes(), 0, 'and the refresh keeps none');
 SELECT is(tide.refresh_workload_shapes(4), 2, 'the refresh of the last 4 jobs: two shapes');
+SELECT is((SELECT jobs_read FROM tide.recent_shapes_state), 4, 'from 4 jobs');
 
 -- ---------------------------------------------------------------- bad rows
 SELECT throws_ok($$INSERT INTO tide.workload_shapes (name, request) VALUES ('cpu', 'cpu=4')$$,
