@@ -40,7 +40,7 @@ CREATE TABLE tide.queues (
     service_type      text NOT NULL DEFAULT 'training'
                       CONSTRAINT queues_service_type_check
                       CHECK (service_type IN ('training', 'inference')),
-    placement         text NOT NULL DEFAULT 'pack'
+    placement         text NOT NULL DEFAULT 'frag'
                       CONSTRAINT queues_placement_check
                       CHECK (placement IN ('pack', 'spread', 'frag')),
     min_runtime       interval NOT NULL DEFAULT '0'
@@ -59,7 +59,7 @@ COMMENT ON COLUMN tide.queues.preemptable_only IS 'jobs of non-administrators mu
 COMMENT ON COLUMN tide.queues.reclaimable IS 'may other queues take back what this queue holds above its quota (R-E1, R-E2)';
 COMMENT ON COLUMN tide.queues.preemption_within IS 'never, or lower_priority: jobs may evict lower-priority preemptable jobs of the same queue (R-E3)';
 COMMENT ON COLUMN tide.queues.service_type IS 'default service_type of the jobs submitted to this queue';
-COMMENT ON COLUMN tide.queues.placement IS 'node order for this queue''s jobs: pack (fullest node first, default), spread (emptiest first) or frag (the node where the workload''s GPU fragmentation grows least) (R-L5)';
+COMMENT ON COLUMN tide.queues.placement IS 'node order for this queue''s jobs: frag (default: the node where the GPU fragmentation grows least for the typical workload, tide.workload_shapes), pack (fullest node first) or spread (emptiest first) (R-L5)';
 COMMENT ON COLUMN tide.queues.min_runtime IS 'a job of this queue that started less than this ago is not evicted by preemption or reclaim';
 
 -- ---------------------------------------------------------------- nodes

@@ -32,6 +32,7 @@
 #include "cycle.h"
 #include "cycle_evict.h"
 #include "cycle_load.h"
+#include "cycle_shapes.h"
 #include "cycle_place.h"
 #include "cycle_rows.h"
 
@@ -293,6 +294,7 @@ cycle_body(int64 cycle_id, TimestampTz started, const char *group)
 		return;
 	}
 
+	tide_cycle_shapes_refresh();	/* at most every tide.frag_shapes_refresh */
 	cycle_types_lookup(&types);
 	/* the engine's memory: one context, gone at the end of the cycle */
 	mcxt = AllocSetContextCreate(CurrentMemoryContext, "tide cycle", ALLOCSET_DEFAULT_SIZES);

@@ -7,6 +7,7 @@
  *   cycle_place.c  placements written: jobs, allocations, reasons, backlog
  *   cycle_evict.c  evictions written: victims and held resources
  *   cycle_rows.c   the arrays the writes unnest
+ *   cycle_shapes.c the typical workload of frag queues: refreshed, loaded
  */
 #ifndef TIDE_CYCLE_H
 #define TIDE_CYCLE_H
@@ -28,6 +29,15 @@ extern int	tide_cycle_lock_timeout;
 
 /* GUC tide.node_timeout, seconds: heartbeat age of a lost node (R-C3); 0: off */
 extern int	tide_node_timeout;
+
+/*
+ * GUCs of the recent workload shapes (cycle_shapes.c): tide.frag_shapes_jobs,
+ * the last submitted jobs they come from (0: none, frag then uses the
+ * pending requests), and tide.frag_shapes_refresh, seconds between the
+ * cycle's refreshes (0: every cycle that loads, -1: never by the cycle).
+ */
+extern int	tide_frag_shapes_jobs;
+extern int	tide_frag_shapes_refresh;
 
 /* Milliseconds since start (the phase timings of tide.cycles). */
 static inline double

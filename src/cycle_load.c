@@ -25,6 +25,7 @@
 
 #include "cycle.h"
 #include "cycle_load.h"
+#include "cycle_shapes.h"
 #include "gpumask.h"
 #include "resvec.h"
 
@@ -894,6 +895,7 @@ tide_cycle_load(CycleLoad *l, MemoryContext mcxt, const char *group)
 				 errmsg("cannot schedule: %s", err)));
 	load_allocs(ld);
 	load_claims(ld);
+	tide_cycle_shapes_load(s, mcxt, group);
 }
 
 /* Run a lost-node statement with tide.node_timeout as $1. */

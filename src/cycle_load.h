@@ -44,10 +44,10 @@ extern int	tide_cycle_nodes_lost(void);
 extern int	tide_cycle_nodes_to_lose(char ***names, char ***reasons);
 
 /*
- * Load nodes, queues, pending jobs and their tasks, live allocations and
- * the resources held for preemptors (R-E6) into a snapshot allocated in
- * mcxt, evictions on.  Must run inside SPI_connect(); the loaded texts
- * live until SPI_finish().
+ * Load nodes, queues, pending jobs and their tasks, live allocations,
+ * the resources held for preemptors (R-E6) and the typical workload of frag
+ * queues (cycle_shapes.c) into a snapshot allocated in mcxt, evictions on.
+ * Must run inside SPI_connect(); the loaded texts live until SPI_finish().
  */
 extern void tide_cycle_load(CycleLoad *l, MemoryContext mcxt, const char *group);
 

@@ -26,6 +26,8 @@ int			tide_cycle_lock_timeout = 100;
  * node returns).
  */
 int			tide_node_timeout = 300;
+int			tide_frag_shapes_jobs = 1000;
+int			tide_frag_shapes_refresh = 60;
 
 void
 _PG_init(void)
@@ -71,5 +73,29 @@ _PG_init(void)
 							&tide_cycle_lock_timeout,
 							100, 0, 60 * 1000,
 							PGC_USERSET, GUC_UNIT_MS,
+							NULL, NULL, NULL);
+
+	/*
+	 * R-L5: frag keeps room for the workload's typical shapes; where no
+	 * administrator set them (tide.workload_shapes), they are the recent
+	 * submissions', kept in a rollup the cycle remakes now and then.
+	 */
+	DefineCustomIntVariable("tide.frag_shapes_jobs",
+							"Submitted jobs whose request shapes make the typical workload of frag queues.",
+							"The last this many jobs, by id; used where tide.workload_shapes "
+							"sets no shape for the resource group. 0 keeps no recent shapes: "
+							"frag then uses the pending jobs' requests.",
+							&tide_frag_shapes_jobs,
+							1000, 0, 1000000,
+							PGC_SUSET, 0,
+							NULL, NULL, NULL);
+	DefineCustomIntVariable("tide.frag_shapes_refresh",
+							"How often a cycle remakes tide.recent_shapes.",
+							"A cycle that loads remakes them when they are this old and some "
+							"queue places by frag. 0: every such cycle; -1: never (call "
+							"tide.refresh_workload_shapes() instead).",
+							&tide_frag_shapes_refresh,
+							60, -1, 86400 * 365,
+							PGC_SUSET, GUC_UNIT_S,
 							NULL, NULL, NULL);
 }

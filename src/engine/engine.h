@@ -84,9 +84,9 @@ typedef enum TideService
 
 typedef enum TidePlacementPolicy
 {
-	TIDE_PLACE_PACK = 0,		/* R-L5 default: fullest node after placement */
+	TIDE_PLACE_PACK = 0,		/* fullest node after placement */
 	TIDE_PLACE_SPREAD = 1,		/* emptiest node after placement */
-	TIDE_PLACE_FRAG = 2			/* least growth of fragmentation (frag.c) */
+	TIDE_PLACE_FRAG = 2			/* R-L5 default: least growth of fragmentation (frag.c) */
 } TidePlacementPolicy;
 
 /*

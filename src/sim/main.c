@@ -34,7 +34,7 @@ usage(FILE *out)
 			"      --waits writes every completed job's wait (s), sorted.\n"
 			"\n"
 			"Options:\n"
-			"  --policy NAME   node order (R-L5): pack (default), spread or frag; openb also\n"
+			"  --policy NAME   node order (R-L5): frag (default), pack or spread; openb also\n"
 			"                  takes fgd (the simulator's reference FGD scorer, docs/sim.md)\n"
 			"  --help          this text\n"
 			"\n"

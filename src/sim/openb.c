@@ -736,7 +736,7 @@ openb_main(int argc, char **argv)
 	const char *pods_path = NULL;
 	uint64_t	seed = 1;
 	double		max_arrival = 1.3;
-	int			policy = TIDE_PLACE_PACK;
+	int			policy = TIDE_PLACE_FRAG;
 	bool		verbose = false;
 	Openb		o;
 	TideSnapshot *s;

@@ -367,7 +367,7 @@ philly_main(int argc, char **argv)
 	int			per_node = 0,
 				nnodes = 0;
 	int64_t		limit = 0;
-	int			policy = TIDE_PLACE_PACK;
+	int			policy = TIDE_PLACE_FRAG;
 	int			queueing = Q_BACKFILL;
 	double		limit_factor = 1.0;
 	const char *waits_path = NULL;

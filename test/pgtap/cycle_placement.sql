@@ -19,7 +19,8 @@ CREATE FUNCTION pg_temp.clear() RETURNS void LANGUAGE sql AS $$
      WHERE state <> 'released';
     DELETE FROM tide.jobs $$;
 
-INSERT INTO tide.queues (name) VALUES ('q');
+-- pack, not the default frag: the node choices below are pack's (R-L5)
+INSERT INTO tide.queues (name, placement) VALUES ('q', 'pack');
 
 -- ---------------------------------------------------------------- seed 001 filters
 SELECT tide.register_node('a-gpu', 'cpu=32, memory=64Gi, gpu=8', 'K80', '{"zone": "a"}');

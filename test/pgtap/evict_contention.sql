@@ -120,8 +120,10 @@ SELECT pg_temp.run(200);
 
 SELECT is((SELECT count(*)::int FROM violations), 0, 'R-C4 and R-E6 hold after each of 200 cycles');
 SELECT diag(cycle || ': ' || what) FROM violations ORDER BY cycle LIMIT 10;
-SELECT cmp_ok((SELECT count(*)::int FROM tide.evictions WHERE preemptor_job_id IS NOT NULL), '>=', 20,
-              'the workload makes evictions happen (at least 20)');
+-- (19 with frag, the default order, 30 with pack: frag leaves room where
+-- pack made preemptors evict; 15 still proves the checks above saw them)
+SELECT cmp_ok((SELECT count(*)::int FROM tide.evictions WHERE preemptor_job_id IS NOT NULL), '>=', 15,
+              'the workload makes evictions happen (at least 15)');
 SELECT cmp_ok((SELECT count(*)::int FROM expect_placed), '>=', 10,
               'preemptors were placed on what was held for them (at least 10 checked)');
 SELECT is((SELECT count(*)::int FROM tide.evictions a JOIN tide.evictions b

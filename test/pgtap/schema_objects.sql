@@ -1,16 +1,17 @@
 -- The tables, columns, indexes, roles, dump settings and hygiene of the schema.
 BEGIN;
 CREATE EXTENSION pg_tide;
-SELECT plan(30 + 92 + 14);
+SELECT plan(34 + 92 + 15);
 
 SELECT has_table('tide', t, 'table tide.' || t)
   FROM unnest(ARRAY['queues','nodes','jobs','job_tasks','allocations','evictions','cycles','job_events',
-                    'job_transitions','allocation_transitions']) t;
+                    'job_transitions','allocation_transitions','workload_shapes','recent_shapes',
+                    'recent_shapes_state']) t;
 SELECT has_view('tide', v, 'view tide.' || v) FROM unnest(ARRAY['pending','queue_usage','node_usage']) v;
 SELECT has_role(r, 'role ' || r) FROM unnest(ARRAY['tide_admin','tide_submitter','tide_launcher','tide_reader']) r;
 SELECT has_function('tide', f, 'function tide.' || f)
   FROM unnest(ARRAY['submit','cancel','register_node','heartbeat','drain_node','resume_node','node_channel','claim',
-                    'started','exited','claim_evictions','evicted','_cycle_lock_key']) f;
+                    'started','exited','claim_evictions','evicted','_cycle_lock_key','refresh_workload_shapes']) f;
 
 -- Every column of the public SQL surface (docs/schema.md), and the ones the scheduler needs.
 SELECT has_column('tide', t, c, format('tide.%s.%s', t, c))
@@ -46,6 +47,7 @@ SELECT col_type_is('tide', 'queues', 'quota', 'tide.resvec', 'quota is a resvec'
 SELECT col_type_is('tide', 'allocations', 'gpus', 'tide.gpumask', 'gpus is a gpumask');
 SELECT col_default_is('tide', 'queues', 'service_type', 'training', 'queues default to training');
 SELECT col_default_is('tide', 'queues', 'preemption_within', 'never', 'preemption_within defaults to never');
+SELECT col_default_is('tide', 'queues', 'placement', 'frag', 'placement defaults to frag (R-L5)');
 
 -- Hot-path indexes.
 SELECT is((SELECT pg_get_indexdef('tide.jobs_pending_idx'::regclass)),
@@ -59,8 +61,9 @@ SELECT ok(pg_get_indexdef('tide.allocations_job_idx'::regclass) ~ '\(job_id\)', 
 SELECT is((SELECT array_agg(c::regclass::text ORDER BY c::regclass::text)
              FROM pg_extension e, unnest(e.extconfig) c WHERE e.extname = 'pg_tide'
               AND c::regclass::text IN ('tide.queues','tide.nodes','tide.jobs','tide.job_tasks','tide.allocations',
-                                        'tide.evictions','tide.cycles','tide.job_events')),
-          ARRAY['tide.allocations','tide.cycles','tide.evictions','tide.job_events','tide.job_tasks','tide.jobs','tide.nodes','tide.queues'],
+                                        'tide.evictions','tide.cycles','tide.job_events','tide.workload_shapes')),
+          ARRAY['tide.allocations','tide.cycles','tide.evictions','tide.job_events','tide.job_tasks','tide.jobs','tide.nodes','tide.queues',
+                'tide.workload_shapes'],
           'every table with user rows is dumped');
 SELECT is((SELECT count(*)::int FROM pg_extension e, unnest(e.extconfig) c WHERE e.extname = 'pg_tide'
               AND c::regclass::text ~ '_id_seq$'), 5, 'and the identity sequences');
@@ -90,7 +93,8 @@ SELECT is((SELECT array_agg(relname::text ORDER BY relname) FROM pg_class
           NULL, 'every table and view has a comment');
 SELECT is((SELECT array_agg(p.oid::regprocedure::text ORDER BY 1) FROM pg_proc p
             WHERE p.pronamespace = 'tide'::regnamespace
-              AND p.proname IN ('_evict','_rollup_jobs','_apply_cancel','_create_retries','_nodes_lost','register_node','drain_node')
+              AND p.proname IN ('_evict','_rollup_jobs','_apply_cancel','_create_retries','_nodes_lost','register_node','drain_node',
+                                '_refresh_workload_shapes_due','refresh_workload_shapes')
               AND has_function_privilege('public', p.oid, 'EXECUTE')),
           NULL, 'internal and administrative functions are not executable by PUBLIC');
 
