@@ -141,6 +141,7 @@ REVOKE ALL ON FUNCTION
     tide._reconsider_unschedulable(),
     tide._nodes_before_update(),
     tide._queues_before_write(),
+    tide._workload_shapes_before_write(),
     tide._admit_job(text, text, boolean, boolean, text, integer)
     FROM PUBLIC;
 
