@@ -317,7 +317,8 @@ give_up_changed_tasks(const CycleLoad *l, bool *confirmed, int *jobs_placed)
  * changed pending reasons within tide.reason_updates_per_cycle, the rest to
  * tide.reason_backlog.  Sets confirmed[j] for the jobs the UPDATE did
  * place (not cancelled meanwhile, tasks unchanged); jobs dropped[] stay as
- * they are.
+ * they are.  Placed jobs count against the reason budget: it bounds the
+ * job rows a cycle rewrites, and a placement rewrites its job's row.
  */
 static void
 write_jobs(const CycleLoad *l, const TideResult *r, int64 cycle_id, const bool *dropped,
@@ -354,6 +355,8 @@ write_jobs(const CycleLoad *l, const TideResult *r, int64 cycle_id, const bool *
 		{
 			if (dropped[j])
 				continue;
+			if (budget != INT_MAX)
+				budget = Max(budget - 1, 0);
 			ids[n] = Int64GetDatum(s->jobs[j].id);
 			placed[n] = BoolGetDatum(true);
 			reasons[n] = CStringGetTextDatum(placed_reason(s, r, j));
