@@ -3,6 +3,17 @@
 -- node hold always fits in it (R-C4), whether allocations are added or the
 -- node changes.
 
+-- The R-C4 reads of the triggers below, in the latest snapshot
+-- (src/node_guard.c): their callers hold the node row locks, so whoever
+-- wrote those nodes before has committed, even if a REPEATABLE READ
+-- transaction's own snapshot is older than that commit.
+CREATE FUNCTION tide._node_usage_now(node text, OUT live bigint, OUT used tide.resvec, OUT busy tide.gpumask)
+    LANGUAGE c VOLATILE STRICT
+    AS 'MODULE_PATHNAME', 'tide_node_usage_now';
+COMMENT ON FUNCTION tide._node_usage_now(text) IS
+    'what the live allocations of a node hold, in the latest snapshot (for the node trigger, which holds the node row)';
+REVOKE ALL ON FUNCTION tide._node_usage_now(text) FROM PUBLIC;
+
 -- A node's capacity, GPU type and resource group may change only in ways
 -- its live allocations survive: otherwise a node could be over capacity, a
 -- GPU in use could vanish, or work could cross resource groups (R-C4).
@@ -15,9 +26,8 @@ DECLARE
     used tide.resvec;
     busy tide.gpumask;
 BEGIN
-    SELECT count(*), tide.sum(a.resources), tide.union(a.gpus) INTO live, used, busy
-      FROM tide.allocations a
-     WHERE a.node = OLD.name AND a.state <> 'released';
+    -- this row is locked by now: see every allocation committed before
+    SELECT u.live, u.used, u.busy INTO live, used, busy FROM tide._node_usage_now(OLD.name) u;
     IF live = 0 THEN
         RETURN NEW;
     END IF;
@@ -104,6 +114,13 @@ $$;
 COMMENT ON FUNCTION tide._overcommitted(text[], text[], tide.resvec[], tide.gpumask[], integer[]) IS
     'the R-C4 check of some nodes (their live allocations and rows about to be added): one row per broken rule; callers lock the nodes first';
 
+CREATE FUNCTION tide._overcommitted_now(nodes text[], OUT node text, OUT problem text)
+    LANGUAGE c VOLATILE STRICT
+    AS 'MODULE_PATHNAME', 'tide_overcommitted_now';
+COMMENT ON FUNCTION tide._overcommitted_now(text[]) IS
+    'the first of the nodes (by name) that breaks R-C4 and how, in the latest snapshot (for the allocations'' insert trigger, which holds the node rows)';
+REVOKE ALL ON FUNCTION tide._overcommitted_now(text[]) FROM PUBLIC;
+
 CREATE FUNCTION tide._allocations_after_insert() RETURNS trigger
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path = pg_catalog, pg_temp
@@ -139,17 +156,13 @@ BEGIN
     -- triggers: src/cycle_guard.c): lock the nodes touched, in name order
     -- (as the cycle does), so that no other insert, capacity change or
     -- drain of them runs until this transaction ends; then check them in a
-    -- snapshot taken after the locks.
+    -- snapshot taken after the locks (the latest: also in REPEATABLE READ).
     PERFORM 1 FROM tide.nodes nd
       WHERE nd.name IN (SELECT n.node FROM new_allocations n)
       ORDER BY nd.name
         FOR NO KEY UPDATE OF nd;
-    EXECUTE $q$
-        SELECT o.node, o.problem
-          FROM tide._overcommitted(ARRAY(SELECT DISTINCT n.node FROM new_allocations n),
-                                   '{}', '{}', '{}', '{}') o
-         ORDER BY 1
-         LIMIT 1 $q$ INTO bad;
+    SELECT o.node, o.problem INTO bad
+      FROM tide._overcommitted_now(ARRAY(SELECT DISTINCT n.node FROM new_allocations n)) o;
     IF bad.node IS NOT NULL THEN
         RAISE EXCEPTION 'node "%" would be overcommitted: %', bad.node, bad.problem
             USING ERRCODE = 'check_violation',
