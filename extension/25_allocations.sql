@@ -3,6 +3,17 @@
 -- node hold always fits in it (R-C4), whether allocations are added or the
 -- node changes.
 
+-- The R-C4 reads of the triggers below, in the latest snapshot
+-- (src/node_guard.c): their callers hold the node row locks, so whoever
+-- wrote those nodes before has committed, even if a REPEATABLE READ
+-- transaction's own snapshot is older than that commit.
+CREATE FUNCTION tide._node_usage_now(node text, OUT live bigint, OUT used tide.resvec, OUT busy tide.gpumask)
+    LANGUAGE c VOLATILE STRICT
+    AS 'MODULE_PATHNAME', 'tide_node_usage_now';
+COMMENT ON FUNCTION tide._node_usage_now(text) IS
+    'what the live allocations of a node hold, in the latest snapshot (for the node trigger, which holds the node row)';
+REVOKE ALL ON FUNCTION tide._node_usage_now(text) FROM PUBLIC;
+
 -- A node's capacity, GPU type and resource group may change only in ways
 -- its live allocations survive: otherwise a node could be over capacity, a
 -- GPU in use could vanish, or work could cross resource groups (R-C4).
@@ -15,9 +26,8 @@ DECLARE
     used tide.resvec;
     busy tide.gpumask;
 BEGIN
-    SELECT count(*), tide.sum(a.resources), tide.union(a.gpus) INTO live, used, busy
-      FROM tide.allocations a
-     WHERE a.node = OLD.name AND a.state <> 'released';
+    -- this row is locked by now: see every allocation committed before
+    SELECT u.live, u.used, u.busy INTO live, used, busy FROM tide._node_usage_now(OLD.name) u;
     IF live = 0 THEN
         RETURN NEW;
     END IF;
@@ -49,6 +59,68 @@ CREATE TRIGGER nodes_before_update BEFORE UPDATE ON tide.nodes
     EXECUTE FUNCTION tide._nodes_before_update();
 
 -- ---------------------------------------------------------------- allocations
+-- R-C4 over some nodes: what their live allocations hold, with the rows
+-- add_* (allocations about to be inserted), fits their capacity; no GPU is
+-- given whole twice; the shares of one GPU add up to at most 1000 and no
+-- whole allocation holds that GPU; every GPU is on the node.  One row per
+-- broken rule of a node.  Read in the caller's snapshot: callers lock the
+-- nodes first (FOR NO KEY UPDATE, in name order) and take the snapshot
+-- after, so nothing they do not see can be added to those nodes.
+CREATE FUNCTION tide._overcommitted(nodes text[], add_node text[], add_resources tide.resvec[],
+                                    add_gpus tide.gpumask[], add_milli integer[])
+    RETURNS TABLE (node text, problem text)
+    LANGUAGE sql STABLE
+    SET search_path = pg_catalog, pg_temp
+    AS $$
+    WITH held_rows AS MATERIALIZED (
+        SELECT a.node, a.resources, a.gpus, a.gpu_milli
+          FROM tide.allocations a
+         WHERE a.node IN (SELECT unnest(nodes)) AND a.state <> 'released'
+        UNION ALL
+        SELECT u.node, u.resources, u.gpus, u.gpu_milli
+          FROM unnest(add_node, add_resources, add_gpus, add_milli) AS u(node, resources, gpus, gpu_milli)),
+    live AS (
+        SELECT r.node,
+               tide.sum(r.resources) AS held,
+               tide.union(r.gpus) FILTER (WHERE r.gpu_milli IS NULL) AS whole,
+               sum(tide.gpu_count(r.gpus)) FILTER (WHERE r.gpu_milli IS NULL) AS whole_count,
+               tide.union(r.gpus) AS used
+          FROM held_rows r
+         GROUP BY r.node)
+    SELECT l.node,
+           CASE WHEN nd.name IS NULL
+                    THEN 'it is not in tide.nodes'
+                WHEN NOT (nd.capacity OPERATOR(tide.@>) l.held)
+                    THEN format('live allocations hold %s, capacity is %s', l.held, nd.capacity)
+                WHEN coalesce(l.whole_count, 0) <> tide.gpu_count(coalesce(l.whole, ''::tide.gpumask))
+                    THEN 'a GPU is given to two allocations'
+                ELSE format('GPUs %s are not all on the node', l.used)
+           END
+      FROM live l LEFT JOIN tide.nodes nd ON nd.name = l.node
+     WHERE nd.name IS NULL
+        OR NOT (nd.capacity OPERATOR(tide.@>) l.held)
+        OR coalesce(l.whole_count, 0) <> tide.gpu_count(coalesce(l.whole, ''::tide.gpumask))
+        OR NOT (tide._all_gpus(tide.get(nd.capacity, 'gpu')) OPERATOR(tide.@>) l.used)
+    UNION ALL
+    SELECT f.node, format('GPU %s is shared beyond one GPU or also given whole', f.gpu)
+      FROM (SELECT r.node, r.gpus::text AS gpu, sum(r.gpu_milli) AS milli
+              FROM held_rows r
+             WHERE r.gpu_milli IS NOT NULL
+             GROUP BY r.node, r.gpus::text) f
+      JOIN live l ON l.node = f.node
+     WHERE f.milli > 1000
+        OR coalesce(l.whole OPERATOR(tide.&&) f.gpu::tide.gpumask, false)
+$$;
+COMMENT ON FUNCTION tide._overcommitted(text[], text[], tide.resvec[], tide.gpumask[], integer[]) IS
+    'the R-C4 check of some nodes (their live allocations and rows about to be added): one row per broken rule; callers lock the nodes first';
+
+CREATE FUNCTION tide._overcommitted_now(nodes text[], OUT node text, OUT problem text)
+    LANGUAGE c VOLATILE STRICT
+    AS 'MODULE_PATHNAME', 'tide_overcommitted_now';
+COMMENT ON FUNCTION tide._overcommitted_now(text[]) IS
+    'the first of the nodes (by name) that breaks R-C4 and how, in the latest snapshot (for the allocations'' insert trigger, which holds the node rows)';
+REVOKE ALL ON FUNCTION tide._overcommitted_now(text[]) FROM PUBLIC;
+
 CREATE FUNCTION tide._allocations_after_insert() RETURNS trigger
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path = pg_catalog, pg_temp
@@ -68,59 +140,29 @@ BEGIN
     END IF;
     -- Each allocation places a replica of a task of its job (what a foreign
     -- key to tide.job_tasks would check, without locking every task row).
-    -- The cycle's own insert has checked more (its jobs' tasks are those it
-    -- loaded, and cannot change: src/cycle.c), so it skips this.
-    IF NOT tide._cycle_writing() THEN
-        EXECUTE $q$
-            SELECT n.id, n.job_id, n.role FROM new_allocations n
-             WHERE NOT EXISTS (SELECT 1 FROM tide.job_tasks t
-                                WHERE t.job_id = n.job_id AND t.role = n.role)
-             ORDER BY n.id LIMIT 1 $q$ INTO bad;
-        IF bad.id IS NOT NULL THEN
-            RAISE EXCEPTION 'allocation % names task "%" of job %, which does not exist', bad.id, bad.role, bad.job_id
-                USING ERRCODE = 'foreign_key_violation',
-                      HINT = 'Allocations place replicas of rows of tide.job_tasks.';
-        END IF;
-    END IF;
-    -- R-C4: what the live allocations of a node hold fits in its capacity,
-    -- and no GPU is given twice (whole GPUs: masks never overlap; shares of
-    -- one GPU: at most 1000 milli, on a GPU no whole allocation holds).
+    -- The cycle's own insert, which fires no trigger, has checked more: its
+    -- jobs' tasks are those it loaded, and cannot change (src/cycle_place.c).
     EXECUTE $q$
-        WITH touched AS (SELECT DISTINCT n.node FROM new_allocations n),
-        live AS (
-            SELECT a.node,
-                   tide.sum(a.resources) AS held,
-                   tide.union(a.gpus) FILTER (WHERE a.gpu_milli IS NULL) AS whole,
-                   pg_catalog.sum(tide.gpu_count(a.gpus)) FILTER (WHERE a.gpu_milli IS NULL) AS whole_count,
-                   tide.union(a.gpus) AS used
-              FROM tide.allocations a JOIN touched t ON t.node = a.node
-             WHERE a.state <> 'released'
-             GROUP BY a.node)
-        SELECT l.node,
-               CASE WHEN NOT (nd.capacity OPERATOR(tide.@>) l.held)
-                        THEN pg_catalog.format('live allocations hold %s, capacity is %s', l.held, nd.capacity)
-                    WHEN coalesce(l.whole_count, 0) <> tide.gpu_count(coalesce(l.whole, ''::tide.gpumask))
-                        THEN 'a GPU is given to two allocations'
-                    WHEN NOT (tide._all_gpus(tide.get(nd.capacity, 'gpu')) OPERATOR(tide.@>) l.used)
-                        THEN pg_catalog.format('GPUs %s are not all on the node', l.used)
-               END AS problem
-          FROM live l JOIN tide.nodes nd ON nd.name = l.node
-         WHERE NOT (nd.capacity OPERATOR(tide.@>) l.held)
-            OR coalesce(l.whole_count, 0) <> tide.gpu_count(coalesce(l.whole, ''::tide.gpumask))
-            OR NOT (tide._all_gpus(tide.get(nd.capacity, 'gpu')) OPERATOR(tide.@>) l.used)
-        UNION ALL
-        SELECT f.node, pg_catalog.format('GPU %s is shared beyond one GPU or also given whole', f.gpu)
-          FROM (SELECT a.node, a.gpus::text AS gpu, pg_catalog.sum(a.gpu_milli) AS milli
-                  FROM tide.allocations a
-                 WHERE a.state <> 'released' AND a.gpu_milli IS NOT NULL
-                   AND a.node IN (SELECT n.node FROM new_allocations n)
-                 GROUP BY a.node, a.gpus::text) f
-         WHERE f.milli > 1000
-            OR EXISTS (SELECT 1 FROM tide.allocations w
-                        WHERE w.node = f.node AND w.state <> 'released' AND w.gpu_milli IS NULL
-                          AND w.gpus OPERATOR(tide.&&) f.gpu::tide.gpumask)
-         ORDER BY 1
-         LIMIT 1 $q$ INTO bad;
+        SELECT n.id, n.job_id, n.role FROM new_allocations n
+         WHERE NOT EXISTS (SELECT 1 FROM tide.job_tasks t
+                            WHERE t.job_id = n.job_id AND t.role = n.role)
+         ORDER BY n.id LIMIT 1 $q$ INTO bad;
+    IF bad.id IS NOT NULL THEN
+        RAISE EXCEPTION 'allocation % names task "%" of job %, which does not exist', bad.id, bad.role, bad.job_id
+            USING ERRCODE = 'foreign_key_violation',
+                  HINT = 'Allocations place replicas of rows of tide.job_tasks.';
+    END IF;
+    -- R-C4, for every writer but the cycle (whose own inserts run without
+    -- triggers: src/cycle_guard.c): lock the nodes touched, in name order
+    -- (as the cycle does), so that no other insert, capacity change or
+    -- drain of them runs until this transaction ends; then check them in a
+    -- snapshot taken after the locks (the latest: also in REPEATABLE READ).
+    PERFORM 1 FROM tide.nodes nd
+      WHERE nd.name IN (SELECT n.node FROM new_allocations n)
+      ORDER BY nd.name
+        FOR NO KEY UPDATE OF nd;
+    SELECT o.node, o.problem INTO bad
+      FROM tide._overcommitted_now(ARRAY(SELECT DISTINCT n.node FROM new_allocations n)) o;
     IF bad.node IS NOT NULL THEN
         RAISE EXCEPTION 'node "%" would be overcommitted: %', bad.node, bad.problem
             USING ERRCODE = 'check_violation',

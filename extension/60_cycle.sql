@@ -15,14 +15,45 @@ REVOKE ALL ON FUNCTION tide.run_cycle() FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION tide.run_cycle() TO tide_admin;
 
 -- True only while this backend's tide.run_cycle() runs one of its own
--- writes (a flag in C, not a setting, so nothing else can turn it on): its
--- allocation insert skips the task check it made itself, and only its
--- give-up UPDATE may move a job from allocated back to pending.
+-- writes (a flag in C, not a setting, so nothing else can turn it on): only
+-- then may tide._log_cycle_placed() write history, and only the cycle's
+-- give-up UPDATE move a job from allocated back to pending.
 CREATE FUNCTION tide._cycle_writing() RETURNS boolean
     LANGUAGE c VOLATILE PARALLEL RESTRICTED
     AS 'MODULE_PATHNAME', 'tide_cycle_writing';
 COMMENT ON FUNCTION tide._cycle_writing() IS
-    'true only while this backend''s tide.run_cycle() runs one of its own writes (for the triggers: the allocation insert''s task check, allocated -> pending)';
+    'true only while this backend''s tide.run_cycle() runs one of its own writes (tide._log_cycle_placed, allocated -> pending)';
+
+-- The history of a cycle's placements.  The cycle moves its jobs from
+-- pending to allocated with an UPDATE that fires no trigger
+-- (src/cycle_guard.c), then logs exactly the jobs that UPDATE returned
+-- here, in one statement, after the one check the state trigger would have
+-- made of them.  Refused outside the cycle's own writes: no one else writes
+-- history rows.
+CREATE FUNCTION tide._log_cycle_placed(ids bigint[], reasons text[], cycle bigint) RETURNS void
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path = pg_catalog, pg_temp
+    AS $$
+BEGIN
+    IF NOT tide._cycle_writing() THEN
+        RAISE EXCEPTION 'only tide.run_cycle() logs its placements this way'
+            USING ERRCODE = 'insufficient_privilege',
+                  HINT = 'Change job states with an UPDATE of tide.jobs; its trigger logs them.';
+    END IF;
+    IF NOT EXISTS (SELECT 1 FROM tide.job_transitions t
+                    WHERE t.old_state = 'pending' AND t.new_state = 'allocated') THEN
+        RAISE EXCEPTION 'job % cannot go from pending to allocated', ids[1]
+            USING ERRCODE = 'object_not_in_prerequisite_state',
+                  HINT = 'The allowed changes are listed in tide.job_transitions (docs/lifecycle.md).';
+    END IF;
+    INSERT INTO tide.job_events (job_id, old_state, new_state, reason, cycle_id)
+    SELECT u.id, 'pending', 'allocated', u.reason, cycle
+      FROM unnest(ids, reasons) AS u(id, reason)
+     ORDER BY u.id;
+END
+$$;
+COMMENT ON FUNCTION tide._log_cycle_placed(bigint[], text[], bigint) IS
+    'the job_events rows of a cycle''s placements (pending -> allocated), written while tide.run_cycle() writes, refused otherwise';
 
 -- A resource group's cycle: groups share no nodes and no queues, so their
 -- cycles run in parallel backends (docs/cadence.md#a-cycle-per-resource-group).

@@ -22,8 +22,8 @@ extern int	tide_reason_updates_per_cycle;
 
 /*
  * GUC tide.cycle_lock_timeout, milliseconds: how long the cycle waits for a
- * job row another transaction holds before it skips such rows this cycle.
- * 0: skip them at once.
+ * job or node row another transaction holds before it skips such rows this
+ * cycle.  0: skip them at once.
  */
 extern int	tide_cycle_lock_timeout;
 

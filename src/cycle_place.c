@@ -1,46 +1,33 @@
 /*
  * cycle_place.c: the placement writes of tide.run_cycle() (write phase).
  *
- * Set-based, one statement per table: one UPDATE of tide.jobs (placed jobs
- * to allocated, unschedulable marks, changed pending reasons up to
- * tide.reason_updates_per_cycle; job rows another transaction holds are
- * left for the next cycle after tide.cycle_lock_timeout); a check that the
- * placed jobs' tasks did not change meanwhile (those that did go back to
- * pending); one statement replacing tide.reason_backlog with the other
- * reasons; one INSERT into tide.allocations from unnest().  Launchers are
- * woken by the allocations' insert trigger (one NOTIFY per node,
- * delivered at commit).
+ * Set-based, one statement per table: the touched nodes locked and R-C4
+ * checked over them (cycle_guard.c; jobs on a node that changed wait for
+ * the next cycle); one UPDATE of tide.jobs (placed jobs to allocated,
+ * unschedulable marks, changed pending reasons within
+ * tide.reason_updates_per_cycle less the jobs placed; job rows another
+ * transaction holds are left for the next cycle after
+ * tide.cycle_lock_timeout) and the placed jobs' history rows in one more;
+ * a check that the placed jobs' tasks did not change meanwhile (those that
+ * did go back to pending); one statement replacing tide.reason_backlog
+ * with the other reasons; one INSERT into tide.allocations from unnest();
+ * one NOTIFY per node that got work (delivered at commit).  The UPDATE and
+ * the INSERT fire no trigger: cycle_guard.c says what replaces them.
  */
 #include "postgres.h"
 
-#include "access/xact.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "fmgr.h"
 #include "lib/stringinfo.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
-#include "utils/guc.h"
-#include "utils/memutils.h"
-#include "utils/resowner.h"
 #include "utils/snapmgr.h"
 
 #include "cycle.h"
+#include "cycle_guard.h"
 #include "cycle_place.h"
 #include "cycle_rows.h"
-
-PG_FUNCTION_INFO_V1(tide_cycle_writing);
-
-/*
- * True only while tide.run_cycle() runs one of its own writes that the
- * triggers treat specially: its allocation insert skips the task check the
- * cycle has already made (with the jobs locked), and only its give-up
- * UPDATE may move a job from allocated back to pending.  A backend-local
- * flag, so no setting can fake it.
- */
-static bool cycle_writing = false;
-
-static int	execute_as_cycle(const char *sql, int nargs, Oid *types, Datum *args);
 
 static const char *const W_ALLOCS =
 "INSERT INTO tide.allocations (job_id, role, replica, node, resources, gpus, gpu_milli, cycle_id)"
@@ -65,8 +52,8 @@ static const char *const W_JOBS =
 "WITH upd AS ("
 " UPDATE tide.jobs j" W_JOBS_SET
 "  WHERE j.id = u.id AND j.state = 'pending' AND NOT j.cancel_requested"
-" RETURNING j.id, u.placed)"
-"SELECT pg_catalog.array_agg(upd.id) FROM upd WHERE upd.placed";
+" RETURNING j.id, u.placed, u.reason)"
+"SELECT pg_catalog.array_agg(upd.id), pg_catalog.array_agg(upd.reason) FROM upd WHERE upd.placed";
 
 /*
  * The same, skipping the job rows another transaction holds (they stay as
@@ -82,8 +69,11 @@ static const char *const W_JOBS_SKIP_LOCKED =
 " upd AS ("
 " UPDATE tide.jobs j" W_JOBS_SET
 "  WHERE j.id = u.id AND j.id IN (SELECT lk.id FROM lk)"
-" RETURNING j.id, u.placed)"
-"SELECT pg_catalog.array_agg(upd.id) FROM upd WHERE upd.placed";
+" RETURNING j.id, u.placed, u.reason)"
+"SELECT pg_catalog.array_agg(upd.id), pg_catalog.array_agg(upd.reason) FROM upd WHERE upd.placed";
+
+/* The placed jobs' history rows (tide._log_cycle_placed, 60_cycle.sql). */
+static const char *const W_LOG_PLACED = "SELECT tide._log_cycle_placed($1, $2, $3)";
 
 
 
@@ -257,59 +247,6 @@ write_reason_backlog(DeferredReason *d, int n, int64 cycle_id, const char *group
 }
 
 /*
- * W_JOBS in a subtransaction with lock_timeout = tide.cycle_lock_timeout; if
- * some job row is held longer by another transaction (a submitter's open
- * transaction on its own pending job: a cancel request, a task change),
- * W_JOBS_SKIP_LOCKED instead: no open transaction stalls the cycle for
- * everyone.  Leaves the result in SPI_tuptable, like SPI_execute.
- */
-static int
-update_jobs(Oid *types, Datum *args)
-{
-	MemoryContext cxt = CurrentMemoryContext;
-	ResourceOwner owner = CurrentResourceOwner;
-	volatile int ret = 0;
-	char		timeout[32];
-
-	if (tide_cycle_lock_timeout == 0)
-		return SPI_execute_with_args(W_JOBS_SKIP_LOCKED, 4, types, args, NULL, false, 1);
-	snprintf(timeout, sizeof(timeout), "%dms", tide_cycle_lock_timeout);
-	BeginInternalSubTransaction(NULL);
-	MemoryContextSwitchTo(cxt);
-	PG_TRY();
-	{
-		int			nest = NewGUCNestLevel();
-
-		(void) set_config_option("lock_timeout", timeout, PGC_USERSET, PGC_S_SESSION,
-								 GUC_ACTION_SAVE, true, 0, false);
-		ret = SPI_execute_with_args(W_JOBS, 4, types, args, NULL, false, 1);
-		AtEOXact_GUC(true, nest);
-		ReleaseCurrentSubTransaction();
-		MemoryContextSwitchTo(cxt);
-		CurrentResourceOwner = owner;
-	}
-	PG_CATCH();
-	{
-		ErrorData  *edata;
-
-		MemoryContextSwitchTo(cxt);
-		edata = CopyErrorData();
-		FlushErrorState();
-		RollbackAndReleaseCurrentSubTransaction();
-		MemoryContextSwitchTo(cxt);
-		CurrentResourceOwner = owner;
-		if (edata->sqlerrcode != ERRCODE_LOCK_NOT_AVAILABLE)
-			ReThrowError(edata);
-		FreeErrorData(edata);
-		ereport(LOG,
-				(errmsg("tide.run_cycle: a job row was held by another transaction; this cycle skips the held ones")));
-		ret = SPI_execute_with_args(W_JOBS_SKIP_LOCKED, 4, types, args, NULL, false, 1);
-	}
-	PG_END_TRY();
-	return ret;
-}
-
-/*
  * Jobs whose tasks changed since the load are not placed after all: a task
  * row committed between the load and W_JOBS's row locks would otherwise
  * leave a job allocated without one of its roles.  Rare (tasks added to a
@@ -365,7 +302,7 @@ give_up_changed_tasks(const CycleLoad *l, bool *confirmed, int *jobs_placed)
 	if (isnull)
 		return;					/* the usual case: nothing changed */
 
-	ret = execute_as_cycle(W_GIVE_UP, 1, &types[2], &d);
+	ret = cycle_execute(W_GIVE_UP, 1, &types[2], &d, CYCLE_WRITING);
 	if (ret != SPI_OK_UPDATE)
 		elog(ERROR, "tide.run_cycle: giving up changed jobs failed: %s", SPI_result_code_string(ret));
 	before = *jobs_placed;
@@ -375,44 +312,17 @@ give_up_changed_tasks(const CycleLoad *l, bool *confirmed, int *jobs_placed)
 					before - *jobs_placed)));
 }
 
-/* One write of the cycle's own, with cycle_writing set for its triggers. */
-static int
-execute_as_cycle(const char *sql, int nargs, Oid *types, Datum *args)
-{
-	volatile int ret = 0;
-
-	cycle_writing = true;
-	PG_TRY();
-	{
-		ret = SPI_execute_with_args(sql, nargs, types, args, NULL, false, 0);
-	}
-	PG_FINALLY();
-	{
-		cycle_writing = false;
-	}
-	PG_END_TRY();
-	return ret;
-}
-
-/*
- * tide._cycle_writing() returns boolean: is this backend's tide.run_cycle()
- * running one of its own writes right now (for the triggers).
- */
-Datum
-tide_cycle_writing(PG_FUNCTION_ARGS)
-{
-	PG_RETURN_BOOL(cycle_writing);
-}
-
 /*
  * Job states and reasons: placed jobs to allocated, unschedulable marks,
  * changed pending reasons within tide.reason_updates_per_cycle, the rest to
  * tide.reason_backlog.  Sets confirmed[j] for the jobs the UPDATE did
- * place (not cancelled meanwhile, tasks unchanged).
+ * place (not cancelled meanwhile, tasks unchanged); jobs dropped[] stay as
+ * they are.  Placed jobs count against the reason budget: it bounds the
+ * job rows a cycle rewrites, and a placement rewrites its job's row.
  */
 static void
-write_jobs(const CycleLoad *l, const TideResult *r, int64 cycle_id, bool *confirmed,
-		   CyclePlaced *out)
+write_jobs(const CycleLoad *l, const TideResult *r, int64 cycle_id, const bool *dropped,
+		   bool *confirmed, CyclePlaced *out)
 {
 	TideSnapshot *s = l->s;
 	int			ret;
@@ -443,6 +353,10 @@ write_jobs(const CycleLoad *l, const TideResult *r, int64 cycle_id, bool *confir
 
 		if (o->status == TIDE_PLACED)
 		{
+			if (dropped[j])
+				continue;
+			if (budget != INT_MAX)
+				budget = Max(budget - 1, 0);
 			ids[n] = Int64GetDatum(s->jobs[j].id);
 			placed[n] = BoolGetDatum(true);
 			reasons[n] = CStringGetTextDatum(placed_reason(s, r, j));
@@ -516,15 +430,29 @@ write_jobs(const CycleLoad *l, const TideResult *r, int64 cycle_id, bool *confir
 		args[2] = PointerGetDatum(tide_array_of(reasons, NULL, n, TEXTOID));
 		args[3] = PointerGetDatum(tide_array_of(unsched, NULL, n, BOOLOID));
 		INSTR_TIME_SET_CURRENT(t0);
-		ret = update_jobs(argtypes, args);
+		ret = cycle_execute_waiting(W_JOBS, W_JOBS_SKIP_LOCKED, 4, argtypes, args, CYCLE_NO_TRIGGERS, "a job row");
 		elog(DEBUG1, "tide.run_cycle: %d jobs updated in %.1f ms", n, cycle_elapsed_ms(t0));
 		if (ret != SPI_OK_SELECT || SPI_processed != 1)
 			elog(ERROR, "tide.run_cycle: updating jobs failed: %s", SPI_result_code_string(ret));
 		{
 			bool		isnull;
 			Datum		placed_ids = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+			Datum		log_args[3];
+			Oid			log_types[3] = {INT8ARRAYOID, TEXTARRAYOID, INT8OID};
 
 			set_confirmed(s, placed_ids, isnull, confirmed, true, &out->jobs_placed);
+			if (!isnull)
+			{
+				/* their history rows, as the state trigger would have written them */
+				log_args[0] = placed_ids;
+				log_args[1] = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull);
+				log_args[2] = Int64GetDatum(cycle_id);
+				INSTR_TIME_SET_CURRENT(t0);
+				ret = cycle_execute(W_LOG_PLACED, 3, log_types, log_args, CYCLE_WRITING);
+				if (ret != SPI_OK_SELECT)
+					elog(ERROR, "tide.run_cycle: logging placements failed: %s", SPI_result_code_string(ret));
+				elog(DEBUG1, "tide.run_cycle: %d placements logged in %.1f ms", out->jobs_placed, cycle_elapsed_ms(t0));
+			}
 		}
 		INSTR_TIME_SET_CURRENT(t0);
 		give_up_changed_tasks(l, confirmed, &out->jobs_placed);
@@ -536,7 +464,10 @@ write_jobs(const CycleLoad *l, const TideResult *r, int64 cycle_id, bool *confir
 	out->reasons_deferred = ndeferred;
 }
 
-/* Allocations of the jobs write_jobs confirmed placed. */
+/*
+ * Allocations of the jobs write_jobs confirmed placed (on nodes
+ * cycle_lock_nodes locked and checked), and their launchers woken.
+ */
 static void
 write_allocations(const CycleLoad *l, const TideResult *r, int64 cycle_id,
 				  const CycleTypes *types, const bool *confirmed, CyclePlaced *out)
@@ -566,10 +497,12 @@ write_allocations(const CycleLoad *l, const TideResult *r, int64 cycle_id,
 	out->allocs_made = rows.n;
 	placement_rows_args(&rows, types, cycle_id, args, argtypes);
 	INSTR_TIME_SET_CURRENT(t0);
-	ret = rows.n == 0 ? SPI_OK_INSERT : execute_as_cycle(W_ALLOCS, PLACEMENT_ROWS_NARGS, argtypes, args);
+	ret = rows.n == 0 ? SPI_OK_INSERT
+		: cycle_execute(W_ALLOCS, PLACEMENT_ROWS_NARGS, argtypes, args, CYCLE_NO_TRIGGERS);
 	elog(DEBUG1, "tide.run_cycle: %d allocations inserted in %.1f ms", rows.n, cycle_elapsed_ms(t0));
 	if (ret != SPI_OK_INSERT)
 		elog(ERROR, "tide.run_cycle: writing allocations failed: %s", SPI_result_code_string(ret));
+	cycle_notify_nodes(node_text, s->nnodes);
 }
 
 void
@@ -577,8 +510,13 @@ tide_cycle_write_placements(const CycleLoad *l, const TideResult *r, int64 cycle
 							const CycleTypes *types, CyclePlaced *out)
 {
 	bool	   *confirmed = palloc0(sizeof(bool) * (l->s->njobs + 1));
+	bool	   *dropped = palloc0(sizeof(bool) * (l->s->njobs + 1));
+	instr_time	t0;
 
 	memset(out, 0, sizeof(CyclePlaced));
-	write_jobs(l, r, cycle_id, confirmed, out);
+	INSTR_TIME_SET_CURRENT(t0);
+	(void) cycle_lock_nodes(l, r, types, dropped);
+	elog(DEBUG1, "tide.run_cycle: nodes locked and checked in %.1f ms", cycle_elapsed_ms(t0));
+	write_jobs(l, r, cycle_id, dropped, confirmed, out);
 	write_allocations(l, r, cycle_id, types, confirmed, out);
 }

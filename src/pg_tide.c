@@ -66,7 +66,7 @@ _PG_init(void)
 	 * for it on everyone's behalf.
 	 */
 	DefineCustomIntVariable("tide.cycle_lock_timeout",
-							"How long a cycle waits for a job row another transaction holds.",
+							"How long a cycle waits for a job or node row another transaction holds.",
 							"After this the cycle leaves such jobs as they are (not placed, "
 							"reason unchanged) and places the others; the next cycle looks "
 							"again. 0 skips held rows at once (each row then costs a lock).",

@@ -4,7 +4,7 @@
 BEGIN;
 CREATE EXTENSION pg_tide;
 \ir _fixture.psql
-SELECT plan(42 + 1 + 9 + 4);
+SELECT plan(42 + 2 + 9 + 4);
 
 -- Put a fresh job into a state without the checks (replica mode skips
 -- ordinary triggers), then try the change with them.
@@ -48,6 +48,10 @@ SELECT is(pg_temp.try(a, b),
 -- The table itself says which change only the cycle makes.
 SELECT is(ARRAY(SELECT old_state || ' -> ' || new_state FROM tide.job_transitions WHERE by_cycle_only),
           ARRAY['allocated -> pending'], 'tide.job_transitions marks the cycle-only change');
+-- The cycle's own placements are logged by tide._log_cycle_placed, which
+-- nothing else may call (tide._cycle_writing() is false outside the cycle).
+SELECT throws_ok($$SELECT tide._log_cycle_placed(ARRAY[1::bigint], ARRAY['forged'], 1)$$, '42501',
+                 'only tide.run_cycle() logs its placements this way', 'no one but the cycle logs placements that way');
 
 -- The cycle's set-based write: one UPDATE for many jobs, one event each,
 -- carrying the transaction's cycle id and each row's reason.
