@@ -113,6 +113,8 @@ CREATE FUNCTION tide._overcommitted(nodes text[], add_node text[], add_resources
 $$;
 COMMENT ON FUNCTION tide._overcommitted(text[], text[], tide.resvec[], tide.gpumask[], integer[]) IS
     'the R-C4 check of some nodes (their live allocations and rows about to be added): one row per broken rule; callers lock the nodes first';
+REVOKE ALL ON FUNCTION tide._overcommitted(text[], text[], tide.resvec[], tide.gpumask[], integer[]) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION tide._overcommitted(text[], text[], tide.resvec[], tide.gpumask[], integer[]) TO tide_admin;
 
 CREATE FUNCTION tide._overcommitted_now(nodes text[], OUT node text, OUT problem text)
     LANGUAGE c VOLATILE STRICT

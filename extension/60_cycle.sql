@@ -54,6 +54,10 @@ END
 $$;
 COMMENT ON FUNCTION tide._log_cycle_placed(bigint[], text[], bigint) IS
     'the job_events rows of a cycle''s placements (pending -> allocated), written while tide.run_cycle() writes, refused otherwise';
+-- Called by the cycle as whoever runs it (an administrator, or pg_cron's
+-- superuser): nobody else has a reason to.
+REVOKE ALL ON FUNCTION tide._log_cycle_placed(bigint[], text[], bigint) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION tide._log_cycle_placed(bigint[], text[], bigint) TO tide_admin;
 
 -- A resource group's cycle: groups share no nodes and no queues, so their
 -- cycles run in parallel backends (docs/cadence.md#a-cycle-per-resource-group).
