@@ -27,10 +27,16 @@ BEGIN
             USING ERRCODE = 'foreign_key_violation',
                   HINT = 'Submit to one of the queues in tide.queues; an administrator creates queues.';
     END IF;
-    limited := NOT is_retry
-               AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_roles o
-                                WHERE o.rolname = _admit_job.owner
-                                  AND pg_catalog.pg_has_role(o.oid, 'tide_admin', 'MEMBER'));
+    -- The limits bind neither retries nor administrators: whether the
+    -- owner is one (a lookup in pg_roles) is asked only of a queue that has
+    -- a limit, so a submission to an open queue does not pay for it.
+    IF is_retry OR (q.submit_role IS NULL AND NOT q.preemptable_only AND NOT q.fixed_service_type
+                    AND q.max_priority IS NULL) THEN
+        RETURN q.service_type;
+    END IF;
+    limited := NOT EXISTS (SELECT 1 FROM pg_catalog.pg_roles o
+                            WHERE o.rolname = _admit_job.owner
+                              AND pg_catalog.pg_has_role(o.oid, 'tide_admin', 'MEMBER'));
     IF limited AND q.submit_role IS NOT NULL
        AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_roles o, pg_catalog.pg_roles r
                         WHERE o.rolname = _admit_job.owner AND r.rolname = q.submit_role
@@ -235,8 +241,17 @@ BEGIN
     -- cycle, so several task writes in one statement cannot deadlock with
     -- it (and no exception block: a subtransaction per task row would not
     -- scale to bulk inserts).
+    -- A job row this transaction wrote (tide.submit's own job) is seen by
+    -- no other transaction, so no cycle or cancel can hold it: no lock (a
+    -- tuple lock costs a WAL record).  (xmin: the top transaction's id; a
+    -- job written in a subtransaction takes the general way.)
     jid := CASE TG_OP WHEN 'DELETE' THEN OLD.job_id ELSE NEW.job_id END;
-    SELECT j.state INTO job_state FROM tide.jobs j WHERE j.id = jid FOR SHARE SKIP LOCKED;
+    SELECT j.state INTO job_state FROM tide.jobs j
+     WHERE j.id = jid
+       AND j.xmin = pg_catalog.pg_current_xact_id_if_assigned()::pg_catalog.text::pg_catalog.xid;
+    IF NOT FOUND THEN
+        SELECT j.state INTO job_state FROM tide.jobs j WHERE j.id = jid FOR SHARE SKIP LOCKED;
+    END IF;
     IF NOT FOUND THEN
         -- held by another transaction (or gone): only a pending job is worth a retry
         SELECT j.state INTO job_state FROM tide.jobs j WHERE j.id = jid;
@@ -302,12 +317,14 @@ BEGIN
     ELSE
         jid := NEW.job_id;
     END IF;
-    SELECT j.min_available INTO minimum FROM tide.jobs j WHERE j.id = jid;
+    -- one statement: the job and the sum of its tasks
+    SELECT j.min_available, count(t.job_id), coalesce(sum(t.replicas), 0) INTO minimum, ntasks, total
+      FROM tide.jobs j LEFT JOIN tide.job_tasks t ON t.job_id = j.id
+     WHERE j.id = jid
+     GROUP BY j.id;
     IF NOT FOUND THEN
         RETURN NULL;            -- the job itself was deleted
     END IF;
-    SELECT count(*), coalesce(sum(t.replicas), 0) INTO ntasks, total
-      FROM tide.job_tasks t WHERE t.job_id = jid;
     IF ntasks = 0 THEN
         RAISE EXCEPTION 'job % has no tasks', jid
             USING ERRCODE = 'check_violation',

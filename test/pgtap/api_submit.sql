@@ -2,7 +2,7 @@
 BEGIN;
 CREATE EXTENSION pg_tide;
 \ir _fixture.psql
-SELECT plan(68);
+SELECT plan(71);
 
 -- Good submissions.
 SELECT tide.submit('q1', 'cpu=4, gpu=2', replicas => 3, priority => 7, name => 'train', idle => true,
@@ -180,6 +180,23 @@ SELECT throws_ok($$INSERT INTO tide.queues (name, submit_role) VALUES ('blank', 
                  'an empty submit_role is refused (NULL means anyone)');
 SELECT throws_ok(format($$INSERT INTO tide.jobs (queue, owner) VALUES ('team', 'nobody_%s')$$, pg_backend_pid()), '42501', NULL,
                  'an owner that is no role may not use a closed queue');
+
+-- The helpers every insert trigger inlines (tide._restoring(),
+-- tide._current_cycle()) have no SET clause: a text "=" placed before
+-- pg_catalog's on the path must not change them.
+CREATE SCHEMA tap_evil;
+CREATE FUNCTION tap_evil.eq(text, text) RETURNS boolean LANGUAGE plpgsql AS
+    $$ BEGIN RAISE EXCEPTION 'trojan ran'; END $$;
+CREATE OPERATOR tap_evil.= (LEFTARG = text, RIGHTARG = text, FUNCTION = tap_evil.eq);
+SET LOCAL search_path = tap_evil, pg_catalog, public;
+SELECT tide._restoring() AS evil_restoring, tide._current_cycle() IS NULL AS evil_no_cycle \gset
+SELECT set_config('tide.cycle_id', '42', true) AS ignored \gset
+SELECT tide._current_cycle() AS evil_cycle \gset
+SELECT set_config('tide.cycle_id', '', true) AS ignored \gset
+RESET search_path;
+SELECT is(:'evil_restoring'::text, 'f', 'tide._restoring() under a trojan "=" on the path: not restoring, the trojan never ran');
+SELECT is(:'evil_no_cycle'::text, 't', 'tide._current_cycle() under a trojan "=": NULL outside a cycle');
+SELECT is(:'evil_cycle'::text, '42', 'tide._current_cycle() under a trojan "=": the cycle id set');
 
 SELECT * FROM finish();
 ROLLBACK;
