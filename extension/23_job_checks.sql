@@ -229,6 +229,7 @@ CREATE FUNCTION tide._job_tasks_before_write() RETURNS trigger
 DECLARE
     job_state text;
     jid bigint;
+    total bigint;
     ok boolean;
 BEGIN
     IF tide._restoring() THEN
@@ -271,11 +272,25 @@ BEGIN
         RETURN OLD;
     END IF;
     ok := tide._check_task_values(NEW.job_id, NEW.role, NEW.replicas, NEW.request);
+    -- A new task can only add to its job's tasks and replicas: of the
+    -- deferred checks (tide._check_job_tasks) only the cap can fail, and it
+    -- is checked here, so that an insert queues no deferred check of its
+    -- own (a new job's check counts its tasks at commit).  The other roles
+    -- (one of the same role is this row's conflict, not an addition).
+    IF TG_OP = 'INSERT' THEN
+        SELECT coalesce(sum(t.replicas), 0) + NEW.replicas INTO total
+          FROM tide.job_tasks t WHERE t.job_id = NEW.job_id AND t.role <> NEW.role;
+        IF total > 10000 THEN
+            RAISE EXCEPTION 'job % has % replicas, more than 10000', NEW.job_id, total
+                USING ERRCODE = 'program_limit_exceeded',
+                      HINT = 'A job has at most 10000 replicas across its task roles; split larger work into several jobs.';
+        END IF;
+    END IF;
     RETURN NEW;
 END
 $$;
 COMMENT ON FUNCTION tide._job_tasks_before_write() IS
-    'trigger: checks a task row (at least one replica, a non-empty request, GPU request whole above one GPU) and freezes the tasks of jobs that left pending; runs with the caller''s rights, so a job it may not see is as one that does not exist';
+    'trigger: checks a task row (at least one replica, a non-empty request, GPU request whole above one GPU, a new one not taking its job above 10000 replicas) and freezes the tasks of jobs that left pending; runs with the caller''s rights, so a job it may not see is as one that does not exist';
 CREATE TRIGGER job_tasks_before_write BEFORE INSERT OR UPDATE OR DELETE ON tide.job_tasks
     FOR EACH ROW EXECUTE FUNCTION tide._job_tasks_before_write();
 
@@ -297,6 +312,9 @@ CREATE TRIGGER job_tasks_after_delete AFTER DELETE ON tide.job_tasks
 
 -- Deferred: a job and its tasks may be inserted in any order within one
 -- transaction; at commit every job has tasks and a reachable gang minimum.
+-- Checked for a new job, a changed min_available and changed or deleted
+-- tasks; a new task is checked by tide._job_tasks_before_write (it cannot
+-- take anything below its minimum).
 CREATE FUNCTION tide._check_job_tasks() RETURNS trigger
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path = pg_catalog, pg_temp
@@ -348,6 +366,6 @@ COMMENT ON FUNCTION tide._check_job_tasks() IS
 CREATE CONSTRAINT TRIGGER jobs_have_tasks AFTER INSERT OR UPDATE OF min_available ON tide.jobs
     DEFERRABLE INITIALLY DEFERRED
     FOR EACH ROW EXECUTE FUNCTION tide._check_job_tasks();
-CREATE CONSTRAINT TRIGGER job_tasks_consistent AFTER INSERT OR UPDATE OR DELETE ON tide.job_tasks
+CREATE CONSTRAINT TRIGGER job_tasks_consistent AFTER UPDATE OR DELETE ON tide.job_tasks
     DEFERRABLE INITIALLY DEFERRED
     FOR EACH ROW EXECUTE FUNCTION tide._check_job_tasks();

@@ -2,7 +2,7 @@
 BEGIN;
 CREATE EXTENSION pg_tide;
 \ir _fixture.psql
-SELECT plan(71);
+SELECT plan(75);
 
 -- Good submissions.
 SELECT tide.submit('q1', 'cpu=4, gpu=2', replicas => 3, priority => 7, name => 'train', idle => true,
@@ -113,6 +113,19 @@ SELECT throws_ok($do$DO $x$
                      VALUES (j, 'a', 10000, 'cpu=1m'), (j, 'b', 10000, 'cpu=1m');
                      SET CONSTRAINTS ALL IMMEDIATE;
                    END $x$$do$, '54000', NULL, 'more than 10000 replicas across the roles of one job');
+-- a new task is checked at its insert (it can only add replicas): no
+-- deferred check of its own
+SELECT tide.submit('q1', 'cpu=1m', replicas => 6000, role => 'a') AS big \gset
+SELECT throws_ok(format($$INSERT INTO tide.job_tasks (job_id, role, replicas, request) VALUES (%s, 'b', 5000, 'cpu=1m')$$, :big),
+                 '54000', format('job %s has 11000 replicas, more than 10000', :big),
+                 'a task that takes its job above 10000 replicas is refused at its insert');
+SELECT lives_ok(format($$INSERT INTO tide.job_tasks (job_id, role, replicas, request) VALUES (%s, 'b', 4000, 'cpu=1m')$$, :big),
+                'a task that brings its job to 10000 replicas is fine');
+SELECT lives_ok($$SET CONSTRAINTS ALL IMMEDIATE$$, 'and so is the job at commit');
+SET CONSTRAINTS ALL DEFERRED;
+SELECT is((SELECT array_agg(tgname::text ORDER BY tgname) FROM pg_trigger
+            WHERE tgrelid = 'tide.job_tasks'::regclass AND tgdeferrable AND (tgtype & 4) <> 0),
+          NULL, 'no deferred trigger fires on a task insert');
 SELECT throws_ok($$SELECT tide.submit('q1', 'gpu=1', time_limit => '300000 years')$$, '23514', NULL,
                  'a time_limit beyond 100 years');
 SELECT throws_ok($$SELECT tide.register_node('topo', 'gpu=2', gpu_topology => '{0,40000}')$$, '23514', NULL,
