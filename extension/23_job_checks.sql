@@ -142,6 +142,11 @@ BEGIN
     END IF;
     queue_type := tide._admit_job(NEW.queue, NEW.owner, NEW.retry_of IS NOT NULL, NEW.preemptable,
                                   NEW.service_type, NEW.priority);
+    -- with a snapshot older than a concurrent deletion of the queue, lock
+    -- its row as a foreign key would (27_queue_checks.sql)
+    IF current_setting('transaction_isolation') <> 'read committed' THEN
+        PERFORM FROM tide.queues q WHERE q.name = NEW.queue FOR KEY SHARE;
+    END IF;
     ok := tide._check_job_values(NEW.service_type, NEW.on_evict, NEW.min_available, NEW.max_retries,
                                  NEW.time_limit, NEW.gpu_type, NEW.node_selector);
     NEW.service_type := coalesce(NEW.service_type, queue_type);

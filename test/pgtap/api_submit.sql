@@ -2,7 +2,7 @@
 BEGIN;
 CREATE EXTENSION pg_tide;
 \ir _fixture.psql
-SELECT plan(75);
+SELECT plan(82);
 
 -- Good submissions.
 SELECT tide.submit('q1', 'cpu=4, gpu=2', replicas => 3, priority => 7, name => 'train', idle => true,
@@ -210,6 +210,23 @@ RESET search_path;
 SELECT is(:'evil_restoring'::text, 'f', 'tide._restoring() under a trojan "=" on the path: not restoring, the trojan never ran');
 SELECT is(:'evil_no_cycle'::text, 't', 'tide._current_cycle() under a trojan "=": NULL outside a cycle');
 SELECT is(:'evil_cycle'::text, '42', 'tide._current_cycle() under a trojan "=": the cycle id set');
+
+-- A job's queue exists (no foreign key: 27_queue_checks.sql).
+INSERT INTO tide.queues (name) VALUES ('moving');
+SELECT tide.submit('moving', 'cpu=1') AS mover \gset
+SELECT throws_ok($$DELETE FROM tide.queues WHERE name = 'moving'$$, '23503', 'queue "moving" has jobs',
+                 'a queue that has jobs is not deleted');
+SELECT throws_ok($$TRUNCATE tide.queues$$, '23503', NULL, 'nor truncated');
+SELECT throws_ok(format($$UPDATE tide.jobs SET queue = 'nope' WHERE id = %s$$, :mover), '23503', 'queue "nope" does not exist',
+                 'a job is not moved to a queue that does not exist');
+UPDATE tide.queues SET name = 'moved' WHERE name = 'moving';
+SELECT is((SELECT queue FROM tide.jobs WHERE id = :mover), 'moved', 'a renamed queue takes its jobs along');
+DELETE FROM tide.jobs WHERE id = :mover;
+SELECT lives_ok($$DELETE FROM tide.queues WHERE name = 'moved'$$, 'a queue without jobs is deleted');
+SELECT is((SELECT count(*)::int FROM pg_constraint WHERE conrelid = 'tide.jobs'::regclass AND contype = 'f'), 0,
+          'tide.jobs has no foreign key (its check would lock the queue row on every submission)');
+SELECT is((SELECT count(*)::int FROM tide.jobs j WHERE NOT EXISTS (SELECT 1 FROM tide.queues q WHERE q.name = j.queue)), 0,
+          'no job without its queue');
 
 SELECT * FROM finish();
 ROLLBACK;
