@@ -9,10 +9,19 @@ CREATE FUNCTION tide._cycle_lock_key() RETURNS bigint
 COMMENT ON FUNCTION tide._cycle_lock_key() IS
     'advisory lock key of the scheduling cycle: a cycle runs only under pg_try_advisory_xact_lock(tide._cycle_lock_key()) (R-C1)';
 
+-- _current_cycle() and _restoring() are called by the triggers of every
+-- submission: no SET clause, so that the planner inlines them into the
+-- caller's statement (a function with SET is called through fmgr, its body
+-- parsed and planned again in every transaction, the setting saved and
+-- restored).  Every name and operator in them is qualified instead, so a
+-- caller's search_path cannot change what they mean (NULLIF and CASE x
+-- WHEN look up "=" by search_path: not used).
 CREATE FUNCTION tide._current_cycle() RETURNS bigint
     LANGUAGE sql STABLE PARALLEL SAFE
-    SET search_path = pg_catalog, pg_temp
-    AS $$ SELECT NULLIF(pg_catalog.current_setting('tide.cycle_id', true), '')::bigint $$;
+    AS $$
+SELECT CASE WHEN pg_catalog.current_setting('tide.cycle_id', true) OPERATOR(pg_catalog.=) '' THEN NULL
+            ELSE pg_catalog.current_setting('tide.cycle_id', true)::pg_catalog.int8 END
+$$;
 COMMENT ON FUNCTION tide._current_cycle() IS
     'the cycle making the current changes: the transaction-local setting tide.cycle_id (set_config(''tide.cycle_id'', id::text, true)), or NULL';
 
@@ -23,8 +32,7 @@ COMMENT ON FUNCTION tide._current_cycle() IS
 -- new history rows, no notifications.
 CREATE FUNCTION tide._restoring() RETURNS boolean
     LANGUAGE sql STABLE PARALLEL SAFE
-    SET search_path = pg_catalog, pg_temp
-    AS $$ SELECT pg_catalog.current_setting('row_security') = 'off' $$;
+    AS $$ SELECT pg_catalog.current_setting('row_security') OPERATOR(pg_catalog.=) 'off' $$;
 COMMENT ON FUNCTION tide._restoring() IS
     'true while rows are being restored from a dump (row_security is off): insert triggers then keep the rows as they were';
 

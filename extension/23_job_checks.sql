@@ -27,10 +27,16 @@ BEGIN
             USING ERRCODE = 'foreign_key_violation',
                   HINT = 'Submit to one of the queues in tide.queues; an administrator creates queues.';
     END IF;
-    limited := NOT is_retry
-               AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_roles o
-                                WHERE o.rolname = _admit_job.owner
-                                  AND pg_catalog.pg_has_role(o.oid, 'tide_admin', 'MEMBER'));
+    -- The limits bind neither retries nor administrators: whether the
+    -- owner is one (a lookup in pg_roles) is asked only of a queue that has
+    -- a limit, so a submission to an open queue does not pay for it.
+    IF is_retry OR (q.submit_role IS NULL AND NOT q.preemptable_only AND NOT q.fixed_service_type
+                    AND q.max_priority IS NULL) THEN
+        RETURN q.service_type;
+    END IF;
+    limited := NOT EXISTS (SELECT 1 FROM pg_catalog.pg_roles o
+                            WHERE o.rolname = _admit_job.owner
+                              AND pg_catalog.pg_has_role(o.oid, 'tide_admin', 'MEMBER'));
     IF limited AND q.submit_role IS NOT NULL
        AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_roles o, pg_catalog.pg_roles r
                         WHERE o.rolname = _admit_job.owner AND r.rolname = q.submit_role
@@ -136,6 +142,11 @@ BEGIN
     END IF;
     queue_type := tide._admit_job(NEW.queue, NEW.owner, NEW.retry_of IS NOT NULL, NEW.preemptable,
                                   NEW.service_type, NEW.priority);
+    -- with a snapshot older than a concurrent deletion of the queue, lock
+    -- its row as a foreign key would (27_queue_checks.sql)
+    IF current_setting('transaction_isolation') <> 'read committed' THEN
+        PERFORM FROM tide.queues q WHERE q.name = NEW.queue FOR KEY SHARE;
+    END IF;
     ok := tide._check_job_values(NEW.service_type, NEW.on_evict, NEW.min_available, NEW.max_retries,
                                  NEW.time_limit, NEW.gpu_type, NEW.node_selector);
     NEW.service_type := coalesce(NEW.service_type, queue_type);
@@ -223,6 +234,7 @@ CREATE FUNCTION tide._job_tasks_before_write() RETURNS trigger
 DECLARE
     job_state text;
     jid bigint;
+    total bigint;
     ok boolean;
 BEGIN
     IF tide._restoring() THEN
@@ -235,8 +247,17 @@ BEGIN
     -- cycle, so several task writes in one statement cannot deadlock with
     -- it (and no exception block: a subtransaction per task row would not
     -- scale to bulk inserts).
+    -- A job row this transaction wrote (tide.submit's own job) is seen by
+    -- no other transaction, so no cycle or cancel can hold it: no lock (a
+    -- tuple lock costs a WAL record).  (xmin: the top transaction's id; a
+    -- job written in a subtransaction takes the general way.)
     jid := CASE TG_OP WHEN 'DELETE' THEN OLD.job_id ELSE NEW.job_id END;
-    SELECT j.state INTO job_state FROM tide.jobs j WHERE j.id = jid FOR SHARE SKIP LOCKED;
+    SELECT j.state INTO job_state FROM tide.jobs j
+     WHERE j.id = jid
+       AND j.xmin = pg_catalog.pg_current_xact_id_if_assigned()::pg_catalog.text::pg_catalog.xid;
+    IF NOT FOUND THEN
+        SELECT j.state INTO job_state FROM tide.jobs j WHERE j.id = jid FOR SHARE SKIP LOCKED;
+    END IF;
     IF NOT FOUND THEN
         -- held by another transaction (or gone): only a pending job is worth a retry
         SELECT j.state INTO job_state FROM tide.jobs j WHERE j.id = jid;
@@ -256,11 +277,25 @@ BEGIN
         RETURN OLD;
     END IF;
     ok := tide._check_task_values(NEW.job_id, NEW.role, NEW.replicas, NEW.request);
+    -- A new task can only add to its job's tasks and replicas: of the
+    -- deferred checks (tide._check_job_tasks) only the cap can fail, and it
+    -- is checked here, so that an insert queues no deferred check of its
+    -- own (a new job's check counts its tasks at commit).  The other roles
+    -- (one of the same role is this row's conflict, not an addition).
+    IF TG_OP = 'INSERT' THEN
+        SELECT coalesce(sum(t.replicas), 0) + NEW.replicas INTO total
+          FROM tide.job_tasks t WHERE t.job_id = NEW.job_id AND t.role <> NEW.role;
+        IF total > 10000 THEN
+            RAISE EXCEPTION 'job % has % replicas, more than 10000', NEW.job_id, total
+                USING ERRCODE = 'program_limit_exceeded',
+                      HINT = 'A job has at most 10000 replicas across its task roles; split larger work into several jobs.';
+        END IF;
+    END IF;
     RETURN NEW;
 END
 $$;
 COMMENT ON FUNCTION tide._job_tasks_before_write() IS
-    'trigger: checks a task row (at least one replica, a non-empty request, GPU request whole above one GPU) and freezes the tasks of jobs that left pending; runs with the caller''s rights, so a job it may not see is as one that does not exist';
+    'trigger: checks a task row (at least one replica, a non-empty request, GPU request whole above one GPU, a new one not taking its job above 10000 replicas) and freezes the tasks of jobs that left pending; runs with the caller''s rights, so a job it may not see is as one that does not exist';
 CREATE TRIGGER job_tasks_before_write BEFORE INSERT OR UPDATE OR DELETE ON tide.job_tasks
     FOR EACH ROW EXECUTE FUNCTION tide._job_tasks_before_write();
 
@@ -282,6 +317,9 @@ CREATE TRIGGER job_tasks_after_delete AFTER DELETE ON tide.job_tasks
 
 -- Deferred: a job and its tasks may be inserted in any order within one
 -- transaction; at commit every job has tasks and a reachable gang minimum.
+-- Checked for a new job, a changed min_available and changed or deleted
+-- tasks; a new task is checked by tide._job_tasks_before_write (it cannot
+-- take anything below its minimum).
 CREATE FUNCTION tide._check_job_tasks() RETURNS trigger
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path = pg_catalog, pg_temp
@@ -302,12 +340,14 @@ BEGIN
     ELSE
         jid := NEW.job_id;
     END IF;
-    SELECT j.min_available INTO minimum FROM tide.jobs j WHERE j.id = jid;
+    -- one statement: the job and the sum of its tasks
+    SELECT j.min_available, count(t.job_id), coalesce(sum(t.replicas), 0) INTO minimum, ntasks, total
+      FROM tide.jobs j LEFT JOIN tide.job_tasks t ON t.job_id = j.id
+     WHERE j.id = jid
+     GROUP BY j.id;
     IF NOT FOUND THEN
         RETURN NULL;            -- the job itself was deleted
     END IF;
-    SELECT count(*), coalesce(sum(t.replicas), 0) INTO ntasks, total
-      FROM tide.job_tasks t WHERE t.job_id = jid;
     IF ntasks = 0 THEN
         RAISE EXCEPTION 'job % has no tasks', jid
             USING ERRCODE = 'check_violation',
@@ -331,6 +371,6 @@ COMMENT ON FUNCTION tide._check_job_tasks() IS
 CREATE CONSTRAINT TRIGGER jobs_have_tasks AFTER INSERT OR UPDATE OF min_available ON tide.jobs
     DEFERRABLE INITIALLY DEFERRED
     FOR EACH ROW EXECUTE FUNCTION tide._check_job_tasks();
-CREATE CONSTRAINT TRIGGER job_tasks_consistent AFTER INSERT OR UPDATE OR DELETE ON tide.job_tasks
+CREATE CONSTRAINT TRIGGER job_tasks_consistent AFTER UPDATE OR DELETE ON tide.job_tasks
     DEFERRABLE INITIALLY DEFERRED
     FOR EACH ROW EXECUTE FUNCTION tide._check_job_tasks();

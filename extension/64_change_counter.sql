@@ -31,18 +31,10 @@ CREATE FUNCTION tide._cycle_active() RETURNS boolean
 COMMENT ON FUNCTION tide._cycle_active() IS
     'true while this backend''s tide.run_cycle() runs (its own writes do not bump tide.change_seq)';
 
+-- In C (src/changed.c): every submission fires it twice.
 CREATE FUNCTION tide._changed() RETURNS trigger
-    LANGUAGE plpgsql SECURITY DEFINER
-    SET search_path = pg_catalog, pg_temp
-    AS $$
-BEGIN
-    IF NOT tide._cycle_active() THEN
-        PERFORM pg_catalog.pg_advisory_xact_lock_shared(tide._change_lock_key());
-        PERFORM pg_catalog.nextval('tide.change_seq');
-    END IF;
-    RETURN NULL;
-END
-$$;
+    LANGUAGE c
+    AS 'MODULE_PATHNAME', 'tide_changed';
 COMMENT ON FUNCTION tide._changed() IS
     'statement trigger: bumps tide.change_seq, holding tide._change_lock_key() shared until commit, unless tide.run_cycle() itself writes';
 REVOKE ALL ON FUNCTION tide._changed() FROM PUBLIC;

@@ -2,7 +2,7 @@
 BEGIN;
 CREATE EXTENSION pg_tide;
 \ir _fixture.psql
-SELECT plan(68);
+SELECT plan(82);
 
 -- Good submissions.
 SELECT tide.submit('q1', 'cpu=4, gpu=2', replicas => 3, priority => 7, name => 'train', idle => true,
@@ -113,6 +113,19 @@ SELECT throws_ok($do$DO $x$
                      VALUES (j, 'a', 10000, 'cpu=1m'), (j, 'b', 10000, 'cpu=1m');
                      SET CONSTRAINTS ALL IMMEDIATE;
                    END $x$$do$, '54000', NULL, 'more than 10000 replicas across the roles of one job');
+-- a new task is checked at its insert (it can only add replicas): no
+-- deferred check of its own
+SELECT tide.submit('q1', 'cpu=1m', replicas => 6000, role => 'a') AS big \gset
+SELECT throws_ok(format($$INSERT INTO tide.job_tasks (job_id, role, replicas, request) VALUES (%s, 'b', 5000, 'cpu=1m')$$, :big),
+                 '54000', format('job %s has 11000 replicas, more than 10000', :big),
+                 'a task that takes its job above 10000 replicas is refused at its insert');
+SELECT lives_ok(format($$INSERT INTO tide.job_tasks (job_id, role, replicas, request) VALUES (%s, 'b', 4000, 'cpu=1m')$$, :big),
+                'a task that brings its job to 10000 replicas is fine');
+SELECT lives_ok($$SET CONSTRAINTS ALL IMMEDIATE$$, 'and so is the job at commit');
+SET CONSTRAINTS ALL DEFERRED;
+SELECT is((SELECT array_agg(tgname::text ORDER BY tgname) FROM pg_trigger
+            WHERE tgrelid = 'tide.job_tasks'::regclass AND tgdeferrable AND (tgtype & 4) <> 0),
+          NULL, 'no deferred trigger fires on a task insert');
 SELECT throws_ok($$SELECT tide.submit('q1', 'gpu=1', time_limit => '300000 years')$$, '23514', NULL,
                  'a time_limit beyond 100 years');
 SELECT throws_ok($$SELECT tide.register_node('topo', 'gpu=2', gpu_topology => '{0,40000}')$$, '23514', NULL,
@@ -180,6 +193,40 @@ SELECT throws_ok($$INSERT INTO tide.queues (name, submit_role) VALUES ('blank', 
                  'an empty submit_role is refused (NULL means anyone)');
 SELECT throws_ok(format($$INSERT INTO tide.jobs (queue, owner) VALUES ('team', 'nobody_%s')$$, pg_backend_pid()), '42501', NULL,
                  'an owner that is no role may not use a closed queue');
+
+-- The helpers every insert trigger inlines (tide._restoring(),
+-- tide._current_cycle()) have no SET clause: a text "=" placed before
+-- pg_catalog's on the path must not change them.
+CREATE SCHEMA tap_evil;
+CREATE FUNCTION tap_evil.eq(text, text) RETURNS boolean LANGUAGE plpgsql AS
+    $$ BEGIN RAISE EXCEPTION 'trojan ran'; END $$;
+CREATE OPERATOR tap_evil.= (LEFTARG = text, RIGHTARG = text, FUNCTION = tap_evil.eq);
+SET LOCAL search_path = tap_evil, pg_catalog, public;
+SELECT tide._restoring() AS evil_restoring, tide._current_cycle() IS NULL AS evil_no_cycle \gset
+SELECT set_config('tide.cycle_id', '42', true) AS ignored \gset
+SELECT tide._current_cycle() AS evil_cycle \gset
+SELECT set_config('tide.cycle_id', '', true) AS ignored \gset
+RESET search_path;
+SELECT is(:'evil_restoring'::text, 'f', 'tide._restoring() under a trojan "=" on the path: not restoring, the trojan never ran');
+SELECT is(:'evil_no_cycle'::text, 't', 'tide._current_cycle() under a trojan "=": NULL outside a cycle');
+SELECT is(:'evil_cycle'::text, '42', 'tide._current_cycle() under a trojan "=": the cycle id set');
+
+-- A job's queue exists (no foreign key: 27_queue_checks.sql).
+INSERT INTO tide.queues (name) VALUES ('moving');
+SELECT tide.submit('moving', 'cpu=1') AS mover \gset
+SELECT throws_ok($$DELETE FROM tide.queues WHERE name = 'moving'$$, '23503', 'queue "moving" has jobs',
+                 'a queue that has jobs is not deleted');
+SELECT throws_ok($$TRUNCATE tide.queues$$, '23503', NULL, 'nor truncated');
+SELECT throws_ok(format($$UPDATE tide.jobs SET queue = 'nope' WHERE id = %s$$, :mover), '23503', 'queue "nope" does not exist',
+                 'a job is not moved to a queue that does not exist');
+UPDATE tide.queues SET name = 'moved' WHERE name = 'moving';
+SELECT is((SELECT queue FROM tide.jobs WHERE id = :mover), 'moved', 'a renamed queue takes its jobs along');
+DELETE FROM tide.jobs WHERE id = :mover;
+SELECT lives_ok($$DELETE FROM tide.queues WHERE name = 'moved'$$, 'a queue without jobs is deleted');
+SELECT is((SELECT count(*)::int FROM pg_constraint WHERE conrelid = 'tide.jobs'::regclass AND contype = 'f'), 0,
+          'tide.jobs has no foreign key (its check would lock the queue row on every submission)');
+SELECT is((SELECT count(*)::int FROM tide.jobs j WHERE NOT EXISTS (SELECT 1 FROM tide.queues q WHERE q.name = j.queue)), 0,
+          'no job without its queue');
 
 SELECT * FROM finish();
 ROLLBACK;
