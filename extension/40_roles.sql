@@ -142,6 +142,9 @@ REVOKE ALL ON FUNCTION
     tide._nodes_before_update(),
     tide._queues_before_write(),
     tide._workload_shapes_before_write(),
+    tide._jobs_queue_exists(),
+    tide._queues_keep_jobs(),
+    tide._queues_renamed(),
     tide._admit_job(text, text, boolean, boolean, text, integer)
     FROM PUBLIC;
 
