@@ -379,7 +379,6 @@ frag_value(const TideFrag *f, const TideNode *n, const int64_t *extra, const int
 		int64_t		lost = idle;
 		bool		runs = (m->gpu_type < 0 || m->gpu_type == n->gpu_type) &&
 			labels_ok(m->sel, m->nsel, n);
-
 		int64_t		copies = idle;	/* of m the other resources leave room for */
 		int64_t		short_room = 0;
 
