@@ -17,13 +17,20 @@
  * use there.  All of it when m cannot run on the node at all (card type or
  * selector excluded, or any other resource it asks - CPU, memory, any
  * named resource - short, or too few GPUs with m's share free); else the
- * free milli on GPUs with less than m's per-GPU share left.  The node's
- * fragmentation is the weighted sum over shapes.  The node chosen for a
- * replica is the one where this grows least if the replica goes there
- * (with the GPUs the engine would give it, gpus.c, R-L6).
+ * free milli on GPUs with less than m's per-GPU share left.  Beside it, at
+ * a sixteenth of the weight, the free GPU milli m could use but has no
+ * room for: when the CPU, memory or other resources left hold only k
+ * copies of m, what is usable beyond k times m's GPU request.  FGD asks
+ * only whether one more pod fits, so a node with 8 free GPUs and the cores
+ * of one pod looks as good as an empty one, and the CPU-rich nodes are not
+ * kept for the CPU-heavy pods.  The node's fragmentation is the weighted
+ * sum over shapes.  The node chosen for a replica is the one where this
+ * grows least if the replica goes there (with the GPUs the engine would
+ * give it, gpus.c, R-L6).
  *
  * Where FGD is weak, this differs: every resource counts (FGD looks at GPU
  * and CPU only and so spends the few nodes with the memory for large pods),
+ * and how many copies of a shape they leave room for (the term above),
  * scores are exact integers (weights scaled to 2^30, no rounding to 0..100),
  * and ties go to the fuller node (fewest free whole GPUs), then the least
  * free CPU, then the node name, never at random.
@@ -42,7 +49,8 @@
 
 #include "frag.h"
 
-#define FRAG_MAX_SHAPES	32		/* shapes kept, heaviest first */
+#define FRAG_MAX_SHAPES	64		/* shapes kept, heaviest first */
+#define FRAG_ROOM_SHIFT	4		/* GPU milli lost counts 16 x milli short of room */
 #define FRAG_COVER		95		/* derived workload: shapes covering 95% of replicas */
 #define FRAG_LOOKAHEAD	16		/* fitting nodes scored per (partition, bucket) */
 #define FRAG_MEMO		16		/* growth memo slots per node (direct mapped) */
@@ -371,6 +379,8 @@ frag_value(const TideFrag *f, const TideNode *n, const int64_t *extra, const int
 		int64_t		lost = idle;
 		bool		runs = (m->gpu_type < 0 || m->gpu_type == n->gpu_type) &&
 			labels_ok(m->sel, m->nsel, n);
+		int64_t		copies = idle;	/* of m the other resources leave room for */
+		int64_t		short_room = 0;
 
 		for (int k = 0; k < m->nneed && runs; k++)
 		{
@@ -380,6 +390,8 @@ frag_value(const TideFrag *f, const TideNode *n, const int64_t *extra, const int
 			if (extra)
 				avail = tide_sat_sub(avail, extra[r]);
 			runs = avail >= m->req[r];
+			if (avail / m->req[r] < copies)
+				copies = avail / m->req[r];
 		}
 		if (runs && m->gpu >= TIDE_MILLI)
 		{
@@ -393,7 +405,10 @@ frag_value(const TideFrag *f, const TideNode *n, const int64_t *extra, const int
 				if (gfree[g] < m->gpu)
 					lost += gfree[g];
 		}
-		total += m->weight * lost;
+		/* usable by m, but by fewer copies than its GPUs could hold */
+		if (lost < idle && copies * m->gpu < idle - lost)
+			short_room = idle - lost - copies * m->gpu;
+		total += m->weight * ((lost << FRAG_ROOM_SHIFT) + short_room);
 	}
 	return total;
 }

@@ -15,7 +15,8 @@ extern int	tide_frag_search(TideWork *w, int j, const int32_t *parts, int nparts
 
 /*
  * The fragmentation of node n for the current workload (weights scaled to
- * TIDE_FRAG_ONE in sum), and its growth if req went there; exposed for
+ * TIDE_FRAG_ONE in sum, lost GPU milli counted 16 times, milli short of
+ * room once), and its growth if req went there; exposed for
  * the unit tests.  INT64_MAX when req does not fit on n.
  */
 #define TIDE_FRAG_ONE	(INT64_C(1) << 30)

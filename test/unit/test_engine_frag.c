@@ -61,6 +61,32 @@ test_cpu(void)
 	fx_free(&fx);
 }
 
+/*
+ * Room for how many: a job that leaves the shape runnable but for fewer
+ * copies than the free GPUs could take grows the score (FGD sees no
+ * change: one more pod still fits on either node).
+ */
+static void
+test_room(void)
+{
+	FxNode		nodes[] = {
+		{"a", "cpu=16, memory=256Gi, gpu=4"},
+		{"b", "cpu=64, memory=256Gi, gpu=4"},
+	};
+	FxJob		jobs[] = {{1, "q", 0, 1, "cpu=12, memory=1Gi, gpu=1"}};
+	const char *shapes[] = {"cpu=4, gpu=1"};
+	FxJob		small[] = {{1, "q", 0, 1, "cpu=4, memory=1Gi, gpu=1"}};
+	Fx			fx = run_frag(nodes, 2, jobs, 1, NULL, 0, shapes, NULL, 1);
+
+	is_str(fx_nodes(&fx, 1), "b", "12 cores on a leave room for one 4-core pod beside 3 free GPUs: b");
+	fx_free(&fx);
+
+	/* 4 cores leave a room for 3 more, one per free GPU: equal growth, least free CPU */
+	fx = run_frag(nodes, 2, small, 1, NULL, 0, shapes, NULL, 1);
+	is_str(fx_nodes(&fx, 1), "a", "4 cores on a still leave room for its 3 free GPUs: a (less free CPU)");
+	fx_free(&fx);
+}
+
 /* Memory counts like CPU (FGD looks at GPU and CPU only). */
 static void
 test_memory(void)
@@ -240,6 +266,7 @@ int
 main(void)
 {
 	test_cpu();
+	test_room();
 	test_memory();
 	test_fraction();
 	test_derived();
