@@ -33,6 +33,8 @@ while :; do
     [ "$s" -ge 2 ] && [ "$s" -le 20 ] && break
     sleep 0.5
 done
+# the test cluster commits asynchronously: make what was set up durable
+q "CHECKPOINT" >/dev/null
 pm=$(head -1 "$TIDE_TMP/data/postmaster.pid")
 kill -KILL "$pm"
 for _ in $(seq 100); do
