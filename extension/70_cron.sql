@@ -154,6 +154,44 @@ COMMENT ON PROCEDURE tide.cycle_loop(interval, interval) IS
 REVOKE ALL ON PROCEDURE tide.cycle_loop(interval, interval) FROM PUBLIC;
 GRANT EXECUTE ON PROCEDURE tide.cycle_loop(interval, interval) TO tide_admin;
 
+-- The cycle loop of pg_cron < 1.5 is a backend: a crash or restart of the
+-- server ends it, and the minute schedule starts it again only at the next
+-- whole minute, so every restart cost up to a minute without cycles (a few
+-- restarts in a row: minutes, with the backlog waiting and GPUs idle).  A
+-- second job with pg_cron's @reboot schedule runs the same loop as soon as
+-- pg_cron starts after a restart; it returns before the minute ends, when
+-- the minute job takes over (tide.run_cycle() takes an advisory lock, so
+-- the two never run cycles at once).  Native second schedules (pg_cron
+-- >= 1.5) and minute or hour cadences need none.
+CREATE FUNCTION tide._cron_restart_job_name(job_name text) RETURNS text
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$ SELECT job_name OPERATOR(pg_catalog.||) '@reboot' $$;
+COMMENT ON FUNCTION tide._cron_restart_job_name(text) IS
+'name of the @reboot pg_cron job that restarts the cycle loop of job job_name when the server starts (pg_tide_cycles@reboot, pg_tide_cycles:GROUP@reboot)';
+
+CREATE FUNCTION tide._schedule_restart_loop(job_name text, cmd text) RETURNS void
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    j bigint;
+BEGIN
+    IF starts_with(cmd, 'CALL tide.cycle_loop(') THEN
+        EXECUTE 'SELECT cron.schedule($1, $2, $3)'
+            USING tide._cron_restart_job_name(job_name), '@reboot', cmd;
+    ELSE
+        -- a cadence that needs no loop replaces one that had it
+        FOR j IN EXECUTE 'SELECT jobid FROM cron.job WHERE jobname = $1'
+                   USING tide._cron_restart_job_name(job_name) LOOP
+            EXECUTE 'SELECT cron.unschedule($1)' USING j;
+        END LOOP;
+    END IF;
+END
+$$;
+COMMENT ON FUNCTION tide._schedule_restart_loop(text, text) IS
+'for a minute-started cycle loop (pg_cron < 1.5), also has pg_cron run it at server start (@reboot), so a restart does not leave the cluster without cycles until the next whole minute; for any other command removes that @reboot job';
+
 CREATE FUNCTION tide.schedule_cycles(every interval, per_group boolean) RETURNS bigint
 LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
@@ -165,6 +203,7 @@ DECLARE
     secs numeric;
     sched text;
     cmd text;
+    cmd_g text;
     job_id bigint;
 BEGIN
     v := tide.cron_check();
@@ -212,6 +251,7 @@ BEGIN
     IF NOT per_group THEN
         EXECUTE 'SELECT cron.schedule($1, $2, $3)' INTO job_id
             USING tide.cron_job_name(), sched, cmd;
+        PERFORM tide._schedule_restart_loop(tide.cron_job_name(), cmd);
         RETURN job_id;
     END IF;
     SELECT pg_catalog.array_agg(DISTINCT x.g ORDER BY x.g) INTO groups
@@ -223,10 +263,11 @@ BEGIN
                   HINT = 'Register nodes and create queues first (each names its resource_group); schedule again when groups are added.';
     END IF;
     FOREACH g IN ARRAY groups LOOP
+        cmd_g := CASE WHEN cmd = 'SELECT tide.run_cycle()' THEN pg_catalog.format('SELECT tide.run_cycle(%L)', g)
+                      ELSE pg_catalog.format('CALL tide.cycle_loop(%L, NULL, %L)', pg_catalog.make_interval(secs => secs), g) END;
         EXECUTE 'SELECT cron.schedule($1, $2, $3)' INTO job_id
-            USING tide.cron_job_name(g), sched,
-                  CASE WHEN cmd = 'SELECT tide.run_cycle()' THEN pg_catalog.format('SELECT tide.run_cycle(%L)', g)
-                       ELSE pg_catalog.format('CALL tide.cycle_loop(%L, NULL, %L)', pg_catalog.make_interval(secs => secs), g) END;
+            USING tide.cron_job_name(g), sched, cmd_g;
+        PERFORM tide._schedule_restart_loop(tide.cron_job_name(g), cmd_g);
     END LOOP;
     RETURN job_id;
 END
@@ -254,8 +295,9 @@ BEGIN
     IF NOT EXISTS (SELECT 1 FROM pg_catalog.pg_extension WHERE extname = 'pg_cron') THEN
         RETURN false;           -- nothing can be scheduled without pg_cron here
     END IF;
-    FOR j IN EXECUTE 'SELECT jobid FROM cron.job WHERE ($2 AND jobname = $1) OR ($3 AND starts_with(jobname, $1 || '':''))'
-               USING tide.cron_job_name(), whole, groups LOOP
+    -- a group's @reboot job (pg_tide_cycles:GROUP@reboot) goes with the groups'
+    FOR j IN EXECUTE 'SELECT jobid FROM cron.job WHERE ($2 AND jobname IN ($1, $4)) OR ($3 AND starts_with(jobname, $1 || '':''))'
+               USING tide.cron_job_name(), whole, groups, tide._cron_restart_job_name(tide.cron_job_name()) LOOP
         EXECUTE 'SELECT cron.unschedule($1)' USING j;
         existed := true;
     END LOOP;

@@ -34,15 +34,7 @@ t0=$(date +%s)
 for k in $(seq "$KILLS"); do
     sleep "$(( 1 + RANDOM % 3 )).$(( RANDOM % 10 ))"
     born=$(q "SELECT pg_postmaster_start_time()" 2>/dev/null)
-    pm=$(head -1 "$EV/pg/data/postmaster.pid" 2>/dev/null)
-    [ -n "$pm" ] && kill -KILL "$pm"
-    # the orphaned backends leave when they notice; start again as soon as
-    # the old shared memory is free
-    for _ in $(seq 100); do
-        ( cluster_start "$EV/pg" "$EV_PORT" "$EV_DB" ) >/dev/null 2>&1 && break
-        sleep 0.2
-    done
-    pg_isready -q -t 30 || die "the server did not come back after kill $k"
+    ev_crash || die "the server did not come back after kill $k"
     sleep 1
     [ "$(q "SELECT pg_postmaster_start_time()")" != "$born" ] && restarts=$((restarts + 1))
     out=$(ev_invariants)

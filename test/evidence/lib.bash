@@ -51,17 +51,32 @@ CONF
 }
 
 # ev_nodes K GPUS: K nodes ev-1 .. ev-K with GPUS fake GPUs each, and a
-# real launcher for each (tide-launcher from the installation).
+# real launcher for each (tide-launcher from the installation), with
+# EV_LAUNCHER_OPTS when set (else one-second polls, heartbeats and backoff).
 ev_nodes() {
     local k=$1 g=$2 i bin=$PG_BIN/tide-launcher
     [ -x "$bin" ] || bin=$SRC/tide-launcher
     for i in $(seq "$k"); do
         q "SELECT tide.register_node('ev-$i', 'cpu=64, memory=256Gi, gpu=$g')" >/dev/null
         "$bin" --node "ev-$i" --dsn "dbname=$EV_DB host=$PGHOST port=$PGPORT user=postgres" \
-            --state-dir "$EV_STATE/state-ev-$i" --poll-interval 1 --heartbeat-interval 1 --max-backoff 1 \
+            --state-dir "$EV_STATE/state-ev-$i" ${EV_LAUNCHER_OPTS:---poll-interval 1 --heartbeat-interval 1 --max-backoff 1} \
             --quiet 2>>"$EV/launcher-ev-$i.log" &
         EV_LAUNCHERS+=($!)
     done
+}
+
+# ev_crash: kill -9 of the postmaster, and start the server again as soon
+# as the orphaned backends have left the old shared memory; fails when it
+# does not come back.
+ev_crash() {
+    local pm
+    pm=$(head -1 "$EV/pg/data/postmaster.pid" 2>/dev/null)
+    [ -n "$pm" ] && kill -KILL "$pm"
+    for _ in $(seq 100); do
+        ( cluster_start "$EV/pg" "$EV_PORT" "$EV_DB" ) >/dev/null 2>&1 && break
+        sleep 0.2
+    done
+    pg_isready -q -t 30
 }
 
 # The command of every job: note the allocation's start, then work a while.

@@ -3,7 +3,7 @@
 -- pg_cron's CREATE EXTENSION included.  See docs/cadence.md.
 BEGIN;
 CREATE EXTENSION pg_tide;
-SELECT plan(40);
+SELECT plan(43);
 
 SELECT has_function('tide', 'schedule_cycles', ARRAY['interval'], 'tide.schedule_cycles(interval) exists');
 SELECT has_function('tide', 'unschedule_cycles', '{}'::name[], 'tide.unschedule_cycles() exists');
@@ -39,6 +39,9 @@ SELECT is((SELECT schedule || ' | ' || command FROM cron.job WHERE jobname = 'pg
 INSERT INTO ids SELECT 2, tide.schedule_cycles();
 SELECT is((SELECT id FROM ids WHERE n = 2), (SELECT id FROM ids WHERE n = 1), 'scheduling again keeps the same job');
 SELECT is((SELECT count(*) FROM cron.job WHERE jobname = 'pg_tide_cycles'), 1::bigint, 'and there is one job');
+SELECT is((SELECT schedule || ' | ' || command FROM cron.job WHERE jobname = 'pg_tide_cycles@reboot'),
+          CASE WHEN (SELECT native FROM v) THEN NULL ELSE '@reboot | CALL tide.cycle_loop(''00:00:01'')' END,
+          'pg_cron < 1.5: the loop also starts when the server starts, not only at the next whole minute');
 
 SELECT tide.schedule_cycles('5 seconds');
 SELECT is((SELECT schedule || ' | ' || command FROM cron.job WHERE jobname = 'pg_tide_cycles'),
@@ -51,6 +54,8 @@ SELECT is((SELECT schedule FROM cron.job WHERE jobname = 'pg_tide_cycles'),
 SELECT tide.schedule_cycles('1 minute');
 SELECT is((SELECT schedule || ' | ' || command FROM cron.job WHERE jobname = 'pg_tide_cycles'),
           '* * * * * | SELECT tide.run_cycle()', '1 minute: a plain minute schedule');
+SELECT is((SELECT count(*) FROM cron.job WHERE jobname = 'pg_tide_cycles@reboot'), 0::bigint,
+          'and no restart job: there is no loop to restart');
 SELECT tide.schedule_cycles('15 minutes');
 SELECT is((SELECT schedule || ' | ' || command FROM cron.job WHERE jobname = 'pg_tide_cycles'),
           '*/15 * * * * | SELECT tide.run_cycle()', '15 minutes');
@@ -83,6 +88,10 @@ SELECT is((SELECT schedule FROM cron.job WHERE jobname = 'pg_tide_cycles'), '0 *
 SELECT is(tide.unschedule_cycles(), true, 'unschedule_cycles: true when there was a job');
 SELECT is((SELECT count(*) FROM cron.job WHERE jobname = 'pg_tide_cycles'), 0::bigint, 'the job is gone');
 SELECT is(tide.unschedule_cycles(), false, 'a second time: false');
+SELECT tide.schedule_cycles('2 seconds');
+SELECT tide.unschedule_cycles();
+SELECT is((SELECT count(*) FROM cron.job WHERE starts_with(jobname, 'pg_tide_cycles')), 0::bigint,
+          'unschedule_cycles removes the restart job too');
 
 -- ---- the loop cannot be hijacked through search_path ----
 -- An operator whose argument types match an expression of the loop exactly

@@ -21,13 +21,18 @@ SELECT is((SELECT array_agg(jobname::text || ' | ' || command ORDER BY jobname) 
           CASE WHEN (SELECT native FROM v)
                THEN ARRAY['pg_tide_cycles:a | SELECT tide.run_cycle(''a'')', 'pg_tide_cycles:b | SELECT tide.run_cycle(''b'')']
                ELSE ARRAY['pg_tide_cycles:a | CALL tide.cycle_loop(''00:00:01'', NULL, ''a'')',
-                          'pg_tide_cycles:b | CALL tide.cycle_loop(''00:00:01'', NULL, ''b'')'] END,
-          'one job per resource group, each running its group''s cycle');
+                          'pg_tide_cycles:a@reboot | CALL tide.cycle_loop(''00:00:01'', NULL, ''a'')',
+                          'pg_tide_cycles:b | CALL tide.cycle_loop(''00:00:01'', NULL, ''b'')',
+                          'pg_tide_cycles:b@reboot | CALL tide.cycle_loop(''00:00:01'', NULL, ''b'')'] END,
+          'one job per resource group, each running its group''s cycle (and, on pg_cron < 1.5, its loop at server start)');
 SELECT tide.schedule_cycles('1 second');
-SELECT is((SELECT array_agg(jobname::text) FROM cron.job), ARRAY['pg_tide_cycles'],
+SELECT is((SELECT array_agg(jobname::text ORDER BY jobname) FROM cron.job),
+          CASE WHEN (SELECT native FROM v) THEN ARRAY['pg_tide_cycles'] ELSE ARRAY['pg_tide_cycles', 'pg_tide_cycles@reboot'] END,
           'the whole-cluster schedule replaces the group jobs (they never run together)');
 SELECT tide.schedule_cycles('5 seconds', true);
-SELECT is((SELECT array_agg(jobname::text ORDER BY jobname) FROM cron.job), ARRAY['pg_tide_cycles:a', 'pg_tide_cycles:b'],
+SELECT is((SELECT array_agg(jobname::text ORDER BY jobname) FROM cron.job),
+          CASE WHEN (SELECT native FROM v) THEN ARRAY['pg_tide_cycles:a', 'pg_tide_cycles:b']
+               ELSE ARRAY['pg_tide_cycles:a', 'pg_tide_cycles:a@reboot', 'pg_tide_cycles:b', 'pg_tide_cycles:b@reboot'] END,
           'and the group schedule replaces the whole-cluster job');
 SELECT is(tide.unschedule_cycles(), true, 'unschedule_cycles removes group jobs');
 SELECT is((SELECT count(*)::int FROM cron.job), 0, 'none left');
