@@ -316,6 +316,8 @@ COMMENT ON FUNCTION tide.unschedule_cycles() IS
 -- Scheduling is administration, like tide.schedule_maintenance: the cycle's
 -- pg_cron jobs run as whoever scheduled them.
 REVOKE ALL ON FUNCTION tide.schedule_cycles(interval, boolean), tide.schedule_cycles(interval),
-    tide._unschedule_cycles(boolean, boolean), tide.unschedule_cycles() FROM PUBLIC;
+    tide._unschedule_cycles(boolean, boolean), tide.unschedule_cycles(),
+    tide._schedule_restart_loop(text, text) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION tide.schedule_cycles(interval, boolean), tide.schedule_cycles(interval),
-    tide._unschedule_cycles(boolean, boolean), tide.unschedule_cycles() TO tide_admin;
+    tide._unschedule_cycles(boolean, boolean), tide.unschedule_cycles(),
+    tide._schedule_restart_loop(text, text) TO tide_admin;
