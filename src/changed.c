@@ -25,8 +25,7 @@
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 
-/* cycle.c: does this backend run a cycle now? */
-extern PGDLLEXPORT Datum tide_cycle_active(PG_FUNCTION_ARGS);
+#include "cycle.h"
 
 PG_FUNCTION_INFO_V1(tide_changed);
 
@@ -55,7 +54,6 @@ change_lock_key(void)
 Datum
 tide_changed(PG_FUNCTION_ARGS)
 {
-	LOCAL_FCINFO(active_fcinfo, 0);
 	Oid			seq;
 
 	if (!CALLED_AS_TRIGGER(fcinfo))
@@ -64,8 +62,7 @@ tide_changed(PG_FUNCTION_ARGS)
 				 errmsg("tide._changed() must be called as a trigger")));
 
 	/* a cycle's own writes do not count (it bumps once at its end) */
-	InitFunctionCallInfoData(*active_fcinfo, NULL, 0, InvalidOid, NULL, NULL);
-	if (DatumGetBool(tide_cycle_active(active_fcinfo)))
+	if (tide_cycle_is_active())
 		return PointerGetDatum(NULL);
 
 	DirectFunctionCall1(pg_advisory_xact_lock_shared_int8, Int64GetDatum(change_lock_key()));

@@ -368,9 +368,16 @@ tide_run_cycle_group(PG_FUNCTION_ARGS)
 	return run_cycle(fcinfo, text_to_cstring(PG_GETARG_TEXT_PP(0)));
 }
 
-/* tide._cycle_active() returns boolean: does this backend run a cycle now? */
+/* Does this backend run a cycle now? */
+bool
+tide_cycle_is_active(void)
+{
+	return cycle_active;
+}
+
+/* tide._cycle_active() returns boolean: tide_cycle_is_active(), for SQL */
 Datum
 tide_cycle_active(PG_FUNCTION_ARGS)
 {
-	PG_RETURN_BOOL(cycle_active);
+	PG_RETURN_BOOL(tide_cycle_is_active());
 }

@@ -171,11 +171,31 @@ mark_nodes(bool *bad, bool value_when_listed, bool has_ok_column)
 	}
 }
 
+void
+cycle_placement_rows(const CycleLoad *l, const TideResult *r, const bool *keep,
+					 PlacementRows *rows, Datum *node_text)
+{
+	TideSnapshot *s = l->s;
+
+	placement_rows_init(rows, r->nplacements);
+	for (int i = 0; i < r->nplacements; i++)
+	{
+		const TidePlacement *p = &r->placements[i];
+		int			ri = l->role_base[p->job] + p->role;
+
+		if (keep != NULL && !keep[p->job])
+			continue;
+		if (node_text[p->node] == (Datum) 0)
+			node_text[p->node] = CStringGetTextDatum(s->nodes[p->node].name);
+		placement_rows_add(rows, s->jobs[p->job].id, CStringGetTextDatum(l->role_name[ri]), p->replica,
+						   node_text[p->node], l->role_request[ri], p->gpus, p->gpu_milli);
+	}
+}
+
 int
 cycle_lock_nodes(const CycleLoad *l, const TideResult *r, const CycleTypes *types, bool *dropped)
 {
 	TideSnapshot *s = l->s;
-	bool	   *touched = palloc0(sizeof(bool) * (s->nnodes + 1));
 	bool	   *bad = palloc(sizeof(bool) * (s->nnodes + 1));
 	Datum	   *names = palloc(sizeof(Datum) * (s->nnodes + 1));
 	Datum	   *index = palloc(sizeof(Datum) * (s->nnodes + 1));
@@ -192,23 +212,14 @@ cycle_lock_nodes(const CycleLoad *l, const TideResult *r, const CycleTypes *type
 
 	if (r->nplacements == 0)
 		return 0;
-	placement_rows_init(&rows, r->nplacements);
-	for (int i = 0; i < r->nplacements; i++)
+	cycle_placement_rows(l, r, NULL, &rows, node_text);
+	for (int k = 0; k < s->nnodes; k++)
 	{
-		const TidePlacement *p = &r->placements[i];
-		int			ri = l->role_base[p->job] + p->role;
-
-		if (node_text[p->node] == (Datum) 0)
-			node_text[p->node] = CStringGetTextDatum(s->nodes[p->node].name);
-		if (!touched[p->node])
-		{
-			touched[p->node] = true;
-			names[n] = node_text[p->node];
-			index[n] = Int32GetDatum(p->node);
-			n++;
-		}
-		placement_rows_add(&rows, s->jobs[p->job].id, CStringGetTextDatum(l->role_name[ri]), p->replica,
-						   node_text[p->node], l->role_request[ri], p->gpus, p->gpu_milli);
+		if (node_text[k] == (Datum) 0)
+			continue;			/* nothing placed there */
+		names[n] = node_text[k];
+		index[n] = Int32GetDatum(k);
+		n++;
 	}
 	qargs[0] = PointerGetDatum(tide_array_of(names, NULL, n, TEXTOID));
 	qargs[1] = PointerGetDatum(tide_array_of(index, NULL, n, INT4OID));

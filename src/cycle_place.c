@@ -480,20 +480,7 @@ write_allocations(const CycleLoad *l, const TideResult *r, int64 cycle_id,
 	Oid			argtypes[PLACEMENT_ROWS_NARGS];
 	Datum	   *node_text = palloc0(sizeof(Datum) * (s->nnodes + 1));
 
-	placement_rows_init(&rows, r->nplacements);
-	for (int i = 0; i < r->nplacements; i++)
-	{
-		const TidePlacement *p = &r->placements[i];
-		const TideJob *job = &s->jobs[p->job];
-		int			ri = l->role_base[p->job] + p->role;
-
-		if (!confirmed[p->job])
-			continue;
-		if (node_text[p->node] == (Datum) 0)
-			node_text[p->node] = CStringGetTextDatum(s->nodes[p->node].name);
-		placement_rows_add(&rows, job->id, CStringGetTextDatum(l->role_name[ri]), p->replica,
-						   node_text[p->node], l->role_request[ri], p->gpus, p->gpu_milli);
-	}
+	cycle_placement_rows(l, r, confirmed, &rows, node_text);
 	out->allocs_made = rows.n;
 	placement_rows_args(&rows, types, cycle_id, args, argtypes);
 	INSTR_TIME_SET_CURRENT(t0);
