@@ -25,6 +25,7 @@
 
 #include "cycle.h"
 #include "cycle_load.h"
+#include "cycle_rows.h"
 #include "cycle_shapes.h"
 #include "gpumask.h"
 #include "resvec.h"
@@ -32,8 +33,7 @@
 static const char *const Q_NODES =
 "SELECT n.name, n.resource_group, n.capacity, n.gpu_type, n.gpu_topology, n.state,"
 "       n.allow_cpu_jobs,"
-"       CASE WHEN n.labels = '{}' THEN NULL ELSE ARRAY(SELECT e.key FROM pg_catalog.jsonb_each_text(n.labels) e ORDER BY e.key) END,"
-"       CASE WHEN n.labels = '{}' THEN NULL ELSE ARRAY(SELECT e.value FROM pg_catalog.jsonb_each_text(n.labels) e ORDER BY e.key) END,"
+"       " CYCLE_LABEL_ARRAYS("n.labels") ","
 "       n.heartbeat_at"
 "  FROM tide.nodes n WHERE ($1::text IS NULL OR n.resource_group = $1)"
 " ORDER BY n.name COLLATE \"C\"";
@@ -68,8 +68,7 @@ static const char *const Q_QUEUES =
 static const char *const Q_JOBS =
 "SELECT j.id, j.queue, j.priority, j.created_at, j.idle, j.reserve, j.retry_of IS NOT NULL,"
 "       j.preemptable, j.service_type, j.min_available, j.gpu_type,"
-"       CASE WHEN j.node_selector = '{}' THEN NULL ELSE ARRAY(SELECT e.key FROM pg_catalog.jsonb_each_text(j.node_selector) e ORDER BY e.key) END,"
-"       CASE WHEN j.node_selector = '{}' THEN NULL ELSE ARRAY(SELECT e.value FROM pg_catalog.jsonb_each_text(j.node_selector) e ORDER BY e.key) END,"
+"       " CYCLE_LABEL_ARRAYS("j.node_selector") ","
 "       (EXTRACT(epoch FROM j.time_limit) * 1000000)::bigint,"
 "       CASE WHEN j.avoid_nodes = '{}' THEN NULL ELSE j.avoid_nodes END,"
 "       j.pending_reason"
@@ -465,44 +464,17 @@ resvec_to_limit(TideSnapshot *s, Datum d, int64 *v)
 
 /* Sorted label ids of parallel key/value text arrays (NULL: none). */
 static int32 *
-label_ids(Loader *ld, SPITupleTable *t, uint64 row, int kcol, int vcol, int *n)
+label_ids(Loader *ld, SPITupleTable *t, uint64 row, int kcol, int vcol, int32 *n)
 {
 	bool		kn,
 				vn;
 	Datum		kd = col(ld, t, row, kcol, &kn);
 	Datum		vd = col(ld, t, row, vcol, &vn);
-	Datum	   *keys,
-			   *vals;
-	bool	   *knulls,
-			   *vnulls;
-	int			nk,
-				nv;
-	int32	   *ids;
 
 	*n = 0;
 	if (kn || vn)
 		return NULL;
-	deconstruct_array(DatumGetArrayTypeP(kd), TEXTOID, -1, false, TYPALIGN_INT, &keys, &knulls, &nk);
-	deconstruct_array(DatumGetArrayTypeP(vd), TEXTOID, -1, false, TYPALIGN_INT, &vals, &vnulls, &nv);
-	ids = MemoryContextAlloc(ld->l->mcxt, sizeof(int32) * (nk + 1));
-	for (int i = 0; i < nk && i < nv; i++)
-	{
-		int32		id;
-		int			k;
-
-		if (knulls[i] || vnulls[i])
-			continue;
-		id = tide_label_intern(ld->s, TextDatumGetCString(keys[i]), TextDatumGetCString(vals[i]));
-		k = *n;
-		while (k > 0 && ids[k - 1] > id)
-		{
-			ids[k] = ids[k - 1];
-			k--;
-		}
-		ids[k] = id;
-		(*n)++;
-	}
-	return ids;
+	return cycle_label_ids(ld->s, ld->l->mcxt, kd, vd, n);
 }
 
 /* The engine's node order of a tide.queues placement text (R-L5). */

@@ -1,5 +1,6 @@
 /*
- * cycle_rows.c: the arrays tide.run_cycle() writes with (see cycle_rows.h).
+ * cycle_rows.c: the arrays tide.run_cycle() writes with, and the label
+ * arrays it reads (see cycle_rows.h).
  */
 #include "postgres.h"
 
@@ -111,4 +112,35 @@ cycle_types_lookup(CycleTypes *types)
 	types->gpumask = type_oid("tide.gpumask");
 	types->resvec_array = type_oid("tide.resvec[]");
 	types->gpumask_array = type_oid("tide.gpumask[]");
+}
+
+int32 *
+cycle_label_ids(TideSnapshot *s, MemoryContext mcxt, Datum kd, Datum vd, int32 *n)
+{
+	Datum	   *keys,
+			   *vals;
+	bool	   *knulls,
+			   *vnulls;
+	int			nk,
+				nv;
+	int32	   *ids;
+
+	deconstruct_array(DatumGetArrayTypeP(kd), TEXTOID, -1, false, TYPALIGN_INT, &keys, &knulls, &nk);
+	deconstruct_array(DatumGetArrayTypeP(vd), TEXTOID, -1, false, TYPALIGN_INT, &vals, &vnulls, &nv);
+	ids = MemoryContextAlloc(mcxt, sizeof(int32) * (nk + 1));
+	*n = 0;
+	for (int i = 0; i < nk && i < nv; i++)
+	{
+		int32		id;
+		int			k;
+
+		if (knulls[i] || vnulls[i])
+			continue;
+		id = tide_label_intern(s, TextDatumGetCString(keys[i]), TextDatumGetCString(vals[i]));
+		for (k = *n; k > 0 && ids[k - 1] > id; k--)
+			ids[k] = ids[k - 1];
+		ids[k] = id;
+		(*n)++;
+	}
+	return ids;
 }

@@ -1,5 +1,6 @@
 /*
- * cycle_rows.h: the arrays tide.run_cycle() writes with (cycle_rows.c).
+ * cycle_rows.h: the arrays tide.run_cycle() writes with (cycle_rows.c),
+ * and the one kind it reads into the snapshot in two places: labels.
  *
  * The cycle writes set-based: each statement takes one array per column
  * and unnests them.  Allocations (cycle_place.c) and eviction holds
@@ -10,6 +11,8 @@
 #define TIDE_CYCLE_ROWS_H
 
 #include "utils/array.h"
+
+#include "engine.h"
 
 /* OIDs of the extension's types the writes need (looked up once a cycle). */
 typedef struct CycleTypes
@@ -55,5 +58,22 @@ extern void placement_rows_add(PlacementRows *rows, int64 job_id, Datum role, in
 #define PLACEMENT_ROWS_NARGS 8
 extern void placement_rows_args(const PlacementRows *rows, const CycleTypes *types, int64 cycle_id,
 								Datum *args, Oid *argtypes);
+
+/*
+ * The two select-list columns cycle_label_ids() takes for a jsonb object
+ * obj (a node's labels, a job's or shape's node selector): its keys and its
+ * values, both in key order; NULL for an empty object.
+ */
+#define CYCLE_LABEL_ARRAYS(obj) \
+"CASE WHEN " obj " = '{}' THEN NULL ELSE ARRAY(SELECT e.key FROM pg_catalog.jsonb_each_text(" obj ") e ORDER BY e.key) END," \
+"       CASE WHEN " obj " = '{}' THEN NULL ELSE ARRAY(SELECT e.value FROM pg_catalog.jsonb_each_text(" obj ") e ORDER BY e.key) END"
+
+/*
+ * Sorted label ids (tide_label_intern) of parallel key and value text
+ * arrays, as the load selects a node's labels or a job's or shape's node
+ * selector; *n gets their count.  Allocated in mcxt.
+ */
+extern int32 *cycle_label_ids(TideSnapshot *s, MemoryContext mcxt, Datum keys, Datum values,
+							  int32 *n);
 
 #endif							/* TIDE_CYCLE_ROWS_H */

@@ -20,6 +20,7 @@
 #include "utils/timestamp.h"
 
 #include "cycle.h"
+#include "cycle_rows.h"
 #include "cycle_shapes.h"
 #include "resvec.h"
 
@@ -41,8 +42,7 @@ static const char *const Q_SHAPES =
 "     AND NOT EXISTS (SELECT 1 FROM tide.workload_shapes w"
 "                      WHERE w.resource_group IS NULL OR w.resource_group = r.resource_group))"
 "SELECT x.request, x.gpu_type,"
-"       CASE WHEN x.node_selector = '{}' THEN NULL ELSE ARRAY(SELECT e.key FROM pg_catalog.jsonb_each_text(x.node_selector) e ORDER BY e.key) END,"
-"       CASE WHEN x.node_selector = '{}' THEN NULL ELSE ARRAY(SELECT e.value FROM pg_catalog.jsonb_each_text(x.node_selector) e ORDER BY e.key) END,"
+"       " CYCLE_LABEL_ARRAYS("x.node_selector") ","
 "       pg_catalog.sum(x.weight)"
 "  FROM x GROUP BY x.request, x.gpu_type, x.node_selector"
 " ORDER BY pg_catalog.sum(x.weight) * coalesce(tide.get(x.request, 'gpu'), 0) DESC,"
@@ -73,38 +73,6 @@ tide_cycle_shapes_refresh(void)
 	if (ret != SPI_OK_SELECT)
 		elog(ERROR, "tide.run_cycle: refreshing tide.recent_shapes failed: %s",
 			 SPI_result_code_string(ret));
-}
-
-/* Sorted label ids of a shape's selector, NULL for none. */
-static int32 *
-selector_ids(TideSnapshot *s, MemoryContext mcxt, Datum kd, Datum vd, int32 *n)
-{
-	Datum	   *keys,
-			   *vals;
-	bool	   *knulls,
-			   *vnulls;
-	int			nk,
-				nv;
-	int32	   *ids;
-
-	deconstruct_array(DatumGetArrayTypeP(kd), TEXTOID, -1, false, TYPALIGN_INT, &keys, &knulls, &nk);
-	deconstruct_array(DatumGetArrayTypeP(vd), TEXTOID, -1, false, TYPALIGN_INT, &vals, &vnulls, &nv);
-	ids = MemoryContextAlloc(mcxt, sizeof(int32) * (nk + 1));
-	*n = 0;
-	for (int i = 0; i < nk && i < nv; i++)
-	{
-		int32		id;
-		int			k;
-
-		if (knulls[i] || vnulls[i])
-			continue;
-		id = tide_label_intern(s, TextDatumGetCString(keys[i]), TextDatumGetCString(vals[i]));
-		for (k = *n; k > 0 && ids[k - 1] > id; k--)
-			ids[k] = ids[k - 1];
-		ids[k] = id;
-		(*n)++;
-	}
-	return ids;
 }
 
 /*
@@ -140,7 +108,7 @@ load_shape(TideSnapshot *s, MemoryContext mcxt, HeapTuple tup, TupleDesc td, Tid
 		return false;
 	kd = SPI_getbinval(tup, td, Anum_shapes_selector_keys, &kn);
 	vd = SPI_getbinval(tup, td, Anum_shapes_selector_values, &vn);
-	ws->selector = kn || vn ? NULL : selector_ids(s, mcxt, kd, vd, &ws->nselector);
+	ws->selector = kn || vn ? NULL : cycle_label_ids(s, mcxt, kd, vd, &ws->nselector);
 	if (ws->selector == NULL)
 		ws->nselector = 0;
 	ws->weight = DatumGetFloat8(SPI_getbinval(tup, td, Anum_shapes_weight, &isnull));
