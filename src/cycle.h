@@ -6,7 +6,7 @@
  *   cycle_load.c   every query the cycle reads with, into the engine's snapshot
  *   cycle_place.c  placements written: jobs, allocations, reasons, backlog
  *   cycle_evict.c  evictions written: victims and held resources
- *   cycle_rows.c   the arrays the writes unnest
+ *   cycle_rows.c   the arrays the writes unnest, the label arrays the load reads
  *   cycle_shapes.c the typical workload of frag queues: refreshed, loaded
  */
 #ifndef TIDE_CYCLE_H
