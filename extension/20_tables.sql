@@ -184,7 +184,8 @@ CREATE TABLE tide.jobs (
     state            text NOT NULL DEFAULT 'pending'
                      CONSTRAINT jobs_state_check
                      CHECK (state IN ('pending', 'allocated', 'running', 'evicting', 'succeeded', 'failed', 'cancelled')),
-    state_reason     text,
+    -- (the insert trigger makes a NULL one 'submitted' too)
+    state_reason     text DEFAULT 'submitted',
     pending_reason   text,
     unschedulable    boolean NOT NULL DEFAULT false,
     evict_goal       text CONSTRAINT jobs_evict_goal_check CHECK (evict_goal IN ('requeue', 'fail', 'cancel')),

@@ -20,9 +20,10 @@ END
 $$;
 COMMENT ON FUNCTION tide._jobs_after_insert() IS
     'statement trigger: logs the submission of every new job in tide.job_events (old_state NULL)';
+-- (tide.submit writes its job's event row itself: src/submit.c)
 CREATE TRIGGER jobs_after_insert AFTER INSERT ON tide.jobs
     REFERENCING NEW TABLE AS new_jobs
-    FOR EACH STATEMENT EXECUTE FUNCTION tide._jobs_after_insert();
+    FOR EACH STATEMENT WHEN (NOT tide._submit_writing()) EXECUTE FUNCTION tide._jobs_after_insert();
 
 CREATE FUNCTION tide._jobs_after_update() RETURNS trigger
     LANGUAGE plpgsql SECURITY DEFINER

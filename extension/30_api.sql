@@ -5,6 +5,12 @@
 -- 40_roles.sql, so calling a function never grants more than the equivalent
 -- SQL.  Checks and history are done by the triggers of 23_job_checks.sql,
 -- 24_job_history.sql and 25_allocations.sql.
+--
+-- tide.submit is C (src/submit.c): it checks its arguments once, with the
+-- functions the triggers call (so that an error names the argument), then
+-- inserts the job, its task and its event row itself while a flag only it
+-- can set makes the triggers that would check and log the same rows again
+-- step aside (their WHEN (NOT tide._submit_writing())).
 
 CREATE FUNCTION tide.submit(
     queue         text,
@@ -25,55 +31,8 @@ CREATE FUNCTION tide.submit(
     command       text DEFAULT NULL,
     role          text DEFAULT 'main')
     RETURNS bigint
-    LANGUAGE plpgsql
-    SET search_path = pg_catalog, pg_temp
-    AS $$
-DECLARE
-    job bigint;
-    queue_type text;
-    ok boolean;
-BEGIN
-    IF queue IS NULL THEN
-        RAISE EXCEPTION 'queue must not be NULL'
-            USING ERRCODE = 'null_value_not_allowed', HINT = 'Name one of the queues in tide.queues.';
-    END IF;
-    IF request IS NULL THEN
-        RAISE EXCEPTION 'request must not be NULL'
-            USING ERRCODE = 'null_value_not_allowed',
-                  HINT = 'Give the per-replica resources, e.g. ''cpu=4, memory=16Gi, gpu=1''.';
-    END IF;
-    IF replicas IS NULL OR replicas < 1 THEN
-        RAISE EXCEPTION 'replicas must be at least 1, not %', coalesce(replicas::text, 'NULL')
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF min_available IS NOT NULL AND min_available > replicas THEN
-        RAISE EXCEPTION 'min_available % is above the % replicas', min_available, replicas
-            USING ERRCODE = 'invalid_parameter_value',
-                  HINT = 'Leave min_available NULL to require every replica.';
-    END IF;
-    -- Every check the triggers make of the rows below, made here first, so
-    -- that an error names the argument (no job id that the rollback
-    -- removes, no INSERT in its context: assigned, see tide._check_name).
-    queue_type := tide._admit_job(submit.queue, CURRENT_USER, false, coalesce(submit.preemptable, true),
-                                  submit.service_type, coalesce(submit.priority, 0));
-    ok := tide._check_job_values(submit.service_type, coalesce(submit.on_evict, 'requeue'),
-                                 submit.min_available, coalesce(submit.max_retries, 0),
-                                 submit.time_limit, submit.gpu_type, coalesce(submit.node_selector, '{}'));
-    ok := tide._check_task_values(NULL, coalesce(submit.role, 'main'), submit.replicas, submit.request);
-    INSERT INTO tide.jobs (name, queue, priority, service_type, preemptable, idle, reserve,
-                           min_available, node_selector, gpu_type, time_limit, max_retries,
-                           on_evict, command)
-    VALUES (submit.name, submit.queue, coalesce(submit.priority, 0), submit.service_type,
-            coalesce(submit.preemptable, true), coalesce(submit.idle, false),
-            coalesce(submit.reserve, false), submit.min_available,
-            coalesce(submit.node_selector, '{}'), submit.gpu_type, submit.time_limit,
-            coalesce(submit.max_retries, 0), coalesce(submit.on_evict, 'requeue'), submit.command)
-    RETURNING id INTO job;
-    INSERT INTO tide.job_tasks (job_id, role, replicas, request)
-    VALUES (job, coalesce(submit.role, 'main'), submit.replicas, submit.request);
-    RETURN job;
-END
-$$;
+    LANGUAGE c VOLATILE
+    AS 'MODULE_PATHNAME', 'tide_submit';
 COMMENT ON FUNCTION tide.submit(text, tide.resvec, integer, integer, text, boolean, boolean, text, boolean,
                                 integer, text, jsonb, interval, integer, text, text, text) IS
     'submits a one-role job (replicas of one request) to a queue and returns its id; multi-role jobs: insert into tide.jobs and tide.job_tasks in one transaction';

@@ -175,6 +175,7 @@ GRANT EXECUTE ON FUNCTION
     tide._launcher_target(bigint, text)
     TO tide_launcher, tide_admin;
 -- tide.node_channel, tide._may_launch, tide._launches_job, tide._cycle_lock_key, tide._cycle_writing,
+-- tide._submit_writing (a trigger's WHEN calls it with the rights of whoever writes the table),
 -- tide._current_cycle, tide._restoring, tide._name_max, tide._late_exit_reason and the value checks (tide._check_name,
 -- _check_choice, _check_job_values, _check_task_values, _check_node_values) stay executable by PUBLIC: they
 -- only compute or answer yes or no (and policies call them as the querying role).

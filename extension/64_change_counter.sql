@@ -49,10 +49,11 @@ CREATE TRIGGER nodes_change_seq AFTER INSERT OR DELETE OR TRUNCATE ON tide.nodes
 CREATE TRIGGER nodes_change_seq_update
     AFTER UPDATE OF name, capacity, gpu_type, gpu_topology, labels, state, allow_cpu_jobs, resource_group ON tide.nodes
     FOR EACH STATEMENT EXECUTE FUNCTION tide._changed();
+-- (tide.submit bumps once for its job and task: src/submit.c)
 CREATE TRIGGER jobs_change_seq AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON tide.jobs
-    FOR EACH STATEMENT EXECUTE FUNCTION tide._changed();
+    FOR EACH STATEMENT WHEN (NOT tide._submit_writing()) EXECUTE FUNCTION tide._changed();
 CREATE TRIGGER job_tasks_change_seq AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON tide.job_tasks
-    FOR EACH STATEMENT EXECUTE FUNCTION tide._changed();
+    FOR EACH STATEMENT WHEN (NOT tide._submit_writing()) EXECUTE FUNCTION tide._changed();
 CREATE TRIGGER allocations_change_seq AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON tide.allocations
     FOR EACH STATEMENT EXECUTE FUNCTION tide._changed();
 CREATE TRIGGER evictions_change_seq AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON tide.evictions

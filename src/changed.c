@@ -25,6 +25,7 @@
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 
+#include "changed.h"
 #include "cycle.h"
 
 PG_FUNCTION_INFO_V1(tide_changed);
@@ -50,20 +51,10 @@ change_lock_key(void)
 	return key;
 }
 
-/* tide._changed() RETURNS trigger: see the head of the file */
-Datum
-tide_changed(PG_FUNCTION_ARGS)
+void
+tide_note_change(void)
 {
 	Oid			seq;
-
-	if (!CALLED_AS_TRIGGER(fcinfo))
-		ereport(ERROR,
-				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
-				 errmsg("tide._changed() must be called as a trigger")));
-
-	/* a cycle's own writes do not count (it bumps once at its end) */
-	if (tide_cycle_is_active())
-		return PointerGetDatum(NULL);
 
 	DirectFunctionCall1(pg_advisory_xact_lock_shared_int8, Int64GetDatum(change_lock_key()));
 	seq = get_relname_relid("change_seq", get_namespace_oid("tide", false));
@@ -72,5 +63,19 @@ tide_changed(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_UNDEFINED_OBJECT),
 				 errmsg("sequence tide.change_seq does not exist")));
 	(void) nextval_internal(seq, false);
+}
+
+/* tide._changed() RETURNS trigger: see the head of the file */
+Datum
+tide_changed(PG_FUNCTION_ARGS)
+{
+	if (!CALLED_AS_TRIGGER(fcinfo))
+		ereport(ERROR,
+				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
+				 errmsg("tide._changed() must be called as a trigger")));
+
+	/* a cycle's own writes do not count (it bumps once at its end) */
+	if (!tide_cycle_is_active())
+		tide_note_change();
 	return PointerGetDatum(NULL);
 }

@@ -190,6 +190,7 @@ INSERT INTO decided VALUES
  ('tide._set_node_state(text,text[],text)', 'admin'                 , 'EXECUTE'),
  ('tide._setting(text,text)'              , 'public'                , 'EXECUTE'),
  ('tide._setting_interval(text,text)'     , 'public'                , 'EXECUTE'),
+ ('tide._submit_writing()'               , 'public'                , 'EXECUTE'),
  ('tide._unschedule_cycles(boolean,boolean)', 'admin'                 , 'EXECUTE'),
  ('tide._schedule_restart_loop(text,text)', 'admin'                 , 'EXECUTE'),
  ('tide.cancel(bigint)'                   , 'admin submitter'       , 'EXECUTE'),
