@@ -22,7 +22,7 @@ COMMENT ON FUNCTION tide._submit_writing() IS
 -- allowed.  (an owner that is no role at all is no administrator and no
 -- member)  Returns the queue's service_type, which a job without one takes.
 -- tide.submit asks before it inserts, so that its errors do not come from
--- inside its INSERT; the insert trigger asks for every job.
+-- inside its INSERT; the insert trigger asks for every other job.
 CREATE FUNCTION tide._admit_job(queue text, owner text, is_retry boolean, preemptable boolean,
                                 service_type text, priority integer)
     RETURNS text
@@ -83,7 +83,7 @@ COMMENT ON FUNCTION tide._admit_job(text, text, boolean, boolean, text, integer)
 
 -- The values of a job's columns, each named with its limit.  tide.submit
 -- checks its arguments with it before it inserts (so that no error names a
--- job id its rollback removed); the insert trigger checks every new job.
+-- job id its rollback removed); the insert trigger checks every other new job.
 CREATE FUNCTION tide._check_job_values(service_type text, on_evict text, min_available integer,
                                        max_retries integer, time_limit interval, gpu_type text,
                                        node_selector jsonb)

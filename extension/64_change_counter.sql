@@ -31,7 +31,8 @@ CREATE FUNCTION tide._cycle_active() RETURNS boolean
 COMMENT ON FUNCTION tide._cycle_active() IS
     'true while this backend''s tide.run_cycle() runs (its own writes do not bump tide.change_seq)';
 
--- In C (src/changed.c): every submission fires it twice.
+-- In C (src/changed.c): every submission by INSERT fires it twice
+-- (tide.submit bumps once itself).
 CREATE FUNCTION tide._changed() RETURNS trigger
     LANGUAGE c
     AS 'MODULE_PATHNAME', 'tide_changed';

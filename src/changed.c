@@ -3,13 +3,14 @@
  * tide.change_seq for every write the scheduling cycle reads
  * (extension/64_change_counter.sql says why and how a cycle uses it).
  *
- * In C because every submission fires it twice (tide.jobs and
+ * In C because every submission by INSERT fires it twice (tide.jobs and
  * tide.job_tasks): as plpgsql it was a SECURITY DEFINER call with its own
- * search_path and two queries.  It takes the shared advisory lock of
- * tide._change_lock_key() until the transaction ends, then draws the next
- * value of tide.change_seq (in that order: a cycle that reads the counter
- * and then gets the lock exclusively knows every writer counted in the value
- * has ended).  Nothing here depends on search_path or on the caller's
+ * search_path and two queries.  tide.submit (submit.c) calls
+ * tide_note_change() once instead, its statements skipping the trigger.
+ * It takes the shared advisory lock of tide._change_lock_key() until the
+ * transaction ends, then draws the next value of tide.change_seq (in that
+ * order: a cycle that reads the counter and then gets the lock exclusively
+ * knows every writer counted in the value has ended).  Nothing here depends on search_path or on the caller's
  * privileges: the sequence is found in schema tide and drawn without a
  * permission check, as the definer's function did.
  */

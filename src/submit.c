@@ -33,10 +33,13 @@
  * The event row and the queue lock are written with the rights of the
  * owner of tide.job_events, as the SECURITY DEFINER history trigger did.
  * The flag is cleared however the statements end (PG_FINALLY), and no
- * setting can set it.
+ * setting can set it.  What else runs while it is set is what the table
+ * owner put on the tables (defaults, policies, triggers of its own): a
+ * trigger of the owner's that writes jobs meets the flag too.
  */
 #include "postgres.h"
 
+#include "access/htup_details.h"
 #include "access/xact.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_class.h"
@@ -48,7 +51,6 @@
 #include "parser/parse_func.h"
 #include "parser/parse_type.h"
 #include "storage/lmgr.h"
-#include "access/htup_details.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/inval.h"
@@ -241,6 +243,7 @@ tide_submit(PG_FUNCTION_ARGS)
 	int			save_sec_context;
 	Oid			owner;
 	volatile bool switched = false;
+	bool		was_writing = submit_writing;
 
 	for (int i = 0; i < A_COUNT; i++)
 	{
@@ -412,7 +415,7 @@ tide_submit(PG_FUNCTION_ARGS)
 	}
 	PG_FINALLY();
 	{
-		submit_writing = false;
+		submit_writing = was_writing;
 		if (switched)
 			SetUserIdAndSecContext(save_userid, save_sec_context);
 	}

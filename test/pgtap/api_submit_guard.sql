@@ -7,7 +7,7 @@
 BEGIN;
 CREATE EXTENSION pg_tide;
 \ir _fixture.psql
-SELECT plan(53);
+SELECT plan(55);
 
 INSERT INTO tide.queues (name, submit_role, max_priority, preemptable_only, fixed_service_type)
 VALUES ('ql', 'tap_bob', 5, true, true);
@@ -193,6 +193,9 @@ DECLARE
                                     ELSE 'task ' || (to_jsonb(NEW) ->> 'role') END;
 BEGIN
     INSERT INTO seen VALUES (what, tide._submit_writing());
+    IF what = 'job nest' THEN
+        PERFORM tide.submit('q1', 'gpu=1', name => 'inner', role => 'inner');
+    END IF;
     IF what LIKE '% boom' THEN
         RAISE EXCEPTION 'boom in the %', split_part(what, ' ', 1);
     END IF;
@@ -207,6 +210,15 @@ INSERT INTO tide.job_tasks (job_id, role, replicas, request) SELECT id, 'd', 1, 
 SELECT results_eq($$SELECT what, flag FROM seen ORDER BY what$$,
                   $$VALUES ('job direct', false), ('job watched', true), ('task d', false), ('task w', true)$$,
                   'the flag is on for tide.submit''s own rows only, off for the same INSERTs by hand');
+
+-- A tide.submit inside another's INSERT (a trigger of the owner's) leaves
+-- the flag as it found it: on for the outer one's task.
+DELETE FROM seen;
+SELECT tide.submit('q1', 'gpu=1', name => 'nest', role => 'outer') AS nest \gset
+SELECT results_eq($$SELECT what, flag FROM seen ORDER BY what$$,
+                  $$VALUES ('job inner', true), ('job nest', true), ('task inner', true), ('task outer', true)$$,
+                  'a nested tide.submit restores the flag it found');
+SELECT is(tide._submit_writing(), false, 'and it is off once the outer one returns');
 
 -- An error inside tide.submit's INSERTs leaves the flag off: the checks of
 -- the triggers meet the next writer of the session.
