@@ -97,8 +97,9 @@ static const char *const Q_LOCK_QUEUE =
 
 /*
  * Per backend: the check functions and the saved plans.  A change of any
- * function (DROP EXTENSION and CREATE again, say) forgets the functions;
- * the plans are revalidated by the plan cache.
+ * function (DROP EXTENSION and CREATE again, say) forgets both: the plan
+ * cache would find the tables again, but the task plan's parameter type
+ * (tide.resvec) would be the old one.
  */
 typedef struct SubmitCache
 {
@@ -138,8 +139,17 @@ load_cache(void)
 	Oid			job[7] = {TEXTOID, TEXTOID, INT4OID, INT4OID, INTERVALOID, TEXTOID, JSONBOID};
 	Oid			task[4] = {INT8OID, TEXTOID, INT4OID, InvalidOid};
 
+	SPIPlanPtr *plans[] = {&plan_job, &plan_task, &plan_event, &plan_lock_queue};
+
 	if (cache.valid)
 		return;
+	for (int i = 0; i < (int) lengthof(plans); i++)
+	{
+		/* (a tide.submit whose statements are running may be using them) */
+		if (*plans[i] != NULL && !submit_writing)
+			SPI_freeplan(*plans[i]);
+		*plans[i] = NULL;
+	}
 	if (!callback_registered)
 	{
 		CacheRegisterSyscacheCallback(PROCOID, forget_functions, (Datum) 0);
@@ -214,7 +224,7 @@ text_datum(const char *s)
 }
 
 static void
-execute(SPIPlanPtr plan, Datum *values, const char *nulls, int expected)
+run_plan(SPIPlanPtr plan, Datum *values, const char *nulls, int expected)
 {
 	int			ret = SPI_execute_plan(plan, values, nulls, false, 0);
 
@@ -361,7 +371,7 @@ tide_submit(PG_FUNCTION_ARGS)
 			types[0] = TEXTOID;
 			SetUserIdAndSecContext(owner, save_sec_context | SECURITY_LOCAL_USERID_CHANGE);
 			switched = true;
-			execute(saved_plan(&plan_lock_queue, Q_LOCK_QUEUE, 1, types), &a[A_QUEUE], NULL, SPI_OK_SELECT);
+			run_plan(saved_plan(&plan_lock_queue, Q_LOCK_QUEUE, 1, types), &a[A_QUEUE], NULL, SPI_OK_SELECT);
 			SetUserIdAndSecContext(save_userid, save_sec_context);
 			switched = false;
 		}
@@ -386,7 +396,7 @@ tide_submit(PG_FUNCTION_ARGS)
 #undef ARG
 		for (int i = 0; i < k; i++)
 			nulls[i] = argnulls[i] ? 'n' : ' ';
-		execute(saved_plan(&plan_job, Q_JOB, k, types), args, nulls, SPI_OK_INSERT_RETURNING);
+		run_plan(saved_plan(&plan_job, Q_JOB, k, types), args, nulls, SPI_OK_INSERT_RETURNING);
 		if (SPI_processed != 1)
 			elog(ERROR, "tide.submit: the job's INSERT wrote " UINT64_FORMAT " rows", SPI_processed);
 		job = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
@@ -400,12 +410,12 @@ tide_submit(PG_FUNCTION_ARGS)
 		types[1] = TEXTOID;
 		types[2] = INT4OID;
 		types[3] = cache.resvec;
-		execute(saved_plan(&plan_task, Q_TASK, 4, types), args, NULL, SPI_OK_INSERT);
+		run_plan(saved_plan(&plan_task, Q_TASK, 4, types), args, NULL, SPI_OK_INSERT);
 
 		/* its submission in the history, as the history's owner */
 		SetUserIdAndSecContext(owner, save_sec_context | SECURITY_LOCAL_USERID_CHANGE);
 		switched = true;
-		execute(saved_plan(&plan_event, Q_EVENT, 1, types), args, NULL, SPI_OK_INSERT);
+		run_plan(saved_plan(&plan_event, Q_EVENT, 1, types), args, NULL, SPI_OK_INSERT);
 		SetUserIdAndSecContext(save_userid, save_sec_context);
 		switched = false;
 

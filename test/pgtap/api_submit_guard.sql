@@ -7,7 +7,7 @@
 BEGIN;
 CREATE EXTENSION pg_tide;
 \ir _fixture.psql
-SELECT plan(55);
+SELECT plan(57);
 
 INSERT INTO tide.queues (name, submit_role, max_priority, preemptable_only, fixed_service_type)
 VALUES ('ql', 'tap_bob', 5, true, true);
@@ -255,6 +255,17 @@ SELECT throws_like(format($q$DO $d$ BEGIN
                        SET CONSTRAINTS ALL IMMEDIATE;
                      END $d$$q$, :w), format('min_available 2 of job %s is above its 1 replicas', :w),
                    'raising a submitted job''s min_available above its replicas is refused at commit');
+
+-- The extension dropped and created again in the same session: tide.submit
+-- finds the new functions, tables and type (its cached ones are forgotten).
+SET CONSTRAINTS ALL IMMEDIATE;
+DROP EXTENSION pg_tide CASCADE;
+CREATE EXTENSION pg_tide;
+INSERT INTO tide.queues (name) VALUES ('q1');
+SELECT lives_ok($$SELECT tide.submit('q1', 'gpu=1', role => 'again')$$,
+                'tide.submit after the extension was dropped and created again in the session');
+SELECT results_eq($$SELECT t.role, e.new_state FROM tide.job_tasks t JOIN tide.job_events e USING (job_id)$$,
+                  $$VALUES ('again'::text, 'pending'::text)$$, 'its task and event rows are written');
 
 SELECT * FROM finish();
 ROLLBACK;
