@@ -24,9 +24,9 @@
  *     through tide._overcommitted with the rows about to be inserted, in
  *     that snapshot, and a node that would break it drops its jobs too
  *     (dropping a job only lowers what any node holds);
- *   - the placed jobs' history rows are written in one statement
- *     (tide._log_cycle_placed), and each node that got work is notified
- *     once.
+ *   - the placed jobs' history rows are written by the statement that
+ *     moves them (tide._cycle_place_jobs), and each node that got work is
+ *     notified once.
  *
  * No setting a user can change turns the triggers off for anyone else:
  * session_replication_role is superuser-only, and the cycle restores it
@@ -53,7 +53,7 @@ PG_FUNCTION_INFO_V1(tide_cycle_writing);
 
 /*
  * True only while tide.run_cycle() runs one of its own writes: only then
- * may tide._log_cycle_placed() write history, and only the cycle's give-up
+ * may tide._cycle_place_jobs() write history, and only the cycle's give-up
  * UPDATE move a job from allocated back to pending.  A backend-local flag,
  * so no setting can fake it.
  */

@@ -7,7 +7,7 @@
  * unschedulable marks, changed pending reasons within
  * tide.reason_updates_per_cycle less the jobs placed; job rows another
  * transaction holds are left for the next cycle after
- * tide.cycle_lock_timeout) and the placed jobs' history rows in one more;
+ * tide.cycle_lock_timeout) writing the placed jobs' history rows too;
  * a check that the placed jobs' tasks did not change meanwhile (those that
  * did go back to pending); one statement replacing tide.reason_backlog
  * with the other reasons; one INSERT into tide.allocations from unnest();
@@ -36,46 +36,17 @@ static const char *const W_ALLOCS =
 "        AS u(job_id, role, replica, node, resources, gpus, gpu_milli)";
 
 /*
- * Job states first: a job cancelled (or otherwise moved on) since the load
- * is no longer pending, so the UPDATE skips it, and only the placed jobs it
- * returns get allocation rows.
+ * Job states, unschedulable marks and pending reasons, and the placed
+ * jobs' history rows, in one statement (tide._cycle_place_jobs,
+ * 60_cycle.sql).  A job cancelled (or otherwise moved on) since the load is
+ * no longer pending, so it is skipped, and only the placed jobs returned get
+ * allocation rows.  The second form skips the job rows another transaction
+ * holds (they stay as they are this cycle): what the first falls back to
+ * when it could not get its row locks within tide.cycle_lock_timeout.
+ * Locking first costs a lock record per row, so it is not the usual path.
  */
-#define W_JOBS_SET \
-"    SET state = CASE WHEN u.placed THEN 'allocated' ELSE j.state END," \
-"        state_reason = CASE WHEN u.placed THEN u.reason ELSE j.state_reason END," \
-"        pending_reason = CASE WHEN u.placed THEN NULL ELSE u.reason END," \
-"        unschedulable = u.unschedulable" \
-"   FROM unnest($1::bigint[], $2::boolean[], $3::text[], $4::boolean[])" \
-"        AS u(id, placed, reason, unschedulable)"
-
-static const char *const W_JOBS =
-"WITH upd AS ("
-" UPDATE tide.jobs j" W_JOBS_SET
-"  WHERE j.id = u.id AND j.state = 'pending' AND NOT j.cancel_requested"
-" RETURNING j.id, u.placed, u.reason)"
-"SELECT pg_catalog.array_agg(upd.id), pg_catalog.array_agg(upd.reason) FROM upd WHERE upd.placed";
-
-/*
- * The same, skipping the job rows another transaction holds (they stay as
- * they are this cycle): what W_JOBS falls back to when it could not get its
- * row locks within tide.cycle_lock_timeout.  Locking first costs a lock record
- * per row, so it is not the usual path.
- */
-static const char *const W_JOBS_SKIP_LOCKED =
-"WITH lk AS MATERIALIZED ("
-" SELECT j.id FROM tide.jobs j"
-"  WHERE j.id = ANY ($1::bigint[]) AND j.state = 'pending' AND NOT j.cancel_requested"
-"    FOR NO KEY UPDATE OF j SKIP LOCKED),"
-" upd AS ("
-" UPDATE tide.jobs j" W_JOBS_SET
-"  WHERE j.id = u.id AND j.id IN (SELECT lk.id FROM lk)"
-" RETURNING j.id, u.placed, u.reason)"
-"SELECT pg_catalog.array_agg(upd.id), pg_catalog.array_agg(upd.reason) FROM upd WHERE upd.placed";
-
-/* The placed jobs' history rows (tide._log_cycle_placed, 60_cycle.sql). */
-static const char *const W_LOG_PLACED = "SELECT tide._log_cycle_placed($1, $2, $3)";
-
-
+static const char *const W_JOBS = "SELECT tide._cycle_place_jobs($1, $2, $3, $4, $5, false)";
+static const char *const W_JOBS_SKIP_LOCKED = "SELECT tide._cycle_place_jobs($1, $2, $3, $4, $5, true)";
 
 /*
  * The task rows of the jobs placed, compared with those loaded (by ctid: an
@@ -422,38 +393,23 @@ write_jobs(const CycleLoad *l, const TideResult *r, int64 cycle_id, const bool *
 #undef REASON_DATUM
 	if (n > 0)
 	{
-		Datum		args[4];
-		Oid			argtypes[4] = {INT8ARRAYOID, BOOLARRAYOID, TEXTARRAYOID, BOOLARRAYOID};
+		Datum		args[5];
+		Oid			argtypes[5] = {INT8ARRAYOID, BOOLARRAYOID, TEXTARRAYOID, BOOLARRAYOID, INT8OID};
+		Datum		moved;
+		bool		isnull;
 
 		args[0] = PointerGetDatum(tide_array_of(ids, NULL, n, INT8OID));
 		args[1] = PointerGetDatum(tide_array_of(placed, NULL, n, BOOLOID));
 		args[2] = PointerGetDatum(tide_array_of(reasons, NULL, n, TEXTOID));
 		args[3] = PointerGetDatum(tide_array_of(unsched, NULL, n, BOOLOID));
+		args[4] = Int64GetDatum(cycle_id);
 		INSTR_TIME_SET_CURRENT(t0);
-		ret = cycle_execute_waiting(W_JOBS, W_JOBS_SKIP_LOCKED, 4, argtypes, args, CYCLE_NO_TRIGGERS, "a job row");
-		elog(DEBUG1, "tide.run_cycle: %d jobs updated in %.1f ms", n, cycle_elapsed_ms(t0));
+		ret = cycle_execute_waiting(W_JOBS, W_JOBS_SKIP_LOCKED, 5, argtypes, args, CYCLE_NO_TRIGGERS, "a job row");
+		elog(DEBUG1, "tide.run_cycle: %d jobs updated, placements logged in %.1f ms", n, cycle_elapsed_ms(t0));
 		if (ret != SPI_OK_SELECT || SPI_processed != 1)
 			elog(ERROR, "tide.run_cycle: updating jobs failed: %s", SPI_result_code_string(ret));
-		{
-			bool		isnull;
-			Datum		placed_ids = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
-			Datum		log_args[3];
-			Oid			log_types[3] = {INT8ARRAYOID, TEXTARRAYOID, INT8OID};
-
-			set_confirmed(s, placed_ids, isnull, confirmed, true, &out->jobs_placed);
-			if (!isnull)
-			{
-				/* their history rows, as the state trigger would have written them */
-				log_args[0] = placed_ids;
-				log_args[1] = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull);
-				log_args[2] = Int64GetDatum(cycle_id);
-				INSTR_TIME_SET_CURRENT(t0);
-				ret = cycle_execute(W_LOG_PLACED, 3, log_types, log_args, CYCLE_WRITING);
-				if (ret != SPI_OK_SELECT)
-					elog(ERROR, "tide.run_cycle: logging placements failed: %s", SPI_result_code_string(ret));
-				elog(DEBUG1, "tide.run_cycle: %d placements logged in %.1f ms", out->jobs_placed, cycle_elapsed_ms(t0));
-			}
-		}
+		moved = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+		set_confirmed(s, moved, isnull, confirmed, true, &out->jobs_placed);
 		INSTR_TIME_SET_CURRENT(t0);
 		give_up_changed_tasks(l, confirmed, &out->jobs_placed);
 		elog(DEBUG1, "tide.run_cycle: tasks of %d placed jobs checked in %.1f ms", out->jobs_placed, cycle_elapsed_ms(t0));
