@@ -88,36 +88,58 @@ static const char *const W_BACKLOG =
 
 static const char *const W_BACKLOG_CLEAR = BACKLOG_GONE("$1");
 
-/* "placed on n1, n2 and 3 more" */
-static char *
+/*
+ * "placed on n1, n2, n3 and more", as text: built in one buffer, not a
+ * StringInfo (a cycle renders thousands; node names are short).
+ */
+static Datum
 placed_reason(const TideSnapshot *s, const TideResult *r, int j)
 {
-	StringInfoData buf;
 	const TideOutcome *o = &r->outcomes[j];
+	char		small[256];
+	char	   *buf = small;
+	size_t		cap = sizeof(small);
+	size_t		len = strlen("placed on ");
 	int			shown = 0;
+	Datum		d;
 
-	initStringInfo(&buf);
-	appendStringInfoString(&buf, "placed on ");
+	memcpy(buf, "placed on ", len);
 	for (int i = 0; i < o->nplacements; i++)
 	{
-		const char *name = s->nodes[r->placements[o->first_placement + i].node].name;
+		int			node = r->placements[o->first_placement + i].node;
+		const char *name = s->nodes[node].name;
+		const char *sep = shown == 3 ? " and more" : shown ? ", " : "";
+		size_t		need;
 		bool		seen = false;
 
 		for (int k = 0; k < i && !seen; k++)
-			seen = r->placements[o->first_placement + k].node == r->placements[o->first_placement + i].node;
+			seen = r->placements[o->first_placement + k].node == node;
 		if (seen)
 			continue;
-		if (shown == 3)
+		need = len + strlen(sep) + (shown == 3 ? 0 : strlen(name));
+		if (need > cap)
 		{
-			appendStringInfoString(&buf, " and more");
-			break;
+			char	   *bigger = palloc(need * 2);
+
+			memcpy(bigger, buf, len);
+			if (buf != small)
+				pfree(buf);
+			buf = bigger;
+			cap = need * 2;
 		}
-		appendStringInfo(&buf, "%s%s", shown ? ", " : "", name);
+		memcpy(buf + len, sep, strlen(sep));
+		len += strlen(sep);
+		if (shown == 3)
+			break;
+		memcpy(buf + len, name, strlen(name));
+		len += strlen(name);
 		shown++;
 	}
-	return buf.data;
+	d = PointerGetDatum(cstring_to_text_with_len(buf, (int) len));
+	if (buf != small)
+		pfree(buf);
+	return d;
 }
-
 
 /*
  * Set confirmed[] to value for the jobs of a bigint[] of ids (NULL: none),
@@ -330,7 +352,7 @@ write_jobs(const CycleLoad *l, const TideResult *r, int64 cycle_id, const bool *
 				budget = Max(budget - 1, 0);
 			ids[n] = Int64GetDatum(s->jobs[j].id);
 			placed[n] = BoolGetDatum(true);
-			reasons[n] = CStringGetTextDatum(placed_reason(s, r, j));
+			reasons[n] = placed_reason(s, r, j);
 			unsched[n] = BoolGetDatum(false);
 			n++;
 			continue;
