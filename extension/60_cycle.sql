@@ -66,7 +66,9 @@ BEGIN
                state_reason = CASE WHEN u.placed THEN u.reason ELSE j.state_reason END,
                pending_reason = CASE WHEN u.placed THEN NULL ELSE u.reason END,
                unschedulable = u.unschedulable
-          FROM unnest(ids, placed, reasons, unsched) AS u(id, placed, reason, unschedulable)
+          -- unnest() in a select list streams; in FROM it stores every row first
+          FROM (SELECT pg_catalog.unnest(ids) AS id, pg_catalog.unnest(placed) AS placed,
+                       pg_catalog.unnest(reasons) AS reason, pg_catalog.unnest(unsched) AS unschedulable) u
          WHERE j.id = u.id AND j.state = 'pending' AND NOT j.cancel_requested
            AND (NOT skip_locked OR j.id IN (SELECT lk.id FROM lk))
         RETURNING j.id, u.placed, u.reason),

@@ -29,11 +29,15 @@
 #include "cycle_place.h"
 #include "cycle_rows.h"
 
+/*
+ * unnest() in the select list, not in FROM: set-returning functions there
+ * run in step and stream their rows, where a function in FROM stores all
+ * of them first (on disk past work_mem: 20k allocations are 5 MB).
+ */
 static const char *const W_ALLOCS =
 "INSERT INTO tide.allocations (job_id, role, replica, node, resources, gpus, gpu_milli, cycle_id)"
-" SELECT u.job_id, u.role, u.replica, u.node, u.resources, u.gpus, u.gpu_milli, $8"
-"   FROM unnest($1, $2, $3, $4, $5, $6, $7)"
-"        AS u(job_id, role, replica, node, resources, gpus, gpu_milli)";
+" SELECT pg_catalog.unnest($1), pg_catalog.unnest($2), pg_catalog.unnest($3), pg_catalog.unnest($4),"
+"        pg_catalog.unnest($5), pg_catalog.unnest($6), pg_catalog.unnest($7), $8";
 
 /*
  * Job states, unschedulable marks and pending reasons, and the placed
