@@ -38,6 +38,7 @@
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "fmgr.h"
+#include "miscadmin.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
 #include "utils/memutils.h"
@@ -58,6 +59,9 @@ PG_FUNCTION_INFO_V1(tide_cycle_writing);
  * so no setting can fake it.
  */
 static bool cycle_writing = false;
+
+/* work_mem (kB) of the cycle's trigger-less writes, at least */
+#define CYCLE_WRITE_WORK_MEM_KB 65536
 
 /*
  * Lock the nodes the engine placed on, in name order, returning for each
@@ -112,6 +116,16 @@ cycle_execute(const char *sql, int nargs, Oid *types, Datum *args, int flags)
 		nest = NewGUCNestLevel();
 		(void) set_config_option("session_replication_role", "replica", PGC_SUSET, PGC_S_SESSION,
 								 GUC_ACTION_SAVE, true, 0, false);
+
+		/*
+		 * PostgreSQL fills the transition tables of the statement triggers
+		 * on tide.jobs and tide.allocations whether they fire or not: the
+		 * old and new job rows of 22k placements (100k pending) are 13 MB,
+		 * spilled to a temporary file under the default work_mem.
+		 */
+		if (work_mem < CYCLE_WRITE_WORK_MEM_KB)
+			(void) set_config_option("work_mem", CppAsString2(CYCLE_WRITE_WORK_MEM_KB), PGC_USERSET,
+									 PGC_S_SESSION, GUC_ACTION_SAVE, true, 0, false);
 	}
 	cycle_writing = (flags & (CYCLE_WRITING | CYCLE_NO_TRIGGERS)) != 0;
 	PG_TRY();
