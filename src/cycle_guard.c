@@ -429,6 +429,7 @@ cycle_lock_nodes(const CycleLoad *l, const TideResult *r, const CycleTypes *type
 	mark_allocations_changed(l, types, qargs, qtypes, touched, changed);
 	for (int k = 0; k < s->nnodes; k++)
 		nchanged += changed[k] && !bad[k];
+	elog(DEBUG1, "tide.run_cycle: %d nodes locked, %d of them changed since the load", n, nchanged);
 	if (nchanged > 0)
 	{
 		for (int k = 0; k < s->nnodes; k++)
