@@ -171,35 +171,21 @@ set_confirmed(const TideSnapshot *s, Datum ids_array, bool isnull, bool *confirm
 	}
 }
 
-/* A pending reason left for tide.reason_backlog. */
-typedef struct DeferredReason
-{
-	const char *reason;
-	int32		text_id;		/* equal ids, equal texts (tide_reason_memo_text) */
-	int64		id;
-} DeferredReason;
-
-static int
-deferred_cmp(const void *a, const void *b)
-{
-	const DeferredReason *x = a;
-	const DeferredReason *y = b;
-
-	if (x->text_id != y->text_id)
-		return x->text_id < y->text_id ? -1 : 1;
-	return (x->id > y->id) - (x->id < y->id);
-}
-
 /*
  * Replace tide.reason_backlog with this cycle's deferred reasons, one row
- * per distinct reason: sorted by text id, each group is a slice of one
- * bigint[] of job ids.
+ * per distinct reason: defer_tid[j] is the text id (tide_reason_memo_text)
+ * of job j's deferred reason, or -1; tid_text[t] the text of id t; n jobs
+ * deferred.  A counting sort by text id over the jobs in snapshot order
+ * (ascending ids) gives each reason a slice of one bigint[] of job ids.
  */
 static void
-write_reason_backlog(DeferredReason *d, int n, int64 cycle_id, const char *group)
+write_reason_backlog(const TideSnapshot *s, const int32 *defer_tid, const char *const *tid_text, int n,
+					 int64 cycle_id, const char *group)
 {
 	Datum		group_arg = group ? CStringGetTextDatum(group) : (Datum) 0;
 	Oid			group_type = TEXTOID;
+	int			ntid = s->njobs + 1;
+	int		   *start;
 	Datum	   *ids;
 	Datum	   *texts;
 	Datum	   *lo;
@@ -216,22 +202,28 @@ write_reason_backlog(DeferredReason *d, int n, int64 cycle_id, const char *group
 			elog(ERROR, "tide.run_cycle: clearing tide.reason_backlog failed: %s", SPI_result_code_string(ret));
 		return;
 	}
-	qsort(d, n, sizeof(DeferredReason), deferred_cmp);
-	ids = palloc(sizeof(Datum) * n);
+	start = palloc0(sizeof(int) * (ntid + 1));
+	for (int j = 0; j < s->njobs; j++)
+		if (defer_tid[j] >= 0)
+			start[defer_tid[j] + 1]++;
 	texts = palloc(sizeof(Datum) * n);
 	lo = palloc(sizeof(Datum) * n);
 	hi = palloc(sizeof(Datum) * n);
-	for (int i = 0; i < n; i++)
+	for (int t = 0; t < ntid; t++)
 	{
-		ids[i] = Int64GetDatum(d[i].id);
-		if (i == 0 || d[i].text_id != d[i - 1].text_id)
+		if (start[t + 1] > 0)
 		{
-			texts[ngroups] = CStringGetTextDatum(d[i].reason);
-			lo[ngroups] = Int32GetDatum(i + 1);
+			texts[ngroups] = CStringGetTextDatum(tid_text[t]);
+			lo[ngroups] = Int32GetDatum(start[t] + 1);
+			hi[ngroups] = Int32GetDatum(start[t] + start[t + 1]);
 			ngroups++;
 		}
-		hi[ngroups - 1] = Int32GetDatum(i + 1);
+		start[t + 1] += start[t];
 	}
+	ids = palloc(sizeof(Datum) * n);
+	for (int j = 0; j < s->njobs; j++)
+		if (defer_tid[j] >= 0)
+			ids[start[defer_tid[j]]++] = Int64GetDatum(s->jobs[j].id);
 	args[0] = Int64GetDatum(cycle_id);
 	args[1] = PointerGetDatum(tide_array_of(ids, NULL, n, INT8OID));
 	args[2] = PointerGetDatum(tide_array_of(texts, NULL, ngroups, TEXTOID));
@@ -335,7 +327,8 @@ write_jobs(const CycleLoad *l, const TideResult *r, int64 cycle_id, const bool *
 	int		   *order = palloc(sizeof(int) * (s->njobs + 1));
 	int			norder = 0;
 	int			budget = tide_reason_updates_per_cycle < 0 ? INT_MAX : tide_reason_updates_per_cycle;
-	DeferredReason *deferred = palloc(sizeof(DeferredReason) * (s->njobs + 1));
+	int32	   *defer_tid = palloc(sizeof(int32) * (s->njobs + 1));
+	const char **tid_text = palloc0(sizeof(char *) * (s->njobs + 1));
 	int			ndeferred = 0;
 	TideReasonMemo *memo = tide_reason_memo_create(s, r);
 
@@ -348,6 +341,7 @@ write_jobs(const CycleLoad *l, const TideResult *r, int64 cycle_id, const bool *
 	{
 		const TideOutcome *o = &r->outcomes[j];
 
+		defer_tid[j] = -1;
 		if (o->status == TIDE_PLACED)
 		{
 			if (dropped[j])
@@ -408,9 +402,8 @@ write_jobs(const CycleLoad *l, const TideResult *r, int64 cycle_id, const bool *
 			}
 			else
 			{
-				deferred[ndeferred].reason = fresh[j];
-				deferred[ndeferred].text_id = text_id[j];
-				deferred[ndeferred].id = s->jobs[j].id;
+				defer_tid[j] = text_id[j];
+				tid_text[text_id[j]] = fresh[j];
 				ndeferred++;
 			}
 			fresh[j] = NULL;
@@ -441,7 +434,7 @@ write_jobs(const CycleLoad *l, const TideResult *r, int64 cycle_id, const bool *
 		elog(DEBUG1, "tide.run_cycle: tasks of %d placed jobs checked in %.1f ms", out->jobs_placed, cycle_elapsed_ms(t0));
 	}
 	INSTR_TIME_SET_CURRENT(t0);
-	write_reason_backlog(deferred, ndeferred, cycle_id, l->group);
+	write_reason_backlog(s, defer_tid, tid_text, ndeferred, cycle_id, l->group);
 	elog(DEBUG1, "tide.run_cycle: %d reasons deferred in %.1f ms", ndeferred, cycle_elapsed_ms(t0));
 	out->reasons_deferred = ndeferred;
 }
