@@ -16,48 +16,76 @@ GRANT EXECUTE ON FUNCTION tide.run_cycle() TO tide_admin;
 
 -- True only while this backend's tide.run_cycle() runs one of its own
 -- writes (a flag in C, not a setting, so nothing else can turn it on): only
--- then may tide._log_cycle_placed() write history, and only the cycle's
--- give-up UPDATE move a job from allocated back to pending.
+-- then may tide._cycle_place_jobs() run, and only the cycle's give-up
+-- UPDATE move a job from allocated back to pending.
 CREATE FUNCTION tide._cycle_writing() RETURNS boolean
     LANGUAGE c VOLATILE PARALLEL RESTRICTED
     AS 'MODULE_PATHNAME', 'tide_cycle_writing';
 COMMENT ON FUNCTION tide._cycle_writing() IS
-    'true only while this backend''s tide.run_cycle() runs one of its own writes (tide._log_cycle_placed, allocated -> pending)';
+    'true only while this backend''s tide.run_cycle() runs one of its own writes (tide._cycle_place_jobs, allocated -> pending)';
 
--- The history of a cycle's placements.  The cycle moves its jobs from
--- pending to allocated with an UPDATE that fires no trigger
--- (src/cycle_guard.c), then logs exactly the jobs that UPDATE returned
--- here, in one statement, after the one check the state trigger would have
--- made of them.  Refused outside the cycle's own writes: no one else writes
--- history rows.
-CREATE FUNCTION tide._log_cycle_placed(ids bigint[], reasons text[], cycle bigint) RETURNS void
+-- A cycle's job writes, one statement: the placed jobs (placed[i]) move
+-- from pending to allocated with their reason, the others get their
+-- unschedulable mark or pending reason, and each job moved gets its
+-- tide.job_events row, as the state trigger would have written it (the
+-- cycle runs this with no trigger firing: src/cycle_guard.c).  Only jobs
+-- still pending and not cancelled change (re-checked on the latest row
+-- version); skip_locked leaves out the rows another transaction holds.
+-- Returns the ids of the jobs moved.  Refused outside the cycle's own
+-- writes: no one else writes history rows.
+CREATE FUNCTION tide._cycle_place_jobs(ids bigint[], placed boolean[], reasons text[], unsched boolean[],
+                                       cycle bigint, skip_locked boolean) RETURNS bigint[]
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path = pg_catalog, pg_temp
     AS $$
+DECLARE
+    moved bigint[];
 BEGIN
     IF NOT tide._cycle_writing() THEN
-        RAISE EXCEPTION 'only tide.run_cycle() logs its placements this way'
+        RAISE EXCEPTION 'only tide.run_cycle() places jobs this way'
             USING ERRCODE = 'insufficient_privilege',
                   HINT = 'Change job states with an UPDATE of tide.jobs; its trigger logs them.';
     END IF;
-    IF NOT EXISTS (SELECT 1 FROM tide.job_transitions t
-                    WHERE t.old_state = 'pending' AND t.new_state = 'allocated') THEN
-        RAISE EXCEPTION 'job % cannot go from pending to allocated', ids[1]
+    IF true = ANY (placed)
+       AND NOT EXISTS (SELECT 1 FROM tide.job_transitions t
+                        WHERE t.old_state = 'pending' AND t.new_state = 'allocated') THEN
+        RAISE EXCEPTION 'job % cannot go from pending to allocated', ids[array_position(placed, true)]
             USING ERRCODE = 'object_not_in_prerequisite_state',
                   HINT = 'The allowed changes are listed in tide.job_transitions (docs/lifecycle.md).';
     END IF;
-    INSERT INTO tide.job_events (job_id, old_state, new_state, reason, cycle_id)
-    SELECT u.id, 'pending', 'allocated', u.reason, cycle
-      FROM unnest(ids, reasons) AS u(id, reason)
-     ORDER BY u.id;
+    -- skip_locked: lock first, skipping the rows another transaction holds
+    -- (lk is read only then).  The history rows in job id order, as one
+    -- INSERT of the state trigger's would have them.
+    WITH lk AS MATERIALIZED (
+        SELECT j.id FROM tide.jobs j
+         WHERE skip_locked AND j.id = ANY (ids) AND j.state = 'pending' AND NOT j.cancel_requested
+           FOR NO KEY UPDATE OF j SKIP LOCKED),
+    upd AS (
+        UPDATE tide.jobs j
+           SET state = CASE WHEN u.placed THEN 'allocated' ELSE j.state END,
+               state_reason = CASE WHEN u.placed THEN u.reason ELSE j.state_reason END,
+               pending_reason = CASE WHEN u.placed THEN NULL ELSE u.reason END,
+               unschedulable = u.unschedulable
+          -- unnest() in a select list streams; in FROM it stores every row first
+          FROM (SELECT pg_catalog.unnest(ids) AS id, pg_catalog.unnest(placed) AS placed,
+                       pg_catalog.unnest(reasons) AS reason, pg_catalog.unnest(unsched) AS unschedulable) u
+         WHERE j.id = u.id AND j.state = 'pending' AND NOT j.cancel_requested
+           AND (NOT skip_locked OR j.id IN (SELECT lk.id FROM lk))
+        RETURNING j.id, u.placed, u.reason),
+    ev AS (
+        INSERT INTO tide.job_events (job_id, old_state, new_state, reason, cycle_id)
+        SELECT upd.id, 'pending', 'allocated', upd.reason, cycle FROM upd WHERE upd.placed ORDER BY upd.id
+        RETURNING job_id)
+    SELECT pg_catalog.array_agg(ev.job_id) INTO moved FROM ev;
+    RETURN moved;
 END
 $$;
-COMMENT ON FUNCTION tide._log_cycle_placed(bigint[], text[], bigint) IS
-    'the job_events rows of a cycle''s placements (pending -> allocated), written while tide.run_cycle() writes, refused otherwise';
+COMMENT ON FUNCTION tide._cycle_place_jobs(bigint[], boolean[], text[], boolean[], bigint, boolean) IS
+    'a cycle''s job writes in one statement: placed jobs to allocated with their tide.job_events rows, unschedulable marks, pending reasons; run by tide.run_cycle() only, refused otherwise';
 -- Called by the cycle as whoever runs it (an administrator, or pg_cron's
 -- superuser): nobody else has a reason to.
-REVOKE ALL ON FUNCTION tide._log_cycle_placed(bigint[], text[], bigint) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION tide._log_cycle_placed(bigint[], text[], bigint) TO tide_admin;
+REVOKE ALL ON FUNCTION tide._cycle_place_jobs(bigint[], boolean[], text[], boolean[], bigint, boolean) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION tide._cycle_place_jobs(bigint[], boolean[], text[], boolean[], bigint, boolean) TO tide_admin;
 
 -- A resource group's cycle: groups share no nodes and no queues, so their
 -- cycles run in parallel backends (docs/cadence.md#a-cycle-per-resource-group).

@@ -17,13 +17,16 @@
  *     cycle commits; a node gone, no longer ready, or held by another
  *     transaction past tide.cycle_lock_timeout drops the jobs placed on it
  *     from this cycle;
- *   - R-C4 is checked once for all those nodes, their live allocations and
- *     the rows about to be inserted, in a snapshot taken after the locks
- *     (tide._overcommitted); a node that would break it drops its jobs too
+ *   - the engine kept R-C4 over what the load saw, so only the locked
+ *     nodes that changed since are checked again: a capacity other than
+ *     the one loaded, or a live allocation the load did not see as it is
+ *     now (Q_CHANGED, in a snapshot taken after the locks); those go
+ *     through tide._overcommitted with the rows about to be inserted, in
+ *     that snapshot, and a node that would break it drops its jobs too
  *     (dropping a job only lowers what any node holds);
- *   - the placed jobs' history rows are written in one statement
- *     (tide._log_cycle_placed), and each node that got work is notified
- *     once.
+ *   - the placed jobs' history rows are written by the statement that
+ *     moves them (tide._cycle_place_jobs), and each node that got work is
+ *     notified once.
  *
  * No setting a user can change turns the triggers off for anyone else:
  * session_replication_role is superuser-only, and the cycle restores it
@@ -35,6 +38,7 @@
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "fmgr.h"
+#include "miscadmin.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
 #include "utils/memutils.h"
@@ -43,30 +47,53 @@
 
 #include "cycle.h"
 #include "cycle_guard.h"
+#include "gpumask.h"
+#include "resvec.h"
 
 PG_FUNCTION_INFO_V1(tide_cycle_writing);
 
 /*
  * True only while tide.run_cycle() runs one of its own writes: only then
- * may tide._log_cycle_placed() write history, and only the cycle's give-up
+ * may tide._cycle_place_jobs() write history, and only the cycle's give-up
  * UPDATE move a job from allocated back to pending.  A backend-local flag,
  * so no setting can fake it.
  */
 static bool cycle_writing = false;
 
+/* work_mem (kB) of the cycle's trigger-less writes, at least */
+#define CYCLE_WRITE_WORK_MEM_KB 65536
+
 /*
  * Lock the nodes the engine placed on, in name order, returning for each
- * the index given with it and whether it is still ready.  A node gone is
- * not returned; the SKIP LOCKED form leaves out those another transaction
- * holds.
+ * the index given with it, whether it is still ready, and its capacity now.
+ * A node gone is not returned; the SKIP LOCKED form leaves out those
+ * another transaction holds.
  */
 #define Q_LOCK_NODES(SKIP) \
-"SELECT u.i, n.state = 'ready'" \
+"SELECT u.i, n.state = 'ready', n.capacity" \
 "  FROM tide.nodes n JOIN unnest($1::text[], $2::int[]) AS u(name, i) ON u.name = n.name" \
 " ORDER BY n.name" \
 "   FOR NO KEY UPDATE OF n" SKIP
 static const char *const Q_LOCK = Q_LOCK_NODES("");
 static const char *const Q_LOCK_SKIP = Q_LOCK_NODES(" SKIP LOCKED");
+
+/*
+ * The locked nodes whose live allocations are not those the load saw ($3 ..
+ * $7: id, node index, resources, GPUs, GPU share of each allocation loaded
+ * on them): one inserted, moved there, or changed in place since.  Read in
+ * a snapshot taken after the locks.  Released ones are left out: they only
+ * lower what a node holds.
+ */
+static const char *const Q_CHANGED =
+"SELECT DISTINCT u.i"
+"  FROM unnest($1::text[], $2::int[]) AS u(name, i)"
+"  JOIN tide.allocations a ON a.node = u.name AND a.state <> 'released'"
+"  LEFT JOIN unnest($3::bigint[], $4::int[], $5::tide.resvec[], $6::tide.gpumask[], $7::int[])"
+"         AS k(id, i, resources, gpus, gpu_milli) ON k.id = a.id"
+" WHERE k.id IS NULL OR k.i <> u.i"
+"    OR NOT (k.resources OPERATOR(tide.=) a.resources)"
+"    OR NOT (k.gpus OPERATOR(tide.=) a.gpus)"
+"    OR k.gpu_milli IS DISTINCT FROM a.gpu_milli";
 
 /* The locked nodes that the placements would overcommit (R-C4). */
 static const char *const Q_OVERCOMMITTED =
@@ -89,6 +116,16 @@ cycle_execute(const char *sql, int nargs, Oid *types, Datum *args, int flags)
 		nest = NewGUCNestLevel();
 		(void) set_config_option("session_replication_role", "replica", PGC_SUSET, PGC_S_SESSION,
 								 GUC_ACTION_SAVE, true, 0, false);
+
+		/*
+		 * PostgreSQL fills the transition tables of the statement triggers
+		 * on tide.jobs and tide.allocations whether they fire or not: the
+		 * old and new job rows of 22k placements (100k pending) are 13 MB,
+		 * spilled to a temporary file under the default work_mem.
+		 */
+		if (work_mem < CYCLE_WRITE_WORK_MEM_KB)
+			(void) set_config_option("work_mem", CppAsString2(CYCLE_WRITE_WORK_MEM_KB), PGC_USERSET,
+									 PGC_S_SESSION, GUC_ACTION_SAVE, true, 0, false);
 	}
 	cycle_writing = (flags & (CYCLE_WRITING | CYCLE_NO_TRIGGERS)) != 0;
 	PG_TRY();
@@ -152,25 +189,6 @@ cycle_execute_waiting(const char *sql, const char *skip_sql, int nargs, Oid *typ
 	return ret;
 }
 
-/*
- * For each row of SPI_tuptable (column 1 a node index): bad[i] becomes
- * value_when_listed, or true if has_ok_column and column 2 is not true.
- */
-static void
-mark_nodes(bool *bad, bool value_when_listed, bool has_ok_column)
-{
-	for (uint64 k = 0; k < SPI_processed; k++)
-	{
-		bool		isnull;
-		int			i = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[k], SPI_tuptable->tupdesc, 1, &isnull));
-		bool		ok = true;
-
-		if (has_ok_column)
-			ok = DatumGetBool(SPI_getbinval(SPI_tuptable->vals[k], SPI_tuptable->tupdesc, 2, &isnull)) && !isnull;
-		bad[i] = ok ? value_when_listed : true;
-	}
-}
-
 void
 cycle_placement_rows(const CycleLoad *l, const TideResult *r, const bool *keep,
 					 PlacementRows *rows, Datum *node_text)
@@ -192,32 +210,190 @@ cycle_placement_rows(const CycleLoad *l, const TideResult *r, const bool *keep,
 	}
 }
 
-int
-cycle_lock_nodes(const CycleLoad *l, const TideResult *r, const CycleTypes *types, bool *dropped)
+/* Does a node's capacity now (a resvec datum) differ from the one loaded? */
+static bool
+capacity_changed(const TideSnapshot *s, const TideNode *n, Datum now)
+{
+	ResVec	   *rv = DatumGetResVecP(now);
+	int			loaded = 0;
+
+	for (int r = 0; r < s->nres; r++)
+		loaded += n->capacity[r] != 0;
+	if (resvec_count(rv) != loaded)
+		return true;
+	for (int k = 0; k < resvec_count(rv); k++)
+	{
+		int			r = tide_res_lookup(s, resvec_name(rv, k));
+
+		if (r < 0 || n->capacity[r] != resvec_milli(rv, k))
+			return true;
+	}
+	return false;
+}
+
+/* An engine vector (milli per resource of the snapshot) as a resvec datum. */
+static Datum
+vec_resvec(const TideSnapshot *s, const int64 *v)
+{
+	const char *names[TIDE_MAX_RES];
+	int64		milli[TIDE_MAX_RES];
+	int			n = 0;
+
+	for (int r = 0; r < s->nres; r++)
+	{
+		if (v[r] == 0)
+			continue;
+		names[n] = s->res_names[r];
+		milli[n] = v[r];
+		n++;
+	}
+	return ResVecPGetDatum(resvec_from_pairs(n, names, milli));
+}
+
+/*
+ * Run sql (a query whose first column is a node index) in the latest
+ * snapshot and set flags[i] for every index it returns; what names the
+ * check in errors.
+ */
+static void
+mark_latest(const char *sql, int nargs, Oid *types, Datum *args, const char *what, bool *flags)
+{
+	SPIPlanPtr	plan = SPI_prepare(sql, nargs, types);
+	int			ret;
+
+	if (plan == NULL)
+		elog(ERROR, "tide.run_cycle: preparing the %s failed: %s", what, SPI_result_code_string(SPI_result));
+	ret = SPI_execute_snapshot(plan, args, NULL, GetLatestSnapshot(), InvalidSnapshot, false, false, 0);
+	if (ret != SPI_OK_SELECT)
+		elog(ERROR, "tide.run_cycle: the %s failed: %s", what, SPI_result_code_string(ret));
+	for (uint64 k = 0; k < SPI_processed; k++)
+	{
+		bool		isnull;
+
+		flags[DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[k], SPI_tuptable->tupdesc, 1, &isnull))] = true;
+	}
+	SPI_freeplan(plan);
+}
+
+/*
+ * Mark changed[k] for the locked nodes (touched[k]) whose live allocations
+ * differ from those the load saw (Q_CHANGED, in the latest snapshot).
+ */
+static void
+mark_allocations_changed(const CycleLoad *l, const CycleTypes *types, Datum *qargs, Oid *qtypes,
+						 const bool *touched, bool *changed)
 {
 	TideSnapshot *s = l->s;
-	bool	   *bad = palloc(sizeof(bool) * (s->nnodes + 1));
-	Datum	   *names = palloc(sizeof(Datum) * (s->nnodes + 1));
-	Datum	   *index = palloc(sizeof(Datum) * (s->nnodes + 1));
+	int			n = 0;
+	Datum	   *ids = palloc(sizeof(Datum) * (s->nrunning + 1));
+	Datum	   *node = palloc(sizeof(Datum) * (s->nrunning + 1));
+	Datum	   *res = palloc(sizeof(Datum) * (s->nrunning + 1));
+	Datum	   *gpus = palloc(sizeof(Datum) * (s->nrunning + 1));
+	Datum	   *milli = palloc(sizeof(Datum) * (s->nrunning + 1));
+	bool	   *milli_null = palloc(sizeof(bool) * (s->nrunning + 1));
+
+	for (int i = 0; i < s->nrunning; i++)
+	{
+		const TideRunning *a = &s->running[i];
+
+		if (a->node < 0 || !touched[a->node])
+			continue;
+		ids[n] = Int64GetDatum(a->alloc_id);
+		node[n] = Int32GetDatum(a->node);
+		res[n] = vec_resvec(s, a->res);
+		gpus[n] = GpuMaskGetDatum(a->gpus);
+		milli[n] = Int32GetDatum(a->gpu_milli);
+		milli_null[n] = a->gpu_milli == 0;
+		n++;
+	}
+	qargs[2] = PointerGetDatum(tide_array_of(ids, NULL, n, INT8OID));
+	qargs[3] = PointerGetDatum(tide_array_of(node, NULL, n, INT4OID));
+	qargs[4] = PointerGetDatum(tide_array_of(res, NULL, n, types->resvec));
+	qargs[5] = PointerGetDatum(tide_array_of(gpus, NULL, n, types->gpumask));
+	qargs[6] = PointerGetDatum(tide_array_of(milli, milli_null, n, INT4OID));
+	qtypes[2] = INT8ARRAYOID;
+	qtypes[3] = INT4ARRAYOID;
+	qtypes[4] = types->resvec_array;
+	qtypes[5] = types->gpumask_array;
+	qtypes[6] = INT4ARRAYOID;
+	mark_latest(Q_CHANGED, 7, qtypes, qargs, "allocation check", changed);
+}
+
+/*
+ * R-C4 over the changed nodes (changed[k], n of them), with what the
+ * placements add there, in the latest snapshot (tide._overcommitted): the
+ * nodes it would break become bad.
+ */
+static void
+check_changed_nodes(const CycleLoad *l, const TideResult *r, const CycleTypes *types,
+					const bool *changed, int n, bool *bad)
+{
+	TideSnapshot *s = l->s;
+	Datum	   *names = palloc(sizeof(Datum) * (n + 1));
+	Datum	   *index = palloc(sizeof(Datum) * (n + 1));
 	Datum	   *node_text = palloc0(sizeof(Datum) * (s->nnodes + 1));
 	PlacementRows rows;
 	Datum		args[PLACEMENT_ROWS_NARGS];
 	Oid			argtypes[PLACEMENT_ROWS_NARGS];
 	Datum		qargs[6];
-	Oid			qtypes[6];
-	SPIPlanPtr	plan;
+	Oid			qtypes[6] = {TEXTARRAYOID, INT4ARRAYOID};
+	int			m = 0;
+
+	placement_rows_init(&rows, r->nplacements);
+	for (int i = 0; i < r->nplacements; i++)
+	{
+		const TidePlacement *p = &r->placements[i];
+		int			ri = l->role_base[p->job] + p->role;
+
+		if (!changed[p->node])
+			continue;
+		if (node_text[p->node] == (Datum) 0)
+		{
+			node_text[p->node] = CStringGetTextDatum(s->nodes[p->node].name);
+			names[m] = node_text[p->node];
+			index[m] = Int32GetDatum(p->node);
+			m++;
+		}
+		placement_rows_add(&rows, s->jobs[p->job].id, CStringGetTextDatum(l->role_name[ri]), p->replica,
+						   node_text[p->node], l->role_request[ri], p->gpus, p->gpu_milli);
+	}
+	Assert(m == n);
+	qargs[0] = PointerGetDatum(tide_array_of(names, NULL, m, TEXTOID));
+	qargs[1] = PointerGetDatum(tide_array_of(index, NULL, m, INT4OID));
+	placement_rows_args(&rows, types, 0, args, argtypes);
+	for (int k = 0; k < 4; k++)
+	{
+		qargs[2 + k] = args[3 + k];
+		qtypes[2 + k] = argtypes[3 + k];
+	}
+	mark_latest(Q_OVERCOMMITTED, 6, qtypes, qargs, "capacity check", bad);
+}
+
+int
+cycle_lock_nodes(const CycleLoad *l, const TideResult *r, const CycleTypes *types, bool *dropped)
+{
+	TideSnapshot *s = l->s;
+	bool	   *bad = palloc(sizeof(bool) * (s->nnodes + 1));
+	bool	   *touched = palloc0(sizeof(bool) * (s->nnodes + 1));
+	bool	   *changed = palloc0(sizeof(bool) * (s->nnodes + 1));
+	Datum	   *names = palloc(sizeof(Datum) * (s->nnodes + 1));
+	Datum	   *index = palloc(sizeof(Datum) * (s->nnodes + 1));
+	Datum		qargs[7];
+	Oid			qtypes[7];
 	int			n = 0;
+	int			nchanged = 0;
 	int			ndropped = 0;
 	int			ret;
 
 	if (r->nplacements == 0)
 		return 0;
-	cycle_placement_rows(l, r, NULL, &rows, node_text);
+	for (int i = 0; i < r->nplacements; i++)
+		touched[r->placements[i].node] = true;
 	for (int k = 0; k < s->nnodes; k++)
 	{
-		if (node_text[k] == (Datum) 0)
+		if (!touched[k])
 			continue;			/* nothing placed there */
-		names[n] = node_text[k];
+		names[n] = CStringGetTextDatum(s->nodes[k].name);
 		index[n] = Int32GetDatum(k);
 		n++;
 	}
@@ -232,23 +408,34 @@ cycle_lock_nodes(const CycleLoad *l, const TideResult *r, const CycleTypes *type
 	ret = cycle_execute_waiting(Q_LOCK, Q_LOCK_SKIP, 2, qtypes, qargs, 0, "a node row");
 	if (ret != SPI_OK_SELECT)
 		elog(ERROR, "tide.run_cycle: locking nodes failed: %s", SPI_result_code_string(ret));
-	mark_nodes(bad, false, true);
-
-	/* R-C4 over the locked nodes, in a snapshot taken after the locks */
-	placement_rows_args(&rows, types, 0, args, argtypes);
-	for (int k = 0; k < 4; k++)
+	for (uint64 i = 0; i < SPI_processed; i++)
 	{
-		qargs[2 + k] = args[3 + k];
-		qtypes[2 + k] = argtypes[3 + k];
+		HeapTuple	t = SPI_tuptable->vals[i];
+		TupleDesc	d = SPI_tuptable->tupdesc;
+		bool		isnull;
+		int			k = DatumGetInt32(SPI_getbinval(t, d, 1, &isnull));
+		Datum		ready = SPI_getbinval(t, d, 2, &isnull);
+
+		bad[k] = isnull || !DatumGetBool(ready);
+		if (!bad[k] && capacity_changed(s, &s->nodes[k], SPI_getbinval(t, d, 3, &isnull)))
+			changed[k] = true;
 	}
-	plan = SPI_prepare(Q_OVERCOMMITTED, 6, qtypes);
-	if (plan == NULL)
-		elog(ERROR, "tide.run_cycle: preparing the capacity check failed: %s", SPI_result_code_string(SPI_result));
-	ret = SPI_execute_snapshot(plan, qargs, NULL, GetLatestSnapshot(), InvalidSnapshot, false, false, 0);
-	if (ret != SPI_OK_SELECT)
-		elog(ERROR, "tide.run_cycle: checking capacity failed: %s", SPI_result_code_string(ret));
-	mark_nodes(bad, true, false);
-	SPI_freeplan(plan);
+
+	/*
+	 * The engine kept R-C4 over what the load saw: only a node whose
+	 * capacity or live allocations changed since needs the check again,
+	 * with the rows about to be added, in a snapshot taken after the locks.
+	 */
+	mark_allocations_changed(l, types, qargs, qtypes, touched, changed);
+	for (int k = 0; k < s->nnodes; k++)
+		nchanged += changed[k] && !bad[k];
+	elog(DEBUG1, "tide.run_cycle: %d nodes locked, %d of them changed since the load", n, nchanged);
+	if (nchanged > 0)
+	{
+		for (int k = 0; k < s->nnodes; k++)
+			changed[k] = changed[k] && !bad[k];
+		check_changed_nodes(l, r, types, changed, nchanged, bad);
+	}
 
 	for (int i = 0; i < r->nplacements; i++)
 	{

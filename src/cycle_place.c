@@ -7,7 +7,7 @@
  * unschedulable marks, changed pending reasons within
  * tide.reason_updates_per_cycle less the jobs placed; job rows another
  * transaction holds are left for the next cycle after
- * tide.cycle_lock_timeout) and the placed jobs' history rows in one more;
+ * tide.cycle_lock_timeout) writing the placed jobs' history rows too;
  * a check that the placed jobs' tasks did not change meanwhile (those that
  * did go back to pending); one statement replacing tide.reason_backlog
  * with the other reasons; one INSERT into tide.allocations from unnest();
@@ -29,53 +29,28 @@
 #include "cycle_place.h"
 #include "cycle_rows.h"
 
+/*
+ * unnest() in the select list, not in FROM: set-returning functions there
+ * run in step and stream their rows, where a function in FROM stores all
+ * of them first (on disk past work_mem: 20k allocations are 5 MB).
+ */
 static const char *const W_ALLOCS =
 "INSERT INTO tide.allocations (job_id, role, replica, node, resources, gpus, gpu_milli, cycle_id)"
-" SELECT u.job_id, u.role, u.replica, u.node, u.resources, u.gpus, u.gpu_milli, $8"
-"   FROM unnest($1, $2, $3, $4, $5, $6, $7)"
-"        AS u(job_id, role, replica, node, resources, gpus, gpu_milli)";
+" SELECT pg_catalog.unnest($1), pg_catalog.unnest($2), pg_catalog.unnest($3), pg_catalog.unnest($4),"
+"        pg_catalog.unnest($5), pg_catalog.unnest($6), pg_catalog.unnest($7), $8";
 
 /*
- * Job states first: a job cancelled (or otherwise moved on) since the load
- * is no longer pending, so the UPDATE skips it, and only the placed jobs it
- * returns get allocation rows.
+ * Job states, unschedulable marks and pending reasons, and the placed
+ * jobs' history rows, in one statement (tide._cycle_place_jobs,
+ * 60_cycle.sql).  A job cancelled (or otherwise moved on) since the load is
+ * no longer pending, so it is skipped, and only the placed jobs returned get
+ * allocation rows.  The second form skips the job rows another transaction
+ * holds (they stay as they are this cycle): what the first falls back to
+ * when it could not get its row locks within tide.cycle_lock_timeout.
+ * Locking first costs a lock record per row, so it is not the usual path.
  */
-#define W_JOBS_SET \
-"    SET state = CASE WHEN u.placed THEN 'allocated' ELSE j.state END," \
-"        state_reason = CASE WHEN u.placed THEN u.reason ELSE j.state_reason END," \
-"        pending_reason = CASE WHEN u.placed THEN NULL ELSE u.reason END," \
-"        unschedulable = u.unschedulable" \
-"   FROM unnest($1::bigint[], $2::boolean[], $3::text[], $4::boolean[])" \
-"        AS u(id, placed, reason, unschedulable)"
-
-static const char *const W_JOBS =
-"WITH upd AS ("
-" UPDATE tide.jobs j" W_JOBS_SET
-"  WHERE j.id = u.id AND j.state = 'pending' AND NOT j.cancel_requested"
-" RETURNING j.id, u.placed, u.reason)"
-"SELECT pg_catalog.array_agg(upd.id), pg_catalog.array_agg(upd.reason) FROM upd WHERE upd.placed";
-
-/*
- * The same, skipping the job rows another transaction holds (they stay as
- * they are this cycle): what W_JOBS falls back to when it could not get its
- * row locks within tide.cycle_lock_timeout.  Locking first costs a lock record
- * per row, so it is not the usual path.
- */
-static const char *const W_JOBS_SKIP_LOCKED =
-"WITH lk AS MATERIALIZED ("
-" SELECT j.id FROM tide.jobs j"
-"  WHERE j.id = ANY ($1::bigint[]) AND j.state = 'pending' AND NOT j.cancel_requested"
-"    FOR NO KEY UPDATE OF j SKIP LOCKED),"
-" upd AS ("
-" UPDATE tide.jobs j" W_JOBS_SET
-"  WHERE j.id = u.id AND j.id IN (SELECT lk.id FROM lk)"
-" RETURNING j.id, u.placed, u.reason)"
-"SELECT pg_catalog.array_agg(upd.id), pg_catalog.array_agg(upd.reason) FROM upd WHERE upd.placed";
-
-/* The placed jobs' history rows (tide._log_cycle_placed, 60_cycle.sql). */
-static const char *const W_LOG_PLACED = "SELECT tide._log_cycle_placed($1, $2, $3)";
-
-
+static const char *const W_JOBS = "SELECT tide._cycle_place_jobs($1, $2, $3, $4, $5, false)";
+static const char *const W_JOBS_SKIP_LOCKED = "SELECT tide._cycle_place_jobs($1, $2, $3, $4, $5, true)";
 
 /*
  * The task rows of the jobs placed, compared with those loaded (by ctid: an
@@ -117,36 +92,58 @@ static const char *const W_BACKLOG =
 
 static const char *const W_BACKLOG_CLEAR = BACKLOG_GONE("$1");
 
-/* "placed on n1, n2 and 3 more" */
-static char *
+/*
+ * "placed on n1, n2, n3 and more", as text: built in one buffer, not a
+ * StringInfo (a cycle renders thousands; node names are short).
+ */
+static Datum
 placed_reason(const TideSnapshot *s, const TideResult *r, int j)
 {
-	StringInfoData buf;
 	const TideOutcome *o = &r->outcomes[j];
+	char		small[256];
+	char	   *buf = small;
+	size_t		cap = sizeof(small);
+	size_t		len = strlen("placed on ");
 	int			shown = 0;
+	Datum		d;
 
-	initStringInfo(&buf);
-	appendStringInfoString(&buf, "placed on ");
+	memcpy(buf, "placed on ", len);
 	for (int i = 0; i < o->nplacements; i++)
 	{
-		const char *name = s->nodes[r->placements[o->first_placement + i].node].name;
+		int			node = r->placements[o->first_placement + i].node;
+		const char *name = s->nodes[node].name;
+		const char *sep = shown == 3 ? " and more" : shown ? ", " : "";
+		size_t		need;
 		bool		seen = false;
 
 		for (int k = 0; k < i && !seen; k++)
-			seen = r->placements[o->first_placement + k].node == r->placements[o->first_placement + i].node;
+			seen = r->placements[o->first_placement + k].node == node;
 		if (seen)
 			continue;
-		if (shown == 3)
+		need = len + strlen(sep) + (shown == 3 ? 0 : strlen(name));
+		if (need > cap)
 		{
-			appendStringInfoString(&buf, " and more");
-			break;
+			char	   *bigger = palloc(need * 2);
+
+			memcpy(bigger, buf, len);
+			if (buf != small)
+				pfree(buf);
+			buf = bigger;
+			cap = need * 2;
 		}
-		appendStringInfo(&buf, "%s%s", shown ? ", " : "", name);
+		memcpy(buf + len, sep, strlen(sep));
+		len += strlen(sep);
+		if (shown == 3)
+			break;
+		memcpy(buf + len, name, strlen(name));
+		len += strlen(name);
 		shown++;
 	}
-	return buf.data;
+	d = PointerGetDatum(cstring_to_text_with_len(buf, (int) len));
+	if (buf != small)
+		pfree(buf);
+	return d;
 }
-
 
 /*
  * Set confirmed[] to value for the jobs of a bigint[] of ids (NULL: none),
@@ -174,35 +171,21 @@ set_confirmed(const TideSnapshot *s, Datum ids_array, bool isnull, bool *confirm
 	}
 }
 
-/* A pending reason left for tide.reason_backlog. */
-typedef struct DeferredReason
-{
-	const char *reason;
-	int32		text_id;		/* equal ids, equal texts (tide_reason_memo_text) */
-	int64		id;
-} DeferredReason;
-
-static int
-deferred_cmp(const void *a, const void *b)
-{
-	const DeferredReason *x = a;
-	const DeferredReason *y = b;
-
-	if (x->text_id != y->text_id)
-		return x->text_id < y->text_id ? -1 : 1;
-	return (x->id > y->id) - (x->id < y->id);
-}
-
 /*
  * Replace tide.reason_backlog with this cycle's deferred reasons, one row
- * per distinct reason: sorted by text id, each group is a slice of one
- * bigint[] of job ids.
+ * per distinct reason: defer_tid[j] is the text id (tide_reason_memo_text)
+ * of job j's deferred reason, or -1; tid_text[t] the text of id t; n jobs
+ * deferred.  A counting sort by text id over the jobs in snapshot order
+ * (ascending ids) gives each reason a slice of one bigint[] of job ids.
  */
 static void
-write_reason_backlog(DeferredReason *d, int n, int64 cycle_id, const char *group)
+write_reason_backlog(const TideSnapshot *s, const int32 *defer_tid, const char *const *tid_text, int n,
+					 int64 cycle_id, const char *group)
 {
 	Datum		group_arg = group ? CStringGetTextDatum(group) : (Datum) 0;
 	Oid			group_type = TEXTOID;
+	int			ntid = s->njobs + 1;
+	int		   *start;
 	Datum	   *ids;
 	Datum	   *texts;
 	Datum	   *lo;
@@ -219,22 +202,28 @@ write_reason_backlog(DeferredReason *d, int n, int64 cycle_id, const char *group
 			elog(ERROR, "tide.run_cycle: clearing tide.reason_backlog failed: %s", SPI_result_code_string(ret));
 		return;
 	}
-	qsort(d, n, sizeof(DeferredReason), deferred_cmp);
-	ids = palloc(sizeof(Datum) * n);
+	start = palloc0(sizeof(int) * (ntid + 1));
+	for (int j = 0; j < s->njobs; j++)
+		if (defer_tid[j] >= 0)
+			start[defer_tid[j] + 1]++;
 	texts = palloc(sizeof(Datum) * n);
 	lo = palloc(sizeof(Datum) * n);
 	hi = palloc(sizeof(Datum) * n);
-	for (int i = 0; i < n; i++)
+	for (int t = 0; t < ntid; t++)
 	{
-		ids[i] = Int64GetDatum(d[i].id);
-		if (i == 0 || d[i].text_id != d[i - 1].text_id)
+		if (start[t + 1] > 0)
 		{
-			texts[ngroups] = CStringGetTextDatum(d[i].reason);
-			lo[ngroups] = Int32GetDatum(i + 1);
+			texts[ngroups] = CStringGetTextDatum(tid_text[t]);
+			lo[ngroups] = Int32GetDatum(start[t] + 1);
+			hi[ngroups] = Int32GetDatum(start[t] + start[t + 1]);
 			ngroups++;
 		}
-		hi[ngroups - 1] = Int32GetDatum(i + 1);
+		start[t + 1] += start[t];
 	}
+	ids = palloc(sizeof(Datum) * n);
+	for (int j = 0; j < s->njobs; j++)
+		if (defer_tid[j] >= 0)
+			ids[start[defer_tid[j]]++] = Int64GetDatum(s->jobs[j].id);
 	args[0] = Int64GetDatum(cycle_id);
 	args[1] = PointerGetDatum(tide_array_of(ids, NULL, n, INT8OID));
 	args[2] = PointerGetDatum(tide_array_of(texts, NULL, ngroups, TEXTOID));
@@ -338,7 +327,8 @@ write_jobs(const CycleLoad *l, const TideResult *r, int64 cycle_id, const bool *
 	int		   *order = palloc(sizeof(int) * (s->njobs + 1));
 	int			norder = 0;
 	int			budget = tide_reason_updates_per_cycle < 0 ? INT_MAX : tide_reason_updates_per_cycle;
-	DeferredReason *deferred = palloc(sizeof(DeferredReason) * (s->njobs + 1));
+	int32	   *defer_tid = palloc(sizeof(int32) * (s->njobs + 1));
+	const char **tid_text = palloc0(sizeof(char *) * (s->njobs + 1));
 	int			ndeferred = 0;
 	TideReasonMemo *memo = tide_reason_memo_create(s, r);
 
@@ -351,6 +341,7 @@ write_jobs(const CycleLoad *l, const TideResult *r, int64 cycle_id, const bool *
 	{
 		const TideOutcome *o = &r->outcomes[j];
 
+		defer_tid[j] = -1;
 		if (o->status == TIDE_PLACED)
 		{
 			if (dropped[j])
@@ -359,7 +350,7 @@ write_jobs(const CycleLoad *l, const TideResult *r, int64 cycle_id, const bool *
 				budget = Max(budget - 1, 0);
 			ids[n] = Int64GetDatum(s->jobs[j].id);
 			placed[n] = BoolGetDatum(true);
-			reasons[n] = CStringGetTextDatum(placed_reason(s, r, j));
+			reasons[n] = placed_reason(s, r, j);
 			unsched[n] = BoolGetDatum(false);
 			n++;
 			continue;
@@ -411,9 +402,8 @@ write_jobs(const CycleLoad *l, const TideResult *r, int64 cycle_id, const bool *
 			}
 			else
 			{
-				deferred[ndeferred].reason = fresh[j];
-				deferred[ndeferred].text_id = text_id[j];
-				deferred[ndeferred].id = s->jobs[j].id;
+				defer_tid[j] = text_id[j];
+				tid_text[text_id[j]] = fresh[j];
 				ndeferred++;
 			}
 			fresh[j] = NULL;
@@ -422,44 +412,29 @@ write_jobs(const CycleLoad *l, const TideResult *r, int64 cycle_id, const bool *
 #undef REASON_DATUM
 	if (n > 0)
 	{
-		Datum		args[4];
-		Oid			argtypes[4] = {INT8ARRAYOID, BOOLARRAYOID, TEXTARRAYOID, BOOLARRAYOID};
+		Datum		args[5];
+		Oid			argtypes[5] = {INT8ARRAYOID, BOOLARRAYOID, TEXTARRAYOID, BOOLARRAYOID, INT8OID};
+		Datum		moved;
+		bool		isnull;
 
 		args[0] = PointerGetDatum(tide_array_of(ids, NULL, n, INT8OID));
 		args[1] = PointerGetDatum(tide_array_of(placed, NULL, n, BOOLOID));
 		args[2] = PointerGetDatum(tide_array_of(reasons, NULL, n, TEXTOID));
 		args[3] = PointerGetDatum(tide_array_of(unsched, NULL, n, BOOLOID));
+		args[4] = Int64GetDatum(cycle_id);
 		INSTR_TIME_SET_CURRENT(t0);
-		ret = cycle_execute_waiting(W_JOBS, W_JOBS_SKIP_LOCKED, 4, argtypes, args, CYCLE_NO_TRIGGERS, "a job row");
-		elog(DEBUG1, "tide.run_cycle: %d jobs updated in %.1f ms", n, cycle_elapsed_ms(t0));
+		ret = cycle_execute_waiting(W_JOBS, W_JOBS_SKIP_LOCKED, 5, argtypes, args, CYCLE_NO_TRIGGERS, "a job row");
+		elog(DEBUG1, "tide.run_cycle: %d jobs updated, placements logged in %.1f ms", n, cycle_elapsed_ms(t0));
 		if (ret != SPI_OK_SELECT || SPI_processed != 1)
 			elog(ERROR, "tide.run_cycle: updating jobs failed: %s", SPI_result_code_string(ret));
-		{
-			bool		isnull;
-			Datum		placed_ids = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
-			Datum		log_args[3];
-			Oid			log_types[3] = {INT8ARRAYOID, TEXTARRAYOID, INT8OID};
-
-			set_confirmed(s, placed_ids, isnull, confirmed, true, &out->jobs_placed);
-			if (!isnull)
-			{
-				/* their history rows, as the state trigger would have written them */
-				log_args[0] = placed_ids;
-				log_args[1] = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull);
-				log_args[2] = Int64GetDatum(cycle_id);
-				INSTR_TIME_SET_CURRENT(t0);
-				ret = cycle_execute(W_LOG_PLACED, 3, log_types, log_args, CYCLE_WRITING);
-				if (ret != SPI_OK_SELECT)
-					elog(ERROR, "tide.run_cycle: logging placements failed: %s", SPI_result_code_string(ret));
-				elog(DEBUG1, "tide.run_cycle: %d placements logged in %.1f ms", out->jobs_placed, cycle_elapsed_ms(t0));
-			}
-		}
+		moved = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+		set_confirmed(s, moved, isnull, confirmed, true, &out->jobs_placed);
 		INSTR_TIME_SET_CURRENT(t0);
 		give_up_changed_tasks(l, confirmed, &out->jobs_placed);
 		elog(DEBUG1, "tide.run_cycle: tasks of %d placed jobs checked in %.1f ms", out->jobs_placed, cycle_elapsed_ms(t0));
 	}
 	INSTR_TIME_SET_CURRENT(t0);
-	write_reason_backlog(deferred, ndeferred, cycle_id, l->group);
+	write_reason_backlog(s, defer_tid, tid_text, ndeferred, cycle_id, l->group);
 	elog(DEBUG1, "tide.run_cycle: %d reasons deferred in %.1f ms", ndeferred, cycle_elapsed_ms(t0));
 	out->reasons_deferred = ndeferred;
 }

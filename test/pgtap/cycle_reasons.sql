@@ -6,7 +6,7 @@
 BEGIN;
 CREATE EXTENSION pg_tide;
 SET client_min_messages = warning;
-SELECT plan(27);
+SELECT plan(29);
 
 INSERT INTO tide.queues (name) VALUES ('q');
 SELECT tide.register_node('n1', 'cpu=8, memory=64Gi, gpu=1', 'H100');
@@ -102,6 +102,17 @@ SELECT is((SELECT count(*)::int FROM tide.jobs WHERE state = 'pending'
 SELECT is(pg_temp.backlog_ids(), '{}', '-1: the backlog is empty');
 
 SELECT throws_ok($$SET tide.reason_updates_per_cycle = -2$$, '22023', NULL, 'the budget is -1 or more');
+
+-- ---------------------------------------------------------------- placed on
+-- A placed job's reason names the nodes it went to, at most three.
+SELECT tide.register_node('m' || i, 'cpu=8, gpu=1', 'H100') FROM generate_series(1, 7) i;
+SELECT tide.submit('q', 'cpu=1, gpu=1', replicas => 5, priority => 1000) AS five \gset
+SELECT tide.submit('q', 'cpu=1, gpu=1', replicas => 2, priority => 999) AS two \gset
+SELECT tide.run_cycle();
+SELECT matches((SELECT state_reason FROM tide.jobs WHERE id = :five), '^placed on m\d, m\d, m\d and more$',
+               'a job on five nodes: three named and more');
+SELECT matches((SELECT state_reason FROM tide.jobs WHERE id = :two), '^placed on m\d, m\d$',
+               'a job on two nodes: both named');
 
 SELECT * FROM finish();
 ROLLBACK;

@@ -48,10 +48,11 @@ SELECT is(pg_temp.try(a, b),
 -- The table itself says which change only the cycle makes.
 SELECT is(ARRAY(SELECT old_state || ' -> ' || new_state FROM tide.job_transitions WHERE by_cycle_only),
           ARRAY['allocated -> pending'], 'tide.job_transitions marks the cycle-only change');
--- The cycle's own placements are logged by tide._log_cycle_placed, which
--- nothing else may call (tide._cycle_writing() is false outside the cycle).
-SELECT throws_ok($$SELECT tide._log_cycle_placed(ARRAY[1::bigint], ARRAY['forged'], 1)$$, '42501',
-                 'only tide.run_cycle() logs its placements this way', 'no one but the cycle logs placements that way');
+-- The cycle's own placements and their history rows are written by
+-- tide._cycle_place_jobs, which nothing else may call (tide._cycle_writing()
+-- is false outside the cycle).
+SELECT throws_ok($$SELECT tide._cycle_place_jobs(ARRAY[1::bigint], ARRAY[true], ARRAY['forged'], ARRAY[false], 1, false)$$,
+                 '42501', 'only tide.run_cycle() places jobs this way', 'no one but the cycle places and logs jobs that way');
 
 -- The cycle's set-based write: one UPDATE for many jobs, one event each,
 -- carrying the transaction's cycle id and each row's reason.
