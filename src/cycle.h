@@ -5,6 +5,7 @@
  *   cycle.c        orchestration: lock, cycle row, load, decide, write, record
  *   cycle_load.c   every query the cycle reads with, into the engine's snapshot
  *   cycle_lost.c   nodes whose launcher went silent (R-C3), marked down
+ *   cycle_recv.c   a load query's rows streamed to a callback, no tuple table
  *   cycle_place.c  placements written: jobs, allocations, reasons, backlog
  *   cycle_evict.c  evictions written: victims and held resources
  *   cycle_rows.c   the arrays the writes unnest, the label arrays the load reads

@@ -2,11 +2,13 @@
  * cycle_load.c: the load phase of tide.run_cycle(): every query the cycle
  * reads with, copied into the engine's snapshot (see cycle_load.h).
  *
- * One query per table, each in its own snapshot (READ COMMITTED).
- * Referenced rows are loaded after the rows that reference them, so a
- * job's tasks and queue, and an allocation's node, are always there: a
- * queue or node cannot be deleted while referenced, and one created
- * between two queries is simply seen by the later one.
+ * One query per table, all under one snapshot taken when the load starts
+ * (it sees the cycle's own earlier writes: nodes marked lost, the shapes
+ * refreshed), so that a job's queue and tasks and an allocation's node are
+ * always there.  Nodes, queues and live allocations come first: they fix
+ * the resource names and the indexes the jobs are read into.  The pending
+ * jobs with their tasks, the biggest query by far, are streamed
+ * (cycle_recv.c): each row goes straight into the snapshot.
  *
  * Each query's columns are named by the constants that follow it
  * (Anum_<query>_<column>, 1-based, as in PostgreSQL's catalog headers):
@@ -15,16 +17,19 @@
 #include "postgres.h"
 
 #include "access/htup_details.h"
+#include "access/xact.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/hsearch.h"
 #include "utils/memutils.h"
+#include "utils/snapmgr.h"
 #include "utils/timestamp.h"
 
 #include "cycle.h"
 #include "cycle_load.h"
+#include "cycle_recv.h"
 #include "cycle_rows.h"
 #include "cycle_shapes.h"
 #include "gpumask.h"
@@ -65,14 +70,18 @@ static const char *const Q_QUEUES =
 #define Anum_queues_preemption_within 9
 #define Anum_queues_min_runtime_us	10
 
+/*
+ * The pending jobs with their tasks, one row per task (a job without any:
+ * one row, the task columns NULL), in job id order; streamed (cycle_recv.c).
+ */
 static const char *const Q_JOBS =
 "SELECT j.id, j.queue, j.priority, j.created_at, j.idle, j.reserve, j.retry_of IS NOT NULL,"
 "       j.preemptable, j.service_type, j.min_available, j.gpu_type,"
 "       " CYCLE_LABEL_ARRAYS("j.node_selector") ","
 "       (EXTRACT(epoch FROM j.time_limit) * 1000000)::bigint,"
 "       CASE WHEN j.avoid_nodes = '{}' THEN NULL ELSE j.avoid_nodes END,"
-"       j.pending_reason"
-"  FROM tide.jobs j"
+"       j.pending_reason, t.role, t.replicas, t.request, t.ctid"
+"  FROM tide.jobs j LEFT JOIN tide.job_tasks t ON t.job_id = j.id"
 " WHERE j.state = 'pending' AND NOT j.unschedulable AND NOT j.cancel_requested"
 "   AND ($1::text IS NULL OR j.queue = ANY ($2::text[]))"
 " ORDER BY j.id";				/* tide_job_index() relies on this order */
@@ -92,18 +101,10 @@ static const char *const Q_JOBS =
 #define Anum_jobs_time_limit_us		14
 #define Anum_jobs_avoid_nodes		15
 #define Anum_jobs_pending_reason	16
-
-static const char *const Q_TASKS =
-"SELECT t.job_id, t.role, t.replicas, t.request, t.ctid"
-"  FROM tide.job_tasks t JOIN tide.jobs j ON j.id = t.job_id"
-" WHERE j.state = 'pending' AND NOT j.unschedulable AND NOT j.cancel_requested"
-"   AND ($1::text IS NULL OR j.queue = ANY ($2::text[]))"
-" ORDER BY t.job_id";			/* roles sorted by name in load_jobs (a merge, no sort) */
-#define Anum_tasks_job_id			1
-#define Anum_tasks_role				2
-#define Anum_tasks_replicas			3
-#define Anum_tasks_request			4
-#define Anum_tasks_ctid				5
+#define Anum_jobs_role				17
+#define Anum_jobs_replicas			18
+#define Anum_jobs_request			19
+#define Anum_jobs_task_ctid			20
 
 static const char *const Q_ALLOCS =
 "SELECT a.id, a.job_id, a.node, a.resources, a.gpus, a.gpu_milli, a.state, j.queue,"
@@ -178,8 +179,6 @@ typedef struct Loader
 	TideSnapshot *s;
 	SPITupleTable *nodes,
 			   *queues,
-			   *jobs,
-			   *tasks,
 			   *allocs,
 			   *claims;
 	const char *group;			/* the resource group loaded, NULL: all */
@@ -193,6 +192,10 @@ typedef struct Loader
 	const char **unknown_names; /* the snapshot's unknown_names, by id */
 	int			nunknown;
 	int			unknown_cap;
+	int			jobs_cap;		/* room in the job arrays (load_jobs) */
+	int			roles_cap;		/* room in the role arrays */
+	int64	   *requests;		/* the roles' request vectors, nres each */
+	char	   *role_name;		/* the last role name copied */
 	RowCache	cache[ROWCACHE_TABLES];
 } Loader;
 
@@ -214,7 +217,7 @@ run_select(Loader *ld, const char *sql)
 	Oid			argtypes[3] = {TEXTOID, TEXTARRAYOID, TEXTARRAYOID};
 	Datum		args[3] = {ld->group ? CStringGetTextDatum(ld->group) : (Datum) 0,
 	ld->group_queues, ld->group_nodes};
-	int			ret = SPI_execute_with_args(sql, 3, argtypes, args, ld->group ? NULL : "nnn", false, 0);
+	int			ret = SPI_execute_with_args(sql, 3, argtypes, args, ld->group ? NULL : "nnn", true, 0);
 
 	if (ret != SPI_OK_SELECT)
 		elog(ERROR, "tide.run_cycle: query failed (%s): %s", SPI_result_code_string(ret), sql);
@@ -229,7 +232,7 @@ group_names(const char *group, const char *sql)
 	Datum		arg = CStringGetTextDatum(group);
 	bool		isnull;
 	Datum		d;
-	int			ret = SPI_execute_with_args(sql, 1, &argtype, &arg, NULL, false, 1);
+	int			ret = SPI_execute_with_args(sql, 1, &argtype, &arg, NULL, true, 1);
 
 	if (ret != SPI_OK_SELECT || SPI_processed != 1)
 		elog(ERROR, "tide.run_cycle: listing the group's names failed: %s", SPI_result_code_string(ret));
@@ -646,84 +649,184 @@ load_avoid(Loader *ld, TideJob *j, Datum d)
 	j->avoid = av;
 }
 
-/* Pending jobs and their roles (both sorted by job id: a merge). */
+/*
+ * The job rows arrive before their count is known: the job and role arrays
+ * start at JOBS_INITIAL and double.  Roles' request vectors sit in one pool
+ * (ld->requests, nres a role) that the roles point into once all are in.
+ */
+#define JOBS_INITIAL 256
+
+static void *
+grow_array(MemoryContext mcxt, void *p, size_t elem, int cap)
+{
+	if (cap > INT32_MAX / 4)
+		ereport(ERROR, (errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+						errmsg("too many rows for one scheduling cycle")));
+	return p == NULL ? MemoryContextAllocHuge(mcxt, elem * cap) : repalloc_huge(p, elem * cap);
+}
+
 static void
-load_jobs(Loader *ld)
+jobs_grow(Loader *ld)
+{
+	CycleLoad  *l = ld->l;
+	int			cap = ld->jobs_cap ? ld->jobs_cap * 2 : JOBS_INITIAL;
+
+	ld->s->jobs = grow_array(l->mcxt, ld->s->jobs, sizeof(TideJob), cap);
+	l->role_base = grow_array(l->mcxt, l->role_base, sizeof(int32), cap);
+	l->job_reason = grow_array(l->mcxt, l->job_reason, sizeof(char *), cap);
+	ld->jobs_cap = cap;
+}
+
+static void
+roles_grow(Loader *ld)
+{
+	CycleLoad  *l = ld->l;
+	int			cap = ld->roles_cap ? ld->roles_cap * 2 : JOBS_INITIAL;
+
+	ld->s->roles = grow_array(l->mcxt, ld->s->roles, sizeof(TideRole), cap);
+	ld->requests = grow_array(l->mcxt, ld->requests, sizeof(int64) * ld->s->nres, cap);
+	l->role_request = grow_array(l->mcxt, l->role_request, sizeof(Datum), cap);
+	l->role_name = grow_array(l->mcxt, l->role_name, sizeof(char *), cap);
+	l->role_tid = grow_array(l->mcxt, l->role_tid, sizeof(ItemPointerData), cap);
+	ld->roles_cap = cap;
+}
+
+/* A text column as a C string allocated in mcxt. */
+static char *
+text_in(MemoryContext mcxt, Datum d)
+{
+	MemoryContext old = MemoryContextSwitchTo(mcxt);
+	char	   *str = TextDatumGetCString(d);
+
+	MemoryContextSwitchTo(old);
+	return str;
+}
+
+/* The job columns of a job's first row. */
+static void
+job_start(Loader *ld, const Datum *v, const bool *nulls)
 {
 	CycleLoad  *l = ld->l;
 	TideSnapshot *s = ld->s;
-	SPITupleTable *t = ld->jobs;
-	SPITupleTable *tt = ld->tasks;
-	uint64		nj = NROWS(t);
-	uint64		nt = NROWS(tt);
-	uint64		ti = 0;
-	int			nroles = 0;
+	int			ji = s->njobs;
+	TideJob    *j;
+	char	   *gt;
 
-	tide_snapshot_alloc_jobs(s, (int) nj, (int) nt);
-	l->role_request = MemoryContextAlloc(l->mcxt, sizeof(Datum) * (nt + 1));
-	l->role_name = MemoryContextAlloc(l->mcxt, sizeof(char *) * (nt + 1));
-	l->role_tid = MemoryContextAlloc(l->mcxt, sizeof(ItemPointerData) * (nt + 1));
-	l->role_base = MemoryContextAlloc(l->mcxt, sizeof(int32) * (nj + 1));
-	l->job_reason = MemoryContextAlloc(l->mcxt, sizeof(char *) * (nj + 1));
-	for (uint64 i = 0; i < nj; i++)
+	if (ji == ld->jobs_cap)
+		jobs_grow(ld);
+	j = &s->jobs[ji];
+	memset(j, 0, sizeof(TideJob));
+	j->id = DatumGetInt64(v[Anum_jobs_id - 1]);
+	j->queue = name_index(&ld->queue_names, TextDatumGetCString(v[Anum_jobs_queue - 1]));
+	if (j->queue < 0)
+		j->queue = 0;			/* cannot happen: a job's queue is in the same
+								 * snapshot */
+	j->priority = DatumGetInt32(v[Anum_jobs_priority - 1]);
+	j->created_at = DatumGetTimestampTz(v[Anum_jobs_created_at - 1]);
+	j->idle = DatumGetBool(v[Anum_jobs_idle - 1]);
+	j->reserve = DatumGetBool(v[Anum_jobs_reserve - 1]);
+	j->is_retry = DatumGetBool(v[Anum_jobs_is_retry - 1]);
+	j->preemptable = DatumGetBool(v[Anum_jobs_preemptable - 1]);
+	j->service = service_of(nulls[Anum_jobs_service_type - 1] ? NULL :
+							TextDatumGetCString(v[Anum_jobs_service_type - 1]));
+	j->min_available = nulls[Anum_jobs_min_available - 1] ? 0 :
+		DatumGetInt32(v[Anum_jobs_min_available - 1]);
+	j->gpu_type = -1;
+	if (!nulls[Anum_jobs_gpu_type - 1])
 	{
-		TideJob    *j = &s->jobs[i];
-		bool		isnull;
-		Datum		d;
-		char	   *gt;
-		const char *missing;
-
-		j->id = DatumGetInt64(col_notnull(ld, t, i, Anum_jobs_id));
-		j->queue = name_index(&ld->queue_names, col_text(ld, t, i, Anum_jobs_queue));
-		j->priority = DatumGetInt32(col_notnull(ld, t, i, Anum_jobs_priority));
-		j->created_at = DatumGetTimestampTz(col_notnull(ld, t, i, Anum_jobs_created_at));
-		j->idle = DatumGetBool(col_notnull(ld, t, i, Anum_jobs_idle));
-		j->reserve = DatumGetBool(col_notnull(ld, t, i, Anum_jobs_reserve));
-		j->is_retry = DatumGetBool(col_notnull(ld, t, i, Anum_jobs_is_retry));
-		j->preemptable = DatumGetBool(col_notnull(ld, t, i, Anum_jobs_preemptable));
-		j->service = service_of(col_text(ld, t, i, Anum_jobs_service_type));
-		d = col(ld, t, i, Anum_jobs_min_available, &isnull);
-		j->min_available = isnull ? 0 : DatumGetInt32(d);
-		gt = col_text(ld, t, i, Anum_jobs_gpu_type);
-		j->gpu_type = gt ? tide_res_lookup(s, gt) : -1;
-		if (gt && j->gpu_type < 0)
+		gt = TextDatumGetCString(v[Anum_jobs_gpu_type - 1]);
+		j->gpu_type = tide_res_lookup(s, gt);
+		if (j->gpu_type < 0)
 			j->unknown_name = unknown_name(ld, psprintf("no node with gpu_type %s in the resource group", gt));
-		j->selector = label_ids(ld, t, i, Anum_jobs_selector_keys, Anum_jobs_selector_values,
-								&j->nselector);
-		j->time_limit = col_micros(ld, t, i, Anum_jobs_time_limit_us);
-		d = col(ld, t, i, Anum_jobs_avoid_nodes, &isnull);
-		if (!isnull)
-			load_avoid(ld, j, d);
-		l->job_reason[i] = col_text(ld, t, i, Anum_jobs_pending_reason);
-		if (j->queue < 0)
-			j->queue = 0;		/* cannot happen: queues are loaded after the
-								 * jobs that reference them */
-
-		/* roles: the task rows of this job */
-		j->roles = &s->roles[nroles];
-		l->role_base[i] = nroles;
-		while (ti < nt && DatumGetInt64(col_notnull(ld, tt, ti, Anum_tasks_job_id)) < j->id)
-			ti++;
-		while (ti < nt && DatumGetInt64(col_notnull(ld, tt, ti, Anum_tasks_job_id)) == j->id)
-		{
-			TideRole   *r = &s->roles[nroles];
-
-			l->role_name[nroles] = col_text(ld, tt, ti, Anum_tasks_role);
-			r->name = l->role_name[nroles];
-			r->replicas = DatumGetInt32(col_notnull(ld, tt, ti, Anum_tasks_replicas));
-			l->role_request[nroles] = col_notnull(ld, tt, ti, Anum_tasks_request);
-			ItemPointerCopy((ItemPointer) DatumGetPointer(col_notnull(ld, tt, ti, Anum_tasks_ctid)),
-							&l->role_tid[nroles]);
-			missing = resvec_to_vec(s, l->role_request[nroles], r->request);
-			if (missing && j->unknown_name == 0)
-				j->unknown_name = unknown_name(ld, psprintf("no node offers resource %s", missing));
-			j->nroles++;
-			nroles++;
-			ti++;
-		}
-		sort_roles(l, l->role_base[i], j->nroles);
 	}
-	s->nroles = nroles;
+	if (!nulls[Anum_jobs_selector_keys - 1] && !nulls[Anum_jobs_selector_values - 1])
+		j->selector = cycle_label_ids(s, l->mcxt, v[Anum_jobs_selector_keys - 1],
+									  v[Anum_jobs_selector_values - 1], &j->nselector);
+	j->time_limit = nulls[Anum_jobs_time_limit_us - 1] ? 0 :
+		DatumGetInt64(v[Anum_jobs_time_limit_us - 1]);
+	if (!nulls[Anum_jobs_avoid_nodes - 1])
+		load_avoid(ld, j, v[Anum_jobs_avoid_nodes - 1]);
+	l->job_reason[ji] = nulls[Anum_jobs_pending_reason - 1] ? NULL :
+		text_in(l->mcxt, v[Anum_jobs_pending_reason - 1]);
+	l->role_base[ji] = s->nroles;
+	s->njobs++;
+}
+
+/* The task columns of a row: one more role of the last job. */
+static void
+role_add(Loader *ld, const Datum *v)
+{
+	CycleLoad  *l = ld->l;
+	TideSnapshot *s = ld->s;
+	TideJob    *j = &s->jobs[s->njobs - 1];
+	int			ri = s->nroles;
+	TideRole   *r;
+	int64	   *req;
+	char	   *name;
+	const char *missing;
+	MemoryContext old;
+
+	if (ri == ld->roles_cap)
+		roles_grow(ld);
+	r = &s->roles[ri];
+	memset(r, 0, sizeof(TideRole));
+	/* most roles are named alike (main): one copy of a run of equal names */
+	name = TextDatumGetCString(v[Anum_jobs_role - 1]);
+	if (ld->role_name == NULL || strcmp(ld->role_name, name) != 0)
+		ld->role_name = MemoryContextStrdup(l->mcxt, name);
+	l->role_name[ri] = ld->role_name;
+	r->name = ld->role_name;
+	r->replicas = DatumGetInt32(v[Anum_jobs_replicas - 1]);
+	/* kept for the writes; detoasted once, read below from the copy */
+	old = MemoryContextSwitchTo(l->mcxt);
+	l->role_request[ri] = PointerGetDatum(PG_DETOAST_DATUM_COPY(v[Anum_jobs_request - 1]));
+	MemoryContextSwitchTo(old);
+	ItemPointerCopy((ItemPointer) DatumGetPointer(v[Anum_jobs_task_ctid - 1]), &l->role_tid[ri]);
+	req = ld->requests + (size_t) s->nres * ri;
+	memset(req, 0, sizeof(int64) * s->nres);
+	missing = resvec_to_vec(s, l->role_request[ri], req);
+	if (missing && j->unknown_name == 0)
+		j->unknown_name = unknown_name(ld, psprintf("no node offers resource %s", missing));
+	j->nroles++;
+	s->nroles++;
+}
+
+/* One row of Q_JOBS (a CycleRowFn). */
+static void
+job_row(void *arg, const Datum *v, const bool *nulls)
+{
+	Loader	   *ld = arg;
+	TideSnapshot *s = ld->s;
+
+	if (s->njobs == 0 || s->jobs[s->njobs - 1].id != DatumGetInt64(v[Anum_jobs_id - 1]))
+		job_start(ld, v, nulls);
+	if (!nulls[Anum_jobs_role - 1])
+		role_add(ld, v);
+}
+
+/* Pending jobs and their roles, streamed in job id order. */
+static void
+load_jobs(Loader *ld)
+{
+	Oid			argtypes[3] = {TEXTOID, TEXTARRAYOID, TEXTARRAYOID};
+	Datum		args[3] = {ld->group ? CStringGetTextDatum(ld->group) : (Datum) 0,
+	ld->group_queues, ld->group_nodes};
+	bool		nulls[3] = {ld->group == NULL, ld->group == NULL, ld->group == NULL};
+	CycleLoad  *l = ld->l;
+	TideSnapshot *s = ld->s;
+
+	s->njobs = s->nroles = 0;
+	jobs_grow(ld);
+	roles_grow(ld);
+	cycle_stream(Q_JOBS, 3, argtypes, args, nulls, job_row, ld);
+	/* the arrays stay where they are now: point into them, then sort roles */
+	for (int ri = 0; ri < s->nroles; ri++)
+		s->roles[ri].request = ld->requests + (size_t) s->nres * ri;
+	for (int ji = 0; ji < s->njobs; ji++)
+	{
+		s->jobs[ji].roles = &s->roles[l->role_base[ji]];
+		sort_roles(l, l->role_base[ji], s->jobs[ji].nroles);
+	}
 	s->nunknown = ld->nunknown;
 	s->unknown_names = ld->unknown_names;
 }
@@ -804,25 +907,28 @@ tide_cycle_load(CycleLoad *l, MemoryContext mcxt, const char *group)
 	Loader	   *ld = palloc0(sizeof(Loader));
 	TideSnapshot *s;
 	char		err[256];
+	instr_time	t0;
 
 	memset(l, 0, sizeof(CycleLoad));
 	l->mcxt = mcxt;
 	ld->l = l;
 	l->group = ld->group = group;
+
+	/* one snapshot for every query, that sees this cycle's own writes */
+	CommandCounterIncrement();
+	PushActiveSnapshot(GetTransactionSnapshot());
 	if (group)
 	{
 		ld->group_queues = group_names(group, "SELECT coalesce(pg_catalog.array_agg(q.name), '{}') FROM tide.queues q WHERE q.resource_group = $1");
 		ld->group_nodes = group_names(group, "SELECT coalesce(pg_catalog.array_agg(n.name), '{}') FROM tide.nodes n WHERE n.resource_group = $1");
 	}
-
-	/* referencing rows first (see the top of this file) */
-	ld->jobs = run_select(ld, Q_JOBS);
-	ld->tasks = run_select(ld, Q_TASKS);
-	ld->allocs = run_select(ld, Q_ALLOCS);
-	ld->queues = run_select(ld, Q_QUEUES);
+	INSTR_TIME_SET_CURRENT(t0);
 	ld->nodes = run_select(ld, Q_NODES);
-	if (NROWS(ld->nodes) > INT32_MAX / 4 || NROWS(ld->jobs) > INT32_MAX / 4 ||
-		NROWS(ld->tasks) > INT32_MAX / 4 || NROWS(ld->allocs) > INT32_MAX / 4)
+	ld->queues = run_select(ld, Q_QUEUES);
+	ld->allocs = run_select(ld, Q_ALLOCS);
+	elog(DEBUG1, "tide.run_cycle: nodes, queues, allocations selected in %.1f ms", cycle_elapsed_ms(t0));
+	INSTR_TIME_SET_CURRENT(t0);
+	if (NROWS(ld->nodes) > INT32_MAX / 4 || NROWS(ld->allocs) > INT32_MAX / 4)
 		ereport(ERROR, (errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 						errmsg("too many rows for one scheduling cycle")));
 
@@ -845,7 +951,11 @@ tide_cycle_load(CycleLoad *l, MemoryContext mcxt, const char *group)
 								(int) NROWS(ld->allocs));
 	load_nodes(ld);
 	load_queues(ld);
+	elog(DEBUG1, "tide.run_cycle: nodes and queues converted in %.1f ms", cycle_elapsed_ms(t0));
+	INSTR_TIME_SET_CURRENT(t0);
 	load_jobs(ld);
+	elog(DEBUG1, "tide.run_cycle: %d jobs, %d roles loaded in %.1f ms", s->njobs, s->nroles, cycle_elapsed_ms(t0));
+	INSTR_TIME_SET_CURRENT(t0);
 	if (!tide_snapshot_finish(s, err, sizeof(err)))
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
@@ -853,4 +963,6 @@ tide_cycle_load(CycleLoad *l, MemoryContext mcxt, const char *group)
 	load_allocs(ld);
 	load_claims(ld);
 	tide_cycle_shapes_load(s, mcxt, group);
+	PopActiveSnapshot();
+	elog(DEBUG1, "tide.run_cycle: allocations, claims and shapes loaded in %.1f ms", cycle_elapsed_ms(t0));
 }

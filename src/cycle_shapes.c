@@ -61,6 +61,7 @@ tide_cycle_shapes_refresh(void)
 	Datum		args[2];
 	Interval   *iv;
 	int			ret;
+	instr_time	t0;
 
 	if (tide_frag_shapes_refresh < 0 || tide_frag_shapes_jobs <= 0)
 		return;
@@ -68,11 +69,13 @@ tide_cycle_shapes_refresh(void)
 	iv->time = (int64) tide_frag_shapes_refresh * USECS_PER_SEC;
 	args[0] = IntervalPGetDatum(iv);
 	args[1] = Int32GetDatum(tide_frag_shapes_jobs);
+	INSTR_TIME_SET_CURRENT(t0);
 	ret = SPI_execute_with_args("SELECT tide._refresh_workload_shapes_due($1, $2)",
 								2, types, args, NULL, false, 0);
 	if (ret != SPI_OK_SELECT)
 		elog(ERROR, "tide.run_cycle: refreshing tide.recent_shapes failed: %s",
 			 SPI_result_code_string(ret));
+	elog(DEBUG1, "tide.run_cycle: shapes refresh checked in %.1f ms", cycle_elapsed_ms(t0));
 }
 
 /*
@@ -132,7 +135,8 @@ tide_cycle_shapes_load(TideSnapshot *s, MemoryContext mcxt, const char *group)
 		any = s->queues[q].placement == TIDE_PLACE_FRAG;
 	if (!any)
 		return;
-	ret = SPI_execute_with_args(Q_SHAPES, 2, types, args, group ? NULL : "n ", false, 0);
+	/* read only: in the snapshot of the rest of the load */
+	ret = SPI_execute_with_args(Q_SHAPES, 2, types, args, group ? NULL : "n ", true, 0);
 	if (ret != SPI_OK_SELECT)
 		elog(ERROR, "tide.run_cycle: query failed (%s): %s", SPI_result_code_string(ret), Q_SHAPES);
 	ws = MemoryContextAllocZero(mcxt, sizeof(TideWorkShape) * (SPI_processed + 1));
