@@ -7,8 +7,8 @@
  * refreshed), so that a job's queue and tasks and an allocation's node are
  * always there.  Nodes, queues and live allocations come first: they fix
  * the resource names and the indexes the jobs are read into.  The pending
- * jobs with their tasks, the biggest query by far, are streamed
- * (cycle_recv.c): each row goes straight into the snapshot.
+ * jobs with their tasks, the biggest query by far, are streamed straight
+ * into the snapshot (cycle_jobs.c).
  *
  * Each query's columns are named by the constants that follow it
  * (Anum_<query>_<column>, 1-based, as in PostgreSQL's catalog headers):
@@ -29,7 +29,7 @@
 
 #include "cycle.h"
 #include "cycle_load.h"
-#include "cycle_recv.h"
+#include "cycle_load_int.h"
 #include "cycle_rows.h"
 #include "cycle_shapes.h"
 #include "gpumask.h"
@@ -38,7 +38,7 @@
 static const char *const Q_NODES =
 "SELECT n.name, n.resource_group, n.capacity, n.gpu_type, n.gpu_topology, n.state,"
 "       n.allow_cpu_jobs,"
-"       " CYCLE_LABEL_ARRAYS("n.labels") ","
+"       n.labels,"
 "       n.heartbeat_at"
 "  FROM tide.nodes n WHERE ($1::text IS NULL OR n.resource_group = $1)"
 " ORDER BY n.name COLLATE \"C\"";
@@ -49,9 +49,8 @@ static const char *const Q_NODES =
 #define Anum_nodes_gpu_topology		5
 #define Anum_nodes_state			6
 #define Anum_nodes_allow_cpu_jobs	7
-#define Anum_nodes_label_keys		8
-#define Anum_nodes_label_values		9
-#define Anum_nodes_heartbeat_at		10
+#define Anum_nodes_labels			8
+#define Anum_nodes_heartbeat_at		9
 
 static const char *const Q_QUEUES =
 "SELECT q.name, q.resource_group, q.quota, q.capability, q.priority, q.placement,"
@@ -69,42 +68,6 @@ static const char *const Q_QUEUES =
 #define Anum_queues_reclaimable		8
 #define Anum_queues_preemption_within 9
 #define Anum_queues_min_runtime_us	10
-
-/*
- * The pending jobs with their tasks, one row per task (a job without any:
- * one row, the task columns NULL), in job id order; streamed (cycle_recv.c).
- */
-static const char *const Q_JOBS =
-"SELECT j.id, j.queue, j.priority, j.created_at, j.idle, j.reserve, j.retry_of IS NOT NULL,"
-"       j.preemptable, j.service_type, j.min_available, j.gpu_type,"
-"       " CYCLE_LABEL_ARRAYS("j.node_selector") ","
-"       (EXTRACT(epoch FROM j.time_limit) * 1000000)::bigint,"
-"       CASE WHEN j.avoid_nodes = '{}' THEN NULL ELSE j.avoid_nodes END,"
-"       j.pending_reason, t.role, t.replicas, t.request, t.ctid"
-"  FROM tide.jobs j LEFT JOIN tide.job_tasks t ON t.job_id = j.id"
-" WHERE j.state = 'pending' AND NOT j.unschedulable AND NOT j.cancel_requested"
-"   AND ($1::text IS NULL OR j.queue = ANY ($2::text[]))"
-" ORDER BY j.id";				/* tide_job_index() relies on this order */
-#define Anum_jobs_id				1
-#define Anum_jobs_queue				2
-#define Anum_jobs_priority			3
-#define Anum_jobs_created_at		4
-#define Anum_jobs_idle				5
-#define Anum_jobs_reserve			6
-#define Anum_jobs_is_retry			7
-#define Anum_jobs_preemptable		8
-#define Anum_jobs_service_type		9
-#define Anum_jobs_min_available		10
-#define Anum_jobs_gpu_type			11
-#define Anum_jobs_selector_keys		12
-#define Anum_jobs_selector_values	13
-#define Anum_jobs_time_limit_us		14
-#define Anum_jobs_avoid_nodes		15
-#define Anum_jobs_pending_reason	16
-#define Anum_jobs_role				17
-#define Anum_jobs_replicas			18
-#define Anum_jobs_request			19
-#define Anum_jobs_task_ctid			20
 
 static const char *const Q_ALLOCS =
 "SELECT a.id, a.job_id, a.node, a.resources, a.gpus, a.gpu_milli, a.state, j.queue,"
@@ -145,59 +108,6 @@ static const char *const Q_CLAIMS =
 #define Anum_claims_gpus			4
 #define Anum_claims_gpu_milli		5
 #define Anum_claims_waiting			6
-
-/*
- * Rows are deformed once and kept, one row per result table:
- * SPI_getbinval would walk every earlier varlena column again for each
- * column asked.
- */
-#define ROWCACHE_COLS 24
-#define ROWCACHE_TABLES 8
-
-typedef struct RowCache
-{
-	SPITupleTable *t;
-	uint64		row;
-	Datum		vals[ROWCACHE_COLS];
-	bool		nulls[ROWCACHE_COLS];
-} RowCache;
-
-/*
- * Names sorted by strcmp (the queries' COLLATE "C" order), to look up the
- * index of a node or queue by its name.
- */
-typedef struct NameMap
-{
-	char	  **names;
-	int			n;
-} NameMap;
-
-/* One load in progress. */
-typedef struct Loader
-{
-	CycleLoad  *l;
-	TideSnapshot *s;
-	SPITupleTable *nodes,
-			   *queues,
-			   *allocs,
-			   *claims;
-	const char *group;			/* the resource group loaded, NULL: all */
-	Datum		group_queues;	/* text[] of its queues' names */
-	Datum		group_nodes;	/* text[] of its nodes' names */
-	NameMap		node_names;
-	NameMap		queue_names;
-	char	  **group_names;	/* resource group ids, in order of appearance */
-	int			ngroups;
-	HTAB	   *unknown;		/* what jobs ask for that nothing offers */
-	const char **unknown_names; /* the snapshot's unknown_names, by id */
-	int			nunknown;
-	int			unknown_cap;
-	int			jobs_cap;		/* room in the job arrays (load_jobs) */
-	int			roles_cap;		/* room in the role arrays */
-	int64	   *requests;		/* the roles' request vectors, nres each */
-	char	   *role_name;		/* the last role name copied */
-	RowCache	cache[ROWCACHE_TABLES];
-} Loader;
 
 /* The engine's allocator: the cycle's memory context, huge blocks allowed. */
 static void *
@@ -289,9 +199,9 @@ col_notnull(Loader *ld, SPITupleTable *t, uint64 row, int colno)
 	return col(ld, t, row, colno, &isnull);
 }
 
-/* Index of a name in the map, or -1. */
-static int
-name_index(const NameMap *m, const char *key)
+/* Index of the name of len bytes at key (no NUL needed) in the map, or -1. */
+int
+loader_name_index_len(const NameMap *m, const char *key, int len)
 {
 	int			lo = 0,
 				hi = m->n - 1;
@@ -299,8 +209,10 @@ name_index(const NameMap *m, const char *key)
 	while (lo <= hi)
 	{
 		int			mid = (lo + hi) / 2;
-		int			cmp = strcmp(m->names[mid], key);
+		int			cmp = strncmp(m->names[mid], key, len);
 
+		if (cmp == 0 && m->names[mid][len] != '\0')
+			cmp = 1;			/* key is a prefix of the name */
 		if (cmp == 0)
 			return mid;
 		if (cmp < 0)
@@ -309,6 +221,13 @@ name_index(const NameMap *m, const char *key)
 			hi = mid - 1;
 	}
 	return -1;
+}
+
+/* Index of a name in the map, or -1. */
+static int
+name_index(const NameMap *m, const char *key)
+{
+	return loader_name_index_len(m, key, (int) strlen(key));
 }
 
 /* Small interner for resource group names (a few per cluster). */
@@ -354,8 +273,8 @@ typedef struct UnknownEntry
 	int32		id;
 } UnknownEntry;
 
-static int32
-unknown_name(Loader *ld, const char *reason)
+int32
+loader_unknown_name(Loader *ld, const char *reason)
 {
 	char		key[UNKNOWN_KEY_LEN];
 	UnknownEntry *e;
@@ -423,8 +342,8 @@ intern_text_column(Loader *ld, SPITupleTable *t, int colno)
  * Fill v (nres, zeroed) from a resvec: its quantities in milli.  Returns
  * the first name the snapshot does not know, or NULL.
  */
-static const char *
-resvec_to_vec(TideSnapshot *s, Datum d, int64 *v)
+const char *
+loader_resvec_to_vec(TideSnapshot *s, Datum d, int64 *v)
 {
 	ResVec	   *rv = DatumGetResVecP(d);
 	const char *missing = NULL;
@@ -447,22 +366,7 @@ resvec_to_limit(TideSnapshot *s, Datum d, int64 *v)
 {
 	for (int r = 0; r < s->nres; r++)
 		v[r] = TIDE_UNLIMITED;
-	resvec_to_vec(s, d, v);
-}
-
-/* Sorted label ids of parallel key/value text arrays (NULL: none). */
-static int32 *
-label_ids(Loader *ld, SPITupleTable *t, uint64 row, int kcol, int vcol, int32 *n)
-{
-	bool		kn,
-				vn;
-	Datum		kd = col(ld, t, row, kcol, &kn);
-	Datum		vd = col(ld, t, row, vcol, &vn);
-
-	*n = 0;
-	if (kn || vn)
-		return NULL;
-	return cycle_label_ids(ld->s, ld->l->mcxt, kd, vd, n);
+	loader_resvec_to_vec(s, d, v);
 }
 
 /* The engine's node order of a tide.queues placement text (R-L5). */
@@ -476,15 +380,21 @@ placement_of(const char *pl)
 	return TIDE_PLACE_PACK;
 }
 
-/* The engine's service type of a tide.jobs/queues service_type text. */
+/* The engine's service type of a tide.jobs/queues service_type text (len bytes). */
+int
+loader_service_of_len(const char *s, int len)
+{
+	if (s && len == 9 && memcmp(s, "inference", 9) == 0)
+		return TIDE_SVC_INFERENCE;
+	if (s && len == 8 && memcmp(s, "training", 8) == 0)
+		return TIDE_SVC_TRAINING;
+	return TIDE_SVC_UNKNOWN;
+}
+
 static int
 service_of(const char *s)
 {
-	if (s && strcmp(s, "inference") == 0)
-		return TIDE_SVC_INFERENCE;
-	if (s && strcmp(s, "training") == 0)
-		return TIDE_SVC_TRAINING;
-	return TIDE_SVC_UNKNOWN;
+	return loader_service_of_len(s, s ? (int) strlen(s) : 0);
 }
 
 /* A microsecond count column, 0 for NULL (none). */
@@ -516,7 +426,7 @@ load_nodes(Loader *ld)
 		ld->node_names.names[i] = MemoryContextStrdup(ld->l->mcxt, col_text(ld, t, i, Anum_nodes_name));
 		n->name = ld->node_names.names[i];
 		n->group = group_id(ld, col_text(ld, t, i, Anum_nodes_resource_group));
-		resvec_to_vec(s, col_notnull(ld, t, i, Anum_nodes_capacity), n->capacity);
+		loader_resvec_to_vec(s, col_notnull(ld, t, i, Anum_nodes_capacity), n->capacity);
 		/* compare before narrowing: a huge count must not wrap into range */
 		if (n->capacity[TIDE_RES_GPU] / TIDE_MILLI > TIDE_MAX_GPUS)
 		{
@@ -552,7 +462,9 @@ load_nodes(Loader *ld)
 		if (n->unusable)
 			n->state = TIDE_NODE_DOWN;
 		n->allow_cpu_jobs = DatumGetBool(col_notnull(ld, t, i, Anum_nodes_allow_cpu_jobs));
-		n->labels = label_ids(ld, t, i, Anum_nodes_label_keys, Anum_nodes_label_values, &n->nlabels);
+		d = col(ld, t, i, Anum_nodes_labels, &isnull);
+		if (!isnull)
+			n->labels = cycle_label_ids(s, ld->l->mcxt, d, &n->nlabels);
 		d = col(ld, t, i, Anum_nodes_heartbeat_at, &isnull);
 		n->heartbeat_at = isnull ? 0 : DatumGetTimestampTz(d);
 	}
@@ -598,239 +510,6 @@ load_queues(Loader *ld)
 	}
 }
 
-/*
- * Roles are walked in name order (C collation), whatever order the task
- * rows came in: insertion sort of one job's roles, most jobs have one.
- */
-static void
-sort_roles(CycleLoad *l, int first, int n)
-{
-	TideRole   *roles = &l->s->roles[first];
-
-	for (int i = 1; i < n; i++)
-	{
-		for (int k = i; k > 0 && strcmp(l->role_name[first + k - 1], l->role_name[first + k]) > 0; k--)
-		{
-			TideRole	r = roles[k];
-			char	   *name = l->role_name[first + k];
-			Datum		req = l->role_request[first + k];
-			ItemPointerData tid = l->role_tid[first + k];
-
-			roles[k] = roles[k - 1];
-			roles[k - 1] = r;
-			l->role_name[first + k] = l->role_name[first + k - 1];
-			l->role_name[first + k - 1] = name;
-			l->role_request[first + k] = l->role_request[first + k - 1];
-			l->role_request[first + k - 1] = req;
-			l->role_tid[first + k] = l->role_tid[first + k - 1];
-			l->role_tid[first + k - 1] = tid;
-		}
-	}
-}
-
-/* Node indexes of a text[] of node names (failed attempts, R-L4). */
-static void
-load_avoid(Loader *ld, TideJob *j, Datum d)
-{
-	Datum	   *names;
-	bool	   *nulls;
-	int			n;
-	int32	   *av;
-
-	deconstruct_array(DatumGetArrayTypeP(d), TEXTOID, -1, false, TYPALIGN_INT, &names, &nulls, &n);
-	av = MemoryContextAlloc(ld->l->mcxt, sizeof(int32) * (n + 1));
-	for (int k = 0; k < n; k++)
-	{
-		int			ni = nulls[k] ? -1 : name_index(&ld->node_names, TextDatumGetCString(names[k]));
-
-		if (ni >= 0)
-			av[j->navoid++] = ni;
-	}
-	j->avoid = av;
-}
-
-/*
- * The job rows arrive before their count is known: the job and role arrays
- * start at JOBS_INITIAL and double.  Roles' request vectors sit in one pool
- * (ld->requests, nres a role) that the roles point into once all are in.
- */
-#define JOBS_INITIAL 256
-
-static void *
-grow_array(MemoryContext mcxt, void *p, size_t elem, int cap)
-{
-	if (cap > INT32_MAX / 4)
-		ereport(ERROR, (errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-						errmsg("too many rows for one scheduling cycle")));
-	return p == NULL ? MemoryContextAllocHuge(mcxt, elem * cap) : repalloc_huge(p, elem * cap);
-}
-
-static void
-jobs_grow(Loader *ld)
-{
-	CycleLoad  *l = ld->l;
-	int			cap = ld->jobs_cap ? ld->jobs_cap * 2 : JOBS_INITIAL;
-
-	ld->s->jobs = grow_array(l->mcxt, ld->s->jobs, sizeof(TideJob), cap);
-	l->role_base = grow_array(l->mcxt, l->role_base, sizeof(int32), cap);
-	l->job_reason = grow_array(l->mcxt, l->job_reason, sizeof(char *), cap);
-	ld->jobs_cap = cap;
-}
-
-static void
-roles_grow(Loader *ld)
-{
-	CycleLoad  *l = ld->l;
-	int			cap = ld->roles_cap ? ld->roles_cap * 2 : JOBS_INITIAL;
-
-	ld->s->roles = grow_array(l->mcxt, ld->s->roles, sizeof(TideRole), cap);
-	ld->requests = grow_array(l->mcxt, ld->requests, sizeof(int64) * ld->s->nres, cap);
-	l->role_request = grow_array(l->mcxt, l->role_request, sizeof(Datum), cap);
-	l->role_name = grow_array(l->mcxt, l->role_name, sizeof(char *), cap);
-	l->role_tid = grow_array(l->mcxt, l->role_tid, sizeof(ItemPointerData), cap);
-	ld->roles_cap = cap;
-}
-
-/* A text column as a C string allocated in mcxt. */
-static char *
-text_in(MemoryContext mcxt, Datum d)
-{
-	MemoryContext old = MemoryContextSwitchTo(mcxt);
-	char	   *str = TextDatumGetCString(d);
-
-	MemoryContextSwitchTo(old);
-	return str;
-}
-
-/* The job columns of a job's first row. */
-static void
-job_start(Loader *ld, const Datum *v, const bool *nulls)
-{
-	CycleLoad  *l = ld->l;
-	TideSnapshot *s = ld->s;
-	int			ji = s->njobs;
-	TideJob    *j;
-	char	   *gt;
-
-	if (ji == ld->jobs_cap)
-		jobs_grow(ld);
-	j = &s->jobs[ji];
-	memset(j, 0, sizeof(TideJob));
-	j->id = DatumGetInt64(v[Anum_jobs_id - 1]);
-	j->queue = name_index(&ld->queue_names, TextDatumGetCString(v[Anum_jobs_queue - 1]));
-	if (j->queue < 0)
-		j->queue = 0;			/* cannot happen: a job's queue is in the same
-								 * snapshot */
-	j->priority = DatumGetInt32(v[Anum_jobs_priority - 1]);
-	j->created_at = DatumGetTimestampTz(v[Anum_jobs_created_at - 1]);
-	j->idle = DatumGetBool(v[Anum_jobs_idle - 1]);
-	j->reserve = DatumGetBool(v[Anum_jobs_reserve - 1]);
-	j->is_retry = DatumGetBool(v[Anum_jobs_is_retry - 1]);
-	j->preemptable = DatumGetBool(v[Anum_jobs_preemptable - 1]);
-	j->service = service_of(nulls[Anum_jobs_service_type - 1] ? NULL :
-							TextDatumGetCString(v[Anum_jobs_service_type - 1]));
-	j->min_available = nulls[Anum_jobs_min_available - 1] ? 0 :
-		DatumGetInt32(v[Anum_jobs_min_available - 1]);
-	j->gpu_type = -1;
-	if (!nulls[Anum_jobs_gpu_type - 1])
-	{
-		gt = TextDatumGetCString(v[Anum_jobs_gpu_type - 1]);
-		j->gpu_type = tide_res_lookup(s, gt);
-		if (j->gpu_type < 0)
-			j->unknown_name = unknown_name(ld, psprintf("no node with gpu_type %s in the resource group", gt));
-	}
-	if (!nulls[Anum_jobs_selector_keys - 1] && !nulls[Anum_jobs_selector_values - 1])
-		j->selector = cycle_label_ids(s, l->mcxt, v[Anum_jobs_selector_keys - 1],
-									  v[Anum_jobs_selector_values - 1], &j->nselector);
-	j->time_limit = nulls[Anum_jobs_time_limit_us - 1] ? 0 :
-		DatumGetInt64(v[Anum_jobs_time_limit_us - 1]);
-	if (!nulls[Anum_jobs_avoid_nodes - 1])
-		load_avoid(ld, j, v[Anum_jobs_avoid_nodes - 1]);
-	l->job_reason[ji] = nulls[Anum_jobs_pending_reason - 1] ? NULL :
-		text_in(l->mcxt, v[Anum_jobs_pending_reason - 1]);
-	l->role_base[ji] = s->nroles;
-	s->njobs++;
-}
-
-/* The task columns of a row: one more role of the last job. */
-static void
-role_add(Loader *ld, const Datum *v)
-{
-	CycleLoad  *l = ld->l;
-	TideSnapshot *s = ld->s;
-	TideJob    *j = &s->jobs[s->njobs - 1];
-	int			ri = s->nroles;
-	TideRole   *r;
-	int64	   *req;
-	char	   *name;
-	const char *missing;
-	MemoryContext old;
-
-	if (ri == ld->roles_cap)
-		roles_grow(ld);
-	r = &s->roles[ri];
-	memset(r, 0, sizeof(TideRole));
-	/* most roles are named alike (main): one copy of a run of equal names */
-	name = TextDatumGetCString(v[Anum_jobs_role - 1]);
-	if (ld->role_name == NULL || strcmp(ld->role_name, name) != 0)
-		ld->role_name = MemoryContextStrdup(l->mcxt, name);
-	l->role_name[ri] = ld->role_name;
-	r->name = ld->role_name;
-	r->replicas = DatumGetInt32(v[Anum_jobs_replicas - 1]);
-	/* kept for the writes; detoasted once, read below from the copy */
-	old = MemoryContextSwitchTo(l->mcxt);
-	l->role_request[ri] = PointerGetDatum(PG_DETOAST_DATUM_COPY(v[Anum_jobs_request - 1]));
-	MemoryContextSwitchTo(old);
-	ItemPointerCopy((ItemPointer) DatumGetPointer(v[Anum_jobs_task_ctid - 1]), &l->role_tid[ri]);
-	req = ld->requests + (size_t) s->nres * ri;
-	memset(req, 0, sizeof(int64) * s->nres);
-	missing = resvec_to_vec(s, l->role_request[ri], req);
-	if (missing && j->unknown_name == 0)
-		j->unknown_name = unknown_name(ld, psprintf("no node offers resource %s", missing));
-	j->nroles++;
-	s->nroles++;
-}
-
-/* One row of Q_JOBS (a CycleRowFn). */
-static void
-job_row(void *arg, const Datum *v, const bool *nulls)
-{
-	Loader	   *ld = arg;
-	TideSnapshot *s = ld->s;
-
-	if (s->njobs == 0 || s->jobs[s->njobs - 1].id != DatumGetInt64(v[Anum_jobs_id - 1]))
-		job_start(ld, v, nulls);
-	if (!nulls[Anum_jobs_role - 1])
-		role_add(ld, v);
-}
-
-/* Pending jobs and their roles, streamed in job id order. */
-static void
-load_jobs(Loader *ld)
-{
-	Oid			argtypes[3] = {TEXTOID, TEXTARRAYOID, TEXTARRAYOID};
-	Datum		args[3] = {ld->group ? CStringGetTextDatum(ld->group) : (Datum) 0,
-	ld->group_queues, ld->group_nodes};
-	bool		nulls[3] = {ld->group == NULL, ld->group == NULL, ld->group == NULL};
-	CycleLoad  *l = ld->l;
-	TideSnapshot *s = ld->s;
-
-	s->njobs = s->nroles = 0;
-	jobs_grow(ld);
-	roles_grow(ld);
-	cycle_stream(Q_JOBS, 3, argtypes, args, nulls, job_row, ld);
-	/* the arrays stay where they are now: point into them, then sort roles */
-	for (int ri = 0; ri < s->nroles; ri++)
-		s->roles[ri].request = ld->requests + (size_t) s->nres * ri;
-	for (int ji = 0; ji < s->njobs; ji++)
-	{
-		s->jobs[ji].roles = &s->roles[l->role_base[ji]];
-		sort_roles(l, l->role_base[ji], s->jobs[ji].nroles);
-	}
-	s->nunknown = ld->nunknown;
-	s->unknown_names = ld->unknown_names;
-}
-
 /* Live allocations: charge nodes and queues (R-C4), keep end times (R-L2). */
 static void
 load_allocs(Loader *ld)
@@ -848,7 +527,7 @@ load_allocs(Loader *ld)
 		a->alloc_id = DatumGetInt64(col_notnull(ld, t, i, Anum_allocs_id));
 		a->job_id = DatumGetInt64(col_notnull(ld, t, i, Anum_allocs_job_id));
 		a->node = name_index(&ld->node_names, col_text(ld, t, i, Anum_allocs_node));
-		resvec_to_vec(s, col_notnull(ld, t, i, Anum_allocs_resources), v);
+		loader_resvec_to_vec(s, col_notnull(ld, t, i, Anum_allocs_resources), v);
 		a->res = v;
 		a->gpus = DatumGetGpuMask(col_notnull(ld, t, i, Anum_allocs_gpus));
 		d = col(ld, t, i, Anum_allocs_gpu_milli, &isnull);
@@ -890,7 +569,7 @@ load_claims(Loader *ld)
 		cl->node = name_index(&ld->node_names, col_text(ld, t, i, Anum_claims_node));
 		if (cl->node < 0)
 			continue;
-		resvec_to_vec(s, col_notnull(ld, t, i, Anum_claims_resources), v);
+		loader_resvec_to_vec(s, col_notnull(ld, t, i, Anum_claims_resources), v);
 		cl->res = v;
 		cl->gpus = DatumGetGpuMask(col_notnull(ld, t, i, Anum_claims_gpus));
 		d = col(ld, t, i, Anum_claims_gpu_milli, &isnull);
@@ -908,6 +587,7 @@ tide_cycle_load(CycleLoad *l, MemoryContext mcxt, const char *group)
 	TideSnapshot *s;
 	char		err[256];
 	instr_time	t0;
+	double		c0;
 
 	memset(l, 0, sizeof(CycleLoad));
 	l->mcxt = mcxt;
@@ -923,11 +603,14 @@ tide_cycle_load(CycleLoad *l, MemoryContext mcxt, const char *group)
 		ld->group_nodes = group_names(group, "SELECT coalesce(pg_catalog.array_agg(n.name), '{}') FROM tide.nodes n WHERE n.resource_group = $1");
 	}
 	INSTR_TIME_SET_CURRENT(t0);
+	c0 = cycle_cpu_ms();
 	ld->nodes = run_select(ld, Q_NODES);
 	ld->queues = run_select(ld, Q_QUEUES);
 	ld->allocs = run_select(ld, Q_ALLOCS);
-	elog(DEBUG1, "tide.run_cycle: nodes, queues, allocations selected in %.1f ms", cycle_elapsed_ms(t0));
+	elog(DEBUG1, "tide.run_cycle: nodes, queues, allocations selected in %.1f ms (cpu %.1f)",
+		 cycle_elapsed_ms(t0), cycle_cpu_ms() - c0);
 	INSTR_TIME_SET_CURRENT(t0);
+	c0 = cycle_cpu_ms();
 	if (NROWS(ld->nodes) > INT32_MAX / 4 || NROWS(ld->allocs) > INT32_MAX / 4)
 		ereport(ERROR, (errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 						errmsg("too many rows for one scheduling cycle")));
@@ -938,7 +621,7 @@ tide_cycle_load(CycleLoad *l, MemoryContext mcxt, const char *group)
 
 	/*
 	 * pass 1: every resource name the cluster offers or accounts, card types
-	 * included; jobs' names are looked up, never added (unknown_name)
+	 * included; jobs' names are looked up, never added (loader_unknown_name)
 	 */
 	intern_resvec_column(ld, ld->nodes, Anum_nodes_capacity);
 	intern_text_column(ld, ld->nodes, Anum_nodes_gpu_type);
@@ -951,11 +634,15 @@ tide_cycle_load(CycleLoad *l, MemoryContext mcxt, const char *group)
 								(int) NROWS(ld->allocs));
 	load_nodes(ld);
 	load_queues(ld);
-	elog(DEBUG1, "tide.run_cycle: nodes and queues converted in %.1f ms", cycle_elapsed_ms(t0));
+	elog(DEBUG1, "tide.run_cycle: nodes and queues converted in %.1f ms (cpu %.1f)",
+		 cycle_elapsed_ms(t0), cycle_cpu_ms() - c0);
 	INSTR_TIME_SET_CURRENT(t0);
-	load_jobs(ld);
-	elog(DEBUG1, "tide.run_cycle: %d jobs, %d roles loaded in %.1f ms", s->njobs, s->nroles, cycle_elapsed_ms(t0));
+	c0 = cycle_cpu_ms();
+	cycle_load_jobs(ld);
+	elog(DEBUG1, "tide.run_cycle: %d jobs, %d roles loaded in %.1f ms (cpu %.1f)", s->njobs, s->nroles,
+		 cycle_elapsed_ms(t0), cycle_cpu_ms() - c0);
 	INSTR_TIME_SET_CURRENT(t0);
+	c0 = cycle_cpu_ms();
 	if (!tide_snapshot_finish(s, err, sizeof(err)))
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
@@ -964,5 +651,6 @@ tide_cycle_load(CycleLoad *l, MemoryContext mcxt, const char *group)
 	load_claims(ld);
 	tide_cycle_shapes_load(s, mcxt, group);
 	PopActiveSnapshot();
-	elog(DEBUG1, "tide.run_cycle: allocations, claims and shapes loaded in %.1f ms", cycle_elapsed_ms(t0));
+	elog(DEBUG1, "tide.run_cycle: allocations, claims and shapes loaded in %.1f ms (cpu %.1f)",
+		 cycle_elapsed_ms(t0), cycle_cpu_ms() - c0);
 }
