@@ -160,15 +160,53 @@ roles_grow(Loader *ld)
 	ld->roles_cap = cap;
 }
 
-/* A text column as a C string allocated in mcxt. */
-static char *
-text_in(MemoryContext mcxt, Datum d)
-{
-	MemoryContext old = MemoryContextSwitchTo(mcxt);
-	char	   *str = TextDatumGetCString(d);
+/*
+ * Room for small copies kept for the whole cycle (request vectors, pending
+ * reasons, role names): many copies in few allocations.
+ */
+#define ARENA_BLOCK (64 * 1024)
 
-	MemoryContextSwitchTo(old);
-	return str;
+static char *
+arena_alloc(Loader *ld, Size len)
+{
+	char	   *p;
+
+	if (ld->arena_left < MAXALIGN(len))
+	{
+		ld->arena_left = Max(ARENA_BLOCK, MAXALIGN(len));
+		ld->arena = MemoryContextAllocHuge(ld->l->mcxt, ld->arena_left);
+	}
+	p = ld->arena;
+	ld->arena += MAXALIGN(len);
+	ld->arena_left -= MAXALIGN(len);
+	return p;
+}
+
+/* A varlena datum as stored (a short header stays short), detoasted if it is not. */
+static Datum
+arena_copy(Loader *ld, Datum d)
+{
+	struct varlena *v = (struct varlena *) DatumGetPointer(d);
+	char	   *p;
+
+	if (VARATT_IS_EXTENDED(v) && !VARATT_IS_SHORT(v))
+		v = PG_DETOAST_DATUM(d);	/* compressed or out of line */
+	p = arena_alloc(ld, VARSIZE_ANY(v));
+	memcpy(p, v, VARSIZE_ANY(v));
+	return PointerGetDatum(p);
+}
+
+/* A text datum as a C string. */
+static char *
+arena_text(Loader *ld, Datum d)
+{
+	text	   *t = DatumGetTextPP(d);
+	int			len = VARSIZE_ANY_EXHDR(t);
+	char	   *p = arena_alloc(ld, len + 1);
+
+	memcpy(p, VARDATA_ANY(t), len);
+	p[len] = '\0';
+	return p;
 }
 
 /* The job columns of a job's first row. */
@@ -221,44 +259,9 @@ job_start(Loader *ld, const Datum *v, const bool *nulls)
 	if (!nulls[Anum_jobs_avoid_nodes - 1] && !empty_array(v[Anum_jobs_avoid_nodes - 1]))
 		load_avoid(ld, j, v[Anum_jobs_avoid_nodes - 1]);
 	l->job_reason[ji] = nulls[Anum_jobs_pending_reason - 1] ? NULL :
-		text_in(l->mcxt, v[Anum_jobs_pending_reason - 1]);
+		arena_text(ld, v[Anum_jobs_pending_reason - 1]);
 	l->role_base[ji] = s->nroles;
 	s->njobs++;
-}
-
-/*
- * Copy of a varlena datum as stored (a short header stays short) in the
- * loader's arena: many small copies in few allocations.
- */
-#define ARENA_BLOCK (64 * 1024)
-
-static Datum
-arena_copy(Loader *ld, Datum d)
-{
-	struct varlena *v = (struct varlena *) DatumGetPointer(d);
-	Size		len;
-	char	   *p;
-
-	if (VARATT_IS_EXTENDED(v) && !VARATT_IS_SHORT(v))
-	{
-		/* compressed or out of line: a plain copy in the cycle's memory */
-		MemoryContext old = MemoryContextSwitchTo(ld->l->mcxt);
-
-		v = PG_DETOAST_DATUM_COPY(d);
-		MemoryContextSwitchTo(old);
-		return PointerGetDatum(v);
-	}
-	len = VARSIZE_ANY(v);
-	if (ld->arena_left < MAXALIGN(len))
-	{
-		ld->arena_left = Max(ARENA_BLOCK, MAXALIGN(len));
-		ld->arena = MemoryContextAlloc(ld->l->mcxt, ld->arena_left);
-	}
-	p = ld->arena;
-	memcpy(p, v, len);
-	ld->arena += MAXALIGN(len);
-	ld->arena_left -= MAXALIGN(len);
-	return PointerGetDatum(p);
 }
 
 /*
@@ -307,7 +310,7 @@ role_add(Loader *ld, const Datum *v)
 	/* most roles are named alike (main): one copy of a run of equal names */
 	if (ld->role_name == NULL || strncmp(ld->role_name, VARDATA_ANY(name), len) != 0 ||
 		ld->role_name[len] != '\0')
-		ld->role_name = MemoryContextStrdup(l->mcxt, text_to_cstring(name));
+		ld->role_name = arena_text(ld, v[Anum_jobs_role - 1]);
 	l->role_name[ri] = ld->role_name;
 	r->name = ld->role_name;
 	r->replicas = DatumGetInt32(v[Anum_jobs_replicas - 1]);
