@@ -7,6 +7,7 @@
 #include "catalog/pg_collation.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
+#include "parser/parse_type.h"
 #include "utils/builtins.h"
 #include "utils/jsonb.h"
 #include "utils/lsyscache.h"
@@ -89,21 +90,18 @@ placement_rows_args(const PlacementRows *rows, const CycleTypes *types, int64 cy
 	argtypes[7] = INT8OID;
 }
 
-/* OID of a type by name (the extension's types have no fixed OIDs). */
+/*
+ * OID of a type by name (the extension's types have no fixed OIDs), from
+ * the catalog caches: no query.
+ */
 static Oid
 type_oid(const char *name)
 {
 	Oid			oid;
-	int			ret;
-	bool		isnull;
-	Datum		arg = CStringGetTextDatum(name);
-	Oid			argtype = TEXTOID;
+	int32		typmod;
 
-	ret = SPI_execute_with_args("SELECT pg_catalog.to_regtype($1)::oid", 1, &argtype, &arg, NULL, true, 1);
-	if (ret != SPI_OK_SELECT || SPI_processed != 1)
-		elog(ERROR, "tide.run_cycle: type lookup failed for %s", name);
-	oid = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
-	if (isnull || !OidIsValid(oid))
+	parseTypeString(name, &oid, &typmod, true);
+	if (!OidIsValid(oid))
 		elog(ERROR, "tide.run_cycle: type %s does not exist", name);
 	return oid;
 }
