@@ -4,13 +4,18 @@
  *
  *   cycle.c        orchestration: lock, cycle row, load, decide, write, record
  *   cycle_load.c   every query the cycle reads with, into the engine's snapshot
+ *   cycle_jobs.c   the pending jobs and their tasks, streamed into it
+ *   cycle_lost.c   nodes whose launcher went silent (R-C3), marked down
+ *   cycle_recv.c   a load query's rows streamed to a callback, no tuple table
  *   cycle_place.c  placements written: jobs, allocations, reasons, backlog
  *   cycle_evict.c  evictions written: victims and held resources
- *   cycle_rows.c   the arrays the writes unnest, the label arrays the load reads
+ *   cycle_rows.c   the arrays the writes unnest, the labels the load reads
  *   cycle_shapes.c the typical workload of frag queues: refreshed, loaded
  */
 #ifndef TIDE_CYCLE_H
 #define TIDE_CYCLE_H
+
+#include <time.h>
 
 #include "portability/instr_time.h"
 
@@ -51,6 +56,19 @@ cycle_elapsed_ms(instr_time start)
 	INSTR_TIME_SET_CURRENT(now);
 	INSTR_TIME_SUBTRACT(now, start);
 	return INSTR_TIME_GET_MILLISEC(now);
+}
+
+/*
+ * This thread's CPU milliseconds: the debug timings give it beside the
+ * wall time, which a busy machine stretches.
+ */
+static inline double
+cycle_cpu_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return ts.tv_sec * 1000.0 + ts.tv_nsec / 1e6;
 }
 
 #endif

@@ -2,11 +2,13 @@
  * cycle_load.c: the load phase of tide.run_cycle(): every query the cycle
  * reads with, copied into the engine's snapshot (see cycle_load.h).
  *
- * One query per table, each in its own snapshot (READ COMMITTED).
- * Referenced rows are loaded after the rows that reference them, so a
- * job's tasks and queue, and an allocation's node, are always there: a
- * queue or node cannot be deleted while referenced, and one created
- * between two queries is simply seen by the later one.
+ * One query per table, all under one snapshot taken when the load starts
+ * (it sees the cycle's own earlier writes: nodes marked lost, the shapes
+ * refreshed), so that a job's queue and tasks and an allocation's node are
+ * always there.  Nodes, queues and live allocations come first: they fix
+ * the resource names and the indexes the jobs are read into.  The pending
+ * jobs with their tasks, the biggest query by far, are streamed straight
+ * into the snapshot (cycle_jobs.c).
  *
  * Each query's columns are named by the constants that follow it
  * (Anum_<query>_<column>, 1-based, as in PostgreSQL's catalog headers):
@@ -15,16 +17,19 @@
 #include "postgres.h"
 
 #include "access/htup_details.h"
+#include "access/xact.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/hsearch.h"
 #include "utils/memutils.h"
+#include "utils/snapmgr.h"
 #include "utils/timestamp.h"
 
 #include "cycle.h"
 #include "cycle_load.h"
+#include "cycle_load_int.h"
 #include "cycle_rows.h"
 #include "cycle_shapes.h"
 #include "gpumask.h"
@@ -33,7 +38,7 @@
 static const char *const Q_NODES =
 "SELECT n.name, n.resource_group, n.capacity, n.gpu_type, n.gpu_topology, n.state,"
 "       n.allow_cpu_jobs,"
-"       " CYCLE_LABEL_ARRAYS("n.labels") ","
+"       n.labels,"
 "       n.heartbeat_at"
 "  FROM tide.nodes n WHERE ($1::text IS NULL OR n.resource_group = $1)"
 " ORDER BY n.name COLLATE \"C\"";
@@ -44,9 +49,8 @@ static const char *const Q_NODES =
 #define Anum_nodes_gpu_topology		5
 #define Anum_nodes_state			6
 #define Anum_nodes_allow_cpu_jobs	7
-#define Anum_nodes_label_keys		8
-#define Anum_nodes_label_values		9
-#define Anum_nodes_heartbeat_at		10
+#define Anum_nodes_labels			8
+#define Anum_nodes_heartbeat_at		9
 
 static const char *const Q_QUEUES =
 "SELECT q.name, q.resource_group, q.quota, q.capability, q.priority, q.placement,"
@@ -64,46 +68,6 @@ static const char *const Q_QUEUES =
 #define Anum_queues_reclaimable		8
 #define Anum_queues_preemption_within 9
 #define Anum_queues_min_runtime_us	10
-
-static const char *const Q_JOBS =
-"SELECT j.id, j.queue, j.priority, j.created_at, j.idle, j.reserve, j.retry_of IS NOT NULL,"
-"       j.preemptable, j.service_type, j.min_available, j.gpu_type,"
-"       " CYCLE_LABEL_ARRAYS("j.node_selector") ","
-"       (EXTRACT(epoch FROM j.time_limit) * 1000000)::bigint,"
-"       CASE WHEN j.avoid_nodes = '{}' THEN NULL ELSE j.avoid_nodes END,"
-"       j.pending_reason"
-"  FROM tide.jobs j"
-" WHERE j.state = 'pending' AND NOT j.unschedulable AND NOT j.cancel_requested"
-"   AND ($1::text IS NULL OR j.queue = ANY ($2::text[]))"
-" ORDER BY j.id";				/* tide_job_index() relies on this order */
-#define Anum_jobs_id				1
-#define Anum_jobs_queue				2
-#define Anum_jobs_priority			3
-#define Anum_jobs_created_at		4
-#define Anum_jobs_idle				5
-#define Anum_jobs_reserve			6
-#define Anum_jobs_is_retry			7
-#define Anum_jobs_preemptable		8
-#define Anum_jobs_service_type		9
-#define Anum_jobs_min_available		10
-#define Anum_jobs_gpu_type			11
-#define Anum_jobs_selector_keys		12
-#define Anum_jobs_selector_values	13
-#define Anum_jobs_time_limit_us		14
-#define Anum_jobs_avoid_nodes		15
-#define Anum_jobs_pending_reason	16
-
-static const char *const Q_TASKS =
-"SELECT t.job_id, t.role, t.replicas, t.request, t.ctid"
-"  FROM tide.job_tasks t JOIN tide.jobs j ON j.id = t.job_id"
-" WHERE j.state = 'pending' AND NOT j.unschedulable AND NOT j.cancel_requested"
-"   AND ($1::text IS NULL OR j.queue = ANY ($2::text[]))"
-" ORDER BY t.job_id";			/* roles sorted by name in load_jobs (a merge, no sort) */
-#define Anum_tasks_job_id			1
-#define Anum_tasks_role				2
-#define Anum_tasks_replicas			3
-#define Anum_tasks_request			4
-#define Anum_tasks_ctid				5
 
 static const char *const Q_ALLOCS =
 "SELECT a.id, a.job_id, a.node, a.resources, a.gpus, a.gpu_milli, a.state, j.queue,"
@@ -145,72 +109,6 @@ static const char *const Q_CLAIMS =
 #define Anum_claims_gpu_milli		5
 #define Anum_claims_waiting			6
 
-/* R-C3: the nodes silent for longer than $1 (tide.node_timeout), and why. */
-#define LOST_NODES \
-"SELECT n.name, n.reason FROM tide._nodes_silent($1::pg_catalog.interval) n"
-
-static const char *const Q_LOST = LOST_NODES " ORDER BY n.name COLLATE \"C\"";
-#define Anum_lost_name				1
-#define Anum_lost_reason			2
-
-/* The same nodes marked down; its one column: the jobs hit. */
-static const char *const W_LOST =
-"SELECT pg_catalog.cardinality(tide._nodes_lost(x.names, x.reason, true))"
-"  FROM (SELECT pg_catalog.array_agg(l.name ORDER BY l.name) AS names, pg_catalog.min(l.reason) AS reason"
-"          FROM (" LOST_NODES ") l) x"
-" WHERE x.names IS NOT NULL";
-
-/*
- * Rows are deformed once and kept, one row per result table:
- * SPI_getbinval would walk every earlier varlena column again for each
- * column asked.
- */
-#define ROWCACHE_COLS 24
-#define ROWCACHE_TABLES 8
-
-typedef struct RowCache
-{
-	SPITupleTable *t;
-	uint64		row;
-	Datum		vals[ROWCACHE_COLS];
-	bool		nulls[ROWCACHE_COLS];
-} RowCache;
-
-/*
- * Names sorted by strcmp (the queries' COLLATE "C" order), to look up the
- * index of a node or queue by its name.
- */
-typedef struct NameMap
-{
-	char	  **names;
-	int			n;
-} NameMap;
-
-/* One load in progress. */
-typedef struct Loader
-{
-	CycleLoad  *l;
-	TideSnapshot *s;
-	SPITupleTable *nodes,
-			   *queues,
-			   *jobs,
-			   *tasks,
-			   *allocs,
-			   *claims;
-	const char *group;			/* the resource group loaded, NULL: all */
-	Datum		group_queues;	/* text[] of its queues' names */
-	Datum		group_nodes;	/* text[] of its nodes' names */
-	NameMap		node_names;
-	NameMap		queue_names;
-	char	  **group_names;	/* resource group ids, in order of appearance */
-	int			ngroups;
-	HTAB	   *unknown;		/* what jobs ask for that nothing offers */
-	const char **unknown_names; /* the snapshot's unknown_names, by id */
-	int			nunknown;
-	int			unknown_cap;
-	RowCache	cache[ROWCACHE_TABLES];
-} Loader;
-
 /* The engine's allocator: the cycle's memory context, huge blocks allowed. */
 static void *
 cycle_alloc(void *ctx, size_t size)
@@ -229,7 +127,7 @@ run_select(Loader *ld, const char *sql)
 	Oid			argtypes[3] = {TEXTOID, TEXTARRAYOID, TEXTARRAYOID};
 	Datum		args[3] = {ld->group ? CStringGetTextDatum(ld->group) : (Datum) 0,
 	ld->group_queues, ld->group_nodes};
-	int			ret = SPI_execute_with_args(sql, 3, argtypes, args, ld->group ? NULL : "nnn", false, 0);
+	int			ret = SPI_execute_with_args(sql, 3, argtypes, args, ld->group ? NULL : "nnn", true, 0);
 
 	if (ret != SPI_OK_SELECT)
 		elog(ERROR, "tide.run_cycle: query failed (%s): %s", SPI_result_code_string(ret), sql);
@@ -244,7 +142,7 @@ group_names(const char *group, const char *sql)
 	Datum		arg = CStringGetTextDatum(group);
 	bool		isnull;
 	Datum		d;
-	int			ret = SPI_execute_with_args(sql, 1, &argtype, &arg, NULL, false, 1);
+	int			ret = SPI_execute_with_args(sql, 1, &argtype, &arg, NULL, true, 1);
 
 	if (ret != SPI_OK_SELECT || SPI_processed != 1)
 		elog(ERROR, "tide.run_cycle: listing the group's names failed: %s", SPI_result_code_string(ret));
@@ -301,9 +199,9 @@ col_notnull(Loader *ld, SPITupleTable *t, uint64 row, int colno)
 	return col(ld, t, row, colno, &isnull);
 }
 
-/* Index of a name in the map, or -1. */
-static int
-name_index(const NameMap *m, const char *key)
+/* Index of the name of len bytes at key (no NUL needed) in the map, or -1. */
+int
+loader_name_index_len(const NameMap *m, const char *key, int len)
 {
 	int			lo = 0,
 				hi = m->n - 1;
@@ -311,8 +209,10 @@ name_index(const NameMap *m, const char *key)
 	while (lo <= hi)
 	{
 		int			mid = (lo + hi) / 2;
-		int			cmp = strcmp(m->names[mid], key);
+		int			cmp = strncmp(m->names[mid], key, len);
 
+		if (cmp == 0 && m->names[mid][len] != '\0')
+			cmp = 1;			/* key is a prefix of the name */
 		if (cmp == 0)
 			return mid;
 		if (cmp < 0)
@@ -321,6 +221,13 @@ name_index(const NameMap *m, const char *key)
 			hi = mid - 1;
 	}
 	return -1;
+}
+
+/* Index of a name in the map, or -1. */
+static int
+name_index(const NameMap *m, const char *key)
+{
+	return loader_name_index_len(m, key, (int) strlen(key));
 }
 
 /* Small interner for resource group names (a few per cluster). */
@@ -366,8 +273,8 @@ typedef struct UnknownEntry
 	int32		id;
 } UnknownEntry;
 
-static int32
-unknown_name(Loader *ld, const char *reason)
+int32
+loader_unknown_name(Loader *ld, const char *reason)
 {
 	char		key[UNKNOWN_KEY_LEN];
 	UnknownEntry *e;
@@ -435,8 +342,8 @@ intern_text_column(Loader *ld, SPITupleTable *t, int colno)
  * Fill v (nres, zeroed) from a resvec: its quantities in milli.  Returns
  * the first name the snapshot does not know, or NULL.
  */
-static const char *
-resvec_to_vec(TideSnapshot *s, Datum d, int64 *v)
+const char *
+loader_resvec_to_vec(TideSnapshot *s, Datum d, int64 *v)
 {
 	ResVec	   *rv = DatumGetResVecP(d);
 	const char *missing = NULL;
@@ -459,22 +366,7 @@ resvec_to_limit(TideSnapshot *s, Datum d, int64 *v)
 {
 	for (int r = 0; r < s->nres; r++)
 		v[r] = TIDE_UNLIMITED;
-	resvec_to_vec(s, d, v);
-}
-
-/* Sorted label ids of parallel key/value text arrays (NULL: none). */
-static int32 *
-label_ids(Loader *ld, SPITupleTable *t, uint64 row, int kcol, int vcol, int32 *n)
-{
-	bool		kn,
-				vn;
-	Datum		kd = col(ld, t, row, kcol, &kn);
-	Datum		vd = col(ld, t, row, vcol, &vn);
-
-	*n = 0;
-	if (kn || vn)
-		return NULL;
-	return cycle_label_ids(ld->s, ld->l->mcxt, kd, vd, n);
+	loader_resvec_to_vec(s, d, v);
 }
 
 /* The engine's node order of a tide.queues placement text (R-L5). */
@@ -488,15 +380,21 @@ placement_of(const char *pl)
 	return TIDE_PLACE_PACK;
 }
 
-/* The engine's service type of a tide.jobs/queues service_type text. */
+/* The engine's service type of a tide.jobs/queues service_type text (len bytes). */
+int
+loader_service_of_len(const char *s, int len)
+{
+	if (s && len == 9 && memcmp(s, "inference", 9) == 0)
+		return TIDE_SVC_INFERENCE;
+	if (s && len == 8 && memcmp(s, "training", 8) == 0)
+		return TIDE_SVC_TRAINING;
+	return TIDE_SVC_UNKNOWN;
+}
+
 static int
 service_of(const char *s)
 {
-	if (s && strcmp(s, "inference") == 0)
-		return TIDE_SVC_INFERENCE;
-	if (s && strcmp(s, "training") == 0)
-		return TIDE_SVC_TRAINING;
-	return TIDE_SVC_UNKNOWN;
+	return loader_service_of_len(s, s ? (int) strlen(s) : 0);
 }
 
 /* A microsecond count column, 0 for NULL (none). */
@@ -528,7 +426,7 @@ load_nodes(Loader *ld)
 		ld->node_names.names[i] = MemoryContextStrdup(ld->l->mcxt, col_text(ld, t, i, Anum_nodes_name));
 		n->name = ld->node_names.names[i];
 		n->group = group_id(ld, col_text(ld, t, i, Anum_nodes_resource_group));
-		resvec_to_vec(s, col_notnull(ld, t, i, Anum_nodes_capacity), n->capacity);
+		loader_resvec_to_vec(s, col_notnull(ld, t, i, Anum_nodes_capacity), n->capacity);
 		/* compare before narrowing: a huge count must not wrap into range */
 		if (n->capacity[TIDE_RES_GPU] / TIDE_MILLI > TIDE_MAX_GPUS)
 		{
@@ -564,7 +462,9 @@ load_nodes(Loader *ld)
 		if (n->unusable)
 			n->state = TIDE_NODE_DOWN;
 		n->allow_cpu_jobs = DatumGetBool(col_notnull(ld, t, i, Anum_nodes_allow_cpu_jobs));
-		n->labels = label_ids(ld, t, i, Anum_nodes_label_keys, Anum_nodes_label_values, &n->nlabels);
+		d = col(ld, t, i, Anum_nodes_labels, &isnull);
+		if (!isnull)
+			n->labels = cycle_label_ids(s, ld->l->mcxt, d, &n->nlabels);
 		d = col(ld, t, i, Anum_nodes_heartbeat_at, &isnull);
 		n->heartbeat_at = isnull ? 0 : DatumGetTimestampTz(d);
 	}
@@ -610,139 +510,6 @@ load_queues(Loader *ld)
 	}
 }
 
-/*
- * Roles are walked in name order (C collation), whatever order the task
- * rows came in: insertion sort of one job's roles, most jobs have one.
- */
-static void
-sort_roles(CycleLoad *l, int first, int n)
-{
-	TideRole   *roles = &l->s->roles[first];
-
-	for (int i = 1; i < n; i++)
-	{
-		for (int k = i; k > 0 && strcmp(l->role_name[first + k - 1], l->role_name[first + k]) > 0; k--)
-		{
-			TideRole	r = roles[k];
-			char	   *name = l->role_name[first + k];
-			Datum		req = l->role_request[first + k];
-			ItemPointerData tid = l->role_tid[first + k];
-
-			roles[k] = roles[k - 1];
-			roles[k - 1] = r;
-			l->role_name[first + k] = l->role_name[first + k - 1];
-			l->role_name[first + k - 1] = name;
-			l->role_request[first + k] = l->role_request[first + k - 1];
-			l->role_request[first + k - 1] = req;
-			l->role_tid[first + k] = l->role_tid[first + k - 1];
-			l->role_tid[first + k - 1] = tid;
-		}
-	}
-}
-
-/* Node indexes of a text[] of node names (failed attempts, R-L4). */
-static void
-load_avoid(Loader *ld, TideJob *j, Datum d)
-{
-	Datum	   *names;
-	bool	   *nulls;
-	int			n;
-	int32	   *av;
-
-	deconstruct_array(DatumGetArrayTypeP(d), TEXTOID, -1, false, TYPALIGN_INT, &names, &nulls, &n);
-	av = MemoryContextAlloc(ld->l->mcxt, sizeof(int32) * (n + 1));
-	for (int k = 0; k < n; k++)
-	{
-		int			ni = nulls[k] ? -1 : name_index(&ld->node_names, TextDatumGetCString(names[k]));
-
-		if (ni >= 0)
-			av[j->navoid++] = ni;
-	}
-	j->avoid = av;
-}
-
-/* Pending jobs and their roles (both sorted by job id: a merge). */
-static void
-load_jobs(Loader *ld)
-{
-	CycleLoad  *l = ld->l;
-	TideSnapshot *s = ld->s;
-	SPITupleTable *t = ld->jobs;
-	SPITupleTable *tt = ld->tasks;
-	uint64		nj = NROWS(t);
-	uint64		nt = NROWS(tt);
-	uint64		ti = 0;
-	int			nroles = 0;
-
-	tide_snapshot_alloc_jobs(s, (int) nj, (int) nt);
-	l->role_request = MemoryContextAlloc(l->mcxt, sizeof(Datum) * (nt + 1));
-	l->role_name = MemoryContextAlloc(l->mcxt, sizeof(char *) * (nt + 1));
-	l->role_tid = MemoryContextAlloc(l->mcxt, sizeof(ItemPointerData) * (nt + 1));
-	l->role_base = MemoryContextAlloc(l->mcxt, sizeof(int32) * (nj + 1));
-	l->job_reason = MemoryContextAlloc(l->mcxt, sizeof(char *) * (nj + 1));
-	for (uint64 i = 0; i < nj; i++)
-	{
-		TideJob    *j = &s->jobs[i];
-		bool		isnull;
-		Datum		d;
-		char	   *gt;
-		const char *missing;
-
-		j->id = DatumGetInt64(col_notnull(ld, t, i, Anum_jobs_id));
-		j->queue = name_index(&ld->queue_names, col_text(ld, t, i, Anum_jobs_queue));
-		j->priority = DatumGetInt32(col_notnull(ld, t, i, Anum_jobs_priority));
-		j->created_at = DatumGetTimestampTz(col_notnull(ld, t, i, Anum_jobs_created_at));
-		j->idle = DatumGetBool(col_notnull(ld, t, i, Anum_jobs_idle));
-		j->reserve = DatumGetBool(col_notnull(ld, t, i, Anum_jobs_reserve));
-		j->is_retry = DatumGetBool(col_notnull(ld, t, i, Anum_jobs_is_retry));
-		j->preemptable = DatumGetBool(col_notnull(ld, t, i, Anum_jobs_preemptable));
-		j->service = service_of(col_text(ld, t, i, Anum_jobs_service_type));
-		d = col(ld, t, i, Anum_jobs_min_available, &isnull);
-		j->min_available = isnull ? 0 : DatumGetInt32(d);
-		gt = col_text(ld, t, i, Anum_jobs_gpu_type);
-		j->gpu_type = gt ? tide_res_lookup(s, gt) : -1;
-		if (gt && j->gpu_type < 0)
-			j->unknown_name = unknown_name(ld, psprintf("no node with gpu_type %s in the resource group", gt));
-		j->selector = label_ids(ld, t, i, Anum_jobs_selector_keys, Anum_jobs_selector_values,
-								&j->nselector);
-		j->time_limit = col_micros(ld, t, i, Anum_jobs_time_limit_us);
-		d = col(ld, t, i, Anum_jobs_avoid_nodes, &isnull);
-		if (!isnull)
-			load_avoid(ld, j, d);
-		l->job_reason[i] = col_text(ld, t, i, Anum_jobs_pending_reason);
-		if (j->queue < 0)
-			j->queue = 0;		/* cannot happen: queues are loaded after the
-								 * jobs that reference them */
-
-		/* roles: the task rows of this job */
-		j->roles = &s->roles[nroles];
-		l->role_base[i] = nroles;
-		while (ti < nt && DatumGetInt64(col_notnull(ld, tt, ti, Anum_tasks_job_id)) < j->id)
-			ti++;
-		while (ti < nt && DatumGetInt64(col_notnull(ld, tt, ti, Anum_tasks_job_id)) == j->id)
-		{
-			TideRole   *r = &s->roles[nroles];
-
-			l->role_name[nroles] = col_text(ld, tt, ti, Anum_tasks_role);
-			r->name = l->role_name[nroles];
-			r->replicas = DatumGetInt32(col_notnull(ld, tt, ti, Anum_tasks_replicas));
-			l->role_request[nroles] = col_notnull(ld, tt, ti, Anum_tasks_request);
-			ItemPointerCopy((ItemPointer) DatumGetPointer(col_notnull(ld, tt, ti, Anum_tasks_ctid)),
-							&l->role_tid[nroles]);
-			missing = resvec_to_vec(s, l->role_request[nroles], r->request);
-			if (missing && j->unknown_name == 0)
-				j->unknown_name = unknown_name(ld, psprintf("no node offers resource %s", missing));
-			j->nroles++;
-			nroles++;
-			ti++;
-		}
-		sort_roles(l, l->role_base[i], j->nroles);
-	}
-	s->nroles = nroles;
-	s->nunknown = ld->nunknown;
-	s->unknown_names = ld->unknown_names;
-}
-
 /* Live allocations: charge nodes and queues (R-C4), keep end times (R-L2). */
 static void
 load_allocs(Loader *ld)
@@ -760,7 +527,7 @@ load_allocs(Loader *ld)
 		a->alloc_id = DatumGetInt64(col_notnull(ld, t, i, Anum_allocs_id));
 		a->job_id = DatumGetInt64(col_notnull(ld, t, i, Anum_allocs_job_id));
 		a->node = name_index(&ld->node_names, col_text(ld, t, i, Anum_allocs_node));
-		resvec_to_vec(s, col_notnull(ld, t, i, Anum_allocs_resources), v);
+		loader_resvec_to_vec(s, col_notnull(ld, t, i, Anum_allocs_resources), v);
 		a->res = v;
 		a->gpus = DatumGetGpuMask(col_notnull(ld, t, i, Anum_allocs_gpus));
 		d = col(ld, t, i, Anum_allocs_gpu_milli, &isnull);
@@ -802,7 +569,7 @@ load_claims(Loader *ld)
 		cl->node = name_index(&ld->node_names, col_text(ld, t, i, Anum_claims_node));
 		if (cl->node < 0)
 			continue;
-		resvec_to_vec(s, col_notnull(ld, t, i, Anum_claims_resources), v);
+		loader_resvec_to_vec(s, col_notnull(ld, t, i, Anum_claims_resources), v);
 		cl->res = v;
 		cl->gpus = DatumGetGpuMask(col_notnull(ld, t, i, Anum_claims_gpus));
 		d = col(ld, t, i, Anum_claims_gpu_milli, &isnull);
@@ -819,25 +586,32 @@ tide_cycle_load(CycleLoad *l, MemoryContext mcxt, const char *group)
 	Loader	   *ld = palloc0(sizeof(Loader));
 	TideSnapshot *s;
 	char		err[256];
+	instr_time	t0;
+	double		c0;
 
 	memset(l, 0, sizeof(CycleLoad));
 	l->mcxt = mcxt;
 	ld->l = l;
 	l->group = ld->group = group;
+
+	/* one snapshot for every query, that sees this cycle's own writes */
+	CommandCounterIncrement();
+	PushActiveSnapshot(GetTransactionSnapshot());
 	if (group)
 	{
 		ld->group_queues = group_names(group, "SELECT coalesce(pg_catalog.array_agg(q.name), '{}') FROM tide.queues q WHERE q.resource_group = $1");
 		ld->group_nodes = group_names(group, "SELECT coalesce(pg_catalog.array_agg(n.name), '{}') FROM tide.nodes n WHERE n.resource_group = $1");
 	}
-
-	/* referencing rows first (see the top of this file) */
-	ld->jobs = run_select(ld, Q_JOBS);
-	ld->tasks = run_select(ld, Q_TASKS);
-	ld->allocs = run_select(ld, Q_ALLOCS);
-	ld->queues = run_select(ld, Q_QUEUES);
+	INSTR_TIME_SET_CURRENT(t0);
+	c0 = cycle_cpu_ms();
 	ld->nodes = run_select(ld, Q_NODES);
-	if (NROWS(ld->nodes) > INT32_MAX / 4 || NROWS(ld->jobs) > INT32_MAX / 4 ||
-		NROWS(ld->tasks) > INT32_MAX / 4 || NROWS(ld->allocs) > INT32_MAX / 4)
+	ld->queues = run_select(ld, Q_QUEUES);
+	ld->allocs = run_select(ld, Q_ALLOCS);
+	elog(DEBUG1, "tide.run_cycle: nodes, queues, allocations selected in %.1f ms (cpu %.1f)",
+		 cycle_elapsed_ms(t0), cycle_cpu_ms() - c0);
+	INSTR_TIME_SET_CURRENT(t0);
+	c0 = cycle_cpu_ms();
+	if (NROWS(ld->nodes) > INT32_MAX / 4 || NROWS(ld->allocs) > INT32_MAX / 4)
 		ereport(ERROR, (errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 						errmsg("too many rows for one scheduling cycle")));
 
@@ -847,7 +621,7 @@ tide_cycle_load(CycleLoad *l, MemoryContext mcxt, const char *group)
 
 	/*
 	 * pass 1: every resource name the cluster offers or accounts, card types
-	 * included; jobs' names are looked up, never added (unknown_name)
+	 * included; jobs' names are looked up, never added (loader_unknown_name)
 	 */
 	intern_resvec_column(ld, ld->nodes, Anum_nodes_capacity);
 	intern_text_column(ld, ld->nodes, Anum_nodes_gpu_type);
@@ -860,7 +634,15 @@ tide_cycle_load(CycleLoad *l, MemoryContext mcxt, const char *group)
 								(int) NROWS(ld->allocs));
 	load_nodes(ld);
 	load_queues(ld);
-	load_jobs(ld);
+	elog(DEBUG1, "tide.run_cycle: nodes and queues converted in %.1f ms (cpu %.1f)",
+		 cycle_elapsed_ms(t0), cycle_cpu_ms() - c0);
+	INSTR_TIME_SET_CURRENT(t0);
+	c0 = cycle_cpu_ms();
+	cycle_load_jobs(ld);
+	elog(DEBUG1, "tide.run_cycle: %d jobs, %d roles loaded in %.1f ms (cpu %.1f)", s->njobs, s->nroles,
+		 cycle_elapsed_ms(t0), cycle_cpu_ms() - c0);
+	INSTR_TIME_SET_CURRENT(t0);
+	c0 = cycle_cpu_ms();
 	if (!tide_snapshot_finish(s, err, sizeof(err)))
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
@@ -868,59 +650,7 @@ tide_cycle_load(CycleLoad *l, MemoryContext mcxt, const char *group)
 	load_allocs(ld);
 	load_claims(ld);
 	tide_cycle_shapes_load(s, mcxt, group);
-}
-
-/* Run a lost-node statement with tide.node_timeout as $1. */
-static int
-run_lost(const char *sql)
-{
-	Datum		arg;
-	Oid			argtype = INTERVALOID;
-	Interval   *iv;
-
-	iv = palloc0(sizeof(Interval));
-	iv->time = (int64) tide_node_timeout * USECS_PER_SEC;
-	arg = IntervalPGetDatum(iv);
-	return SPI_execute_with_args(sql, 1, &argtype, &arg, NULL, false, 0);
-}
-
-int
-tide_cycle_nodes_lost(void)
-{
-	int			ret;
-	bool		isnull;
-	Datum		d;
-
-	if (tide_node_timeout <= 0)
-		return 0;
-	ret = run_lost(W_LOST);
-	if (ret != SPI_OK_SELECT)
-		elog(ERROR, "tide.run_cycle: marking lost nodes failed: %s", SPI_result_code_string(ret));
-	if (SPI_processed != 1)
-		return 0;
-	d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
-	return isnull ? 0 : DatumGetInt32(d);
-}
-
-int
-tide_cycle_nodes_to_lose(char ***names, char ***reasons)
-{
-	int			ret;
-	int			n;
-
-	*names = *reasons = NULL;
-	if (tide_node_timeout <= 0)
-		return 0;
-	ret = run_lost(Q_LOST);
-	if (ret != SPI_OK_SELECT)
-		elog(ERROR, "tide.dry_run: listing lost nodes failed: %s", SPI_result_code_string(ret));
-	n = (int) SPI_processed;
-	*names = palloc(sizeof(char *) * (n + 1));
-	*reasons = palloc(sizeof(char *) * (n + 1));
-	for (int i = 0; i < n; i++)
-	{
-		(*names)[i] = SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, Anum_lost_name);
-		(*reasons)[i] = SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, Anum_lost_reason);
-	}
-	return n;
+	PopActiveSnapshot();
+	elog(DEBUG1, "tide.run_cycle: allocations, claims and shapes loaded in %.1f ms (cpu %.1f)",
+		 cycle_elapsed_ms(t0), cycle_cpu_ms() - c0);
 }

@@ -31,7 +31,7 @@ typedef struct CycleLoad
 } CycleLoad;
 
 /*
- * R-C3: mark down the nodes whose launcher went silent for longer than
+ * R-C3 (cycle_lost.c): mark down the nodes whose launcher went silent for longer than
  * tide.node_timeout (a write: before the load, so that it sees them down);
  * returns the jobs hit.
  */

@@ -4,10 +4,14 @@
  */
 #include "postgres.h"
 
+#include "catalog/pg_collation.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
+#include "parser/parse_type.h"
 #include "utils/builtins.h"
+#include "utils/jsonb.h"
 #include "utils/lsyscache.h"
+#include "utils/varlena.h"
 
 #include "cycle_rows.h"
 #include "gpumask.h"
@@ -86,21 +90,18 @@ placement_rows_args(const PlacementRows *rows, const CycleTypes *types, int64 cy
 	argtypes[7] = INT8OID;
 }
 
-/* OID of a type by name (the extension's types have no fixed OIDs). */
+/*
+ * OID of a type by name (the extension's types have no fixed OIDs), from
+ * the catalog caches: no query.
+ */
 static Oid
 type_oid(const char *name)
 {
 	Oid			oid;
-	int			ret;
-	bool		isnull;
-	Datum		arg = CStringGetTextDatum(name);
-	Oid			argtype = TEXTOID;
+	int32		typmod;
 
-	ret = SPI_execute_with_args("SELECT pg_catalog.to_regtype($1)::oid", 1, &argtype, &arg, NULL, true, 1);
-	if (ret != SPI_OK_SELECT || SPI_processed != 1)
-		elog(ERROR, "tide.run_cycle: type lookup failed for %s", name);
-	oid = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
-	if (isnull || !OidIsValid(oid))
+	parseTypeString(name, &oid, &typmod, true);
+	if (!OidIsValid(oid))
 		elog(ERROR, "tide.run_cycle: type %s does not exist", name);
 	return oid;
 }
@@ -114,29 +115,78 @@ cycle_types_lookup(CycleTypes *types)
 	types->gpumask_array = type_oid("tide.gpumask[]");
 }
 
-int32 *
-cycle_label_ids(TideSnapshot *s, MemoryContext mcxt, Datum kd, Datum vd, int32 *n)
+/* A label: key and value as jsonb_each_text() gives them. */
+typedef struct Label
 {
-	Datum	   *keys,
-			   *vals;
-	bool	   *knulls,
-			   *vnulls;
-	int			nk,
-				nv;
+	char	   *key;
+	int			keylen;
+	char	   *value;
+} Label;
+
+/* The text of a jsonb value as jsonb_each_text() gives it; NULL for null. */
+static char *
+value_text(JsonbValue *v)
+{
+	if (v->type == jbvNull)
+		return NULL;
+	if (v->type == jbvString)
+		return pnstrdup(v->val.string.val, v->val.string.len);
+	return JsonbToCString(NULL, &JsonbValueToJsonb(v)->root, 0);
+}
+
+int32 *
+cycle_label_ids(TideSnapshot *s, MemoryContext mcxt, Datum d, int32 *n)
+{
+	struct varlena *raw = (struct varlena *) DatumGetPointer(d);
+	Jsonb	   *jb;
+	JsonbIterator *it;
+	JsonbValue	v;
+	JsonbIteratorToken tok;
+	Label	   *labels;
+	int			nl = 0;
+	char	   *key = NULL;
+	int			keylen = 0;
 	int32	   *ids;
 
-	deconstruct_array(DatumGetArrayTypeP(kd), TEXTOID, -1, false, TYPALIGN_INT, &keys, &knulls, &nk);
-	deconstruct_array(DatumGetArrayTypeP(vd), TEXTOID, -1, false, TYPALIGN_INT, &vals, &vnulls, &nv);
-	ids = MemoryContextAlloc(mcxt, sizeof(int32) * (nk + 1));
 	*n = 0;
-	for (int i = 0; i < nk && i < nv; i++)
+	/* '{}' as stored: a root container header and nothing else */
+	if (!VARATT_IS_EXTERNAL(raw) && !VARATT_IS_COMPRESSED(raw) &&
+		VARSIZE_ANY_EXHDR(raw) <= sizeof(uint32))
+		return NULL;
+	jb = DatumGetJsonbP(d);
+	if (!JB_ROOT_IS_OBJECT(jb) || JB_ROOT_COUNT(jb) == 0)
+		return NULL;
+	labels = palloc(sizeof(Label) * JB_ROOT_COUNT(jb));
+	it = JsonbIteratorInit(&jb->root);
+	while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
 	{
-		int32		id;
+		if (tok == WJB_KEY)
+		{
+			key = v.val.string.val;
+			keylen = v.val.string.len;
+		}
+		else if (tok == WJB_VALUE && key != NULL && v.type != jbvNull)
+		{
+			Label	   *l;
+			int			k;
+
+			/* in key order, the database's collation (as ORDER BY e.key) */
+			for (k = nl++; k > 0 && varstr_cmp(labels[k - 1].key, labels[k - 1].keylen, key, keylen,
+												 DEFAULT_COLLATION_OID) > 0; k--)
+				labels[k] = labels[k - 1];
+			l = &labels[k];
+			l->key = pnstrdup(key, keylen);
+			l->keylen = keylen;
+			l->value = value_text(&v);
+		}
+	}
+	/* interned in that order, then sorted by id */
+	ids = MemoryContextAlloc(mcxt, sizeof(int32) * (nl + 1));
+	for (int i = 0; i < nl; i++)
+	{
+		int32		id = tide_label_intern(s, labels[i].key, labels[i].value);
 		int			k;
 
-		if (knulls[i] || vnulls[i])
-			continue;
-		id = tide_label_intern(s, TextDatumGetCString(keys[i]), TextDatumGetCString(vals[i]));
 		for (k = *n; k > 0 && ids[k - 1] > id; k--)
 			ids[k] = ids[k - 1];
 		ids[k] = id;

@@ -60,20 +60,12 @@ extern void placement_rows_args(const PlacementRows *rows, const CycleTypes *typ
 								Datum *args, Oid *argtypes);
 
 /*
- * The two select-list columns cycle_label_ids() takes for a jsonb object
- * obj (a node's labels, a job's or shape's node selector): its keys and its
- * values, both in key order; NULL for an empty object.
+ * Sorted label ids (tide_label_intern) of a jsonb object as the load
+ * selects a node's labels or a job's or shape's node selector: each key
+ * with its value's text as jsonb_each_text() gives it (null values are no
+ * label), interned in key order (the database's collation); *n gets their
+ * count; NULL for an empty object.  Allocated in mcxt.
  */
-#define CYCLE_LABEL_ARRAYS(obj) \
-"CASE WHEN " obj " = '{}' THEN NULL ELSE ARRAY(SELECT e.key FROM pg_catalog.jsonb_each_text(" obj ") e ORDER BY e.key) END," \
-"       CASE WHEN " obj " = '{}' THEN NULL ELSE ARRAY(SELECT e.value FROM pg_catalog.jsonb_each_text(" obj ") e ORDER BY e.key) END"
-
-/*
- * Sorted label ids (tide_label_intern) of parallel key and value text
- * arrays, as the load selects a node's labels or a job's or shape's node
- * selector; *n gets their count.  Allocated in mcxt.
- */
-extern int32 *cycle_label_ids(TideSnapshot *s, MemoryContext mcxt, Datum keys, Datum values,
-							  int32 *n);
+extern int32 *cycle_label_ids(TideSnapshot *s, MemoryContext mcxt, Datum selector, int32 *n);
 
 #endif							/* TIDE_CYCLE_ROWS_H */

@@ -41,18 +41,15 @@ static const char *const Q_SHAPES =
 "   WHERE $2 AND ($1::text IS NULL OR r.resource_group = $1)"
 "     AND NOT EXISTS (SELECT 1 FROM tide.workload_shapes w"
 "                      WHERE w.resource_group IS NULL OR w.resource_group = r.resource_group))"
-"SELECT x.request, x.gpu_type,"
-"       " CYCLE_LABEL_ARRAYS("x.node_selector") ","
-"       pg_catalog.sum(x.weight)"
+"SELECT x.request, x.gpu_type, x.node_selector, pg_catalog.sum(x.weight)"
 "  FROM x GROUP BY x.request, x.gpu_type, x.node_selector"
 " ORDER BY pg_catalog.sum(x.weight) * coalesce(tide.get(x.request, 'gpu'), 0) DESC,"
 "          x.request, x.gpu_type COLLATE \"C\", x.node_selector"
 " LIMIT " CppAsString2(SHAPES_MAX);
 #define Anum_shapes_request			1
 #define Anum_shapes_gpu_type		2
-#define Anum_shapes_selector_keys	3
-#define Anum_shapes_selector_values	4
-#define Anum_shapes_weight			5
+#define Anum_shapes_node_selector	3
+#define Anum_shapes_weight			4
 
 void
 tide_cycle_shapes_refresh(void)
@@ -61,6 +58,8 @@ tide_cycle_shapes_refresh(void)
 	Datum		args[2];
 	Interval   *iv;
 	int			ret;
+	instr_time	t0;
+	double		c0;
 
 	if (tide_frag_shapes_refresh < 0 || tide_frag_shapes_jobs <= 0)
 		return;
@@ -68,11 +67,15 @@ tide_cycle_shapes_refresh(void)
 	iv->time = (int64) tide_frag_shapes_refresh * USECS_PER_SEC;
 	args[0] = IntervalPGetDatum(iv);
 	args[1] = Int32GetDatum(tide_frag_shapes_jobs);
+	INSTR_TIME_SET_CURRENT(t0);
+	c0 = cycle_cpu_ms();
 	ret = SPI_execute_with_args("SELECT tide._refresh_workload_shapes_due($1, $2)",
 								2, types, args, NULL, false, 0);
 	if (ret != SPI_OK_SELECT)
 		elog(ERROR, "tide.run_cycle: refreshing tide.recent_shapes failed: %s",
 			 SPI_result_code_string(ret));
+	elog(DEBUG1, "tide.run_cycle: shapes refresh checked in %.1f ms (cpu %.1f)",
+		 cycle_elapsed_ms(t0), cycle_cpu_ms() - c0);
 }
 
 /*
@@ -87,10 +90,6 @@ load_shape(TideSnapshot *s, MemoryContext mcxt, HeapTuple tup, TupleDesc td, Tid
 	Datum		d = SPI_getbinval(tup, td, Anum_shapes_request, &isnull);
 	ResVec	   *rv = DatumGetResVecP(d);
 	int64	   *req = MemoryContextAllocZero(mcxt, sizeof(int64) * (s->nres + 1));
-	Datum		kd,
-				vd;
-	bool		kn,
-				vn;
 	char	   *gt;
 
 	for (int k = 0; k < resvec_count(rv); k++)
@@ -106,9 +105,8 @@ load_shape(TideSnapshot *s, MemoryContext mcxt, HeapTuple tup, TupleDesc td, Tid
 	ws->gpu_type = gt ? tide_res_lookup(s, gt) : -1;
 	if (gt && ws->gpu_type < 0)
 		return false;
-	kd = SPI_getbinval(tup, td, Anum_shapes_selector_keys, &kn);
-	vd = SPI_getbinval(tup, td, Anum_shapes_selector_values, &vn);
-	ws->selector = kn || vn ? NULL : cycle_label_ids(s, mcxt, kd, vd, &ws->nselector);
+	d = SPI_getbinval(tup, td, Anum_shapes_node_selector, &isnull);
+	ws->selector = isnull ? NULL : cycle_label_ids(s, mcxt, d, &ws->nselector);
 	if (ws->selector == NULL)
 		ws->nselector = 0;
 	ws->weight = DatumGetFloat8(SPI_getbinval(tup, td, Anum_shapes_weight, &isnull));
@@ -132,7 +130,8 @@ tide_cycle_shapes_load(TideSnapshot *s, MemoryContext mcxt, const char *group)
 		any = s->queues[q].placement == TIDE_PLACE_FRAG;
 	if (!any)
 		return;
-	ret = SPI_execute_with_args(Q_SHAPES, 2, types, args, group ? NULL : "n ", false, 0);
+	/* read only: in the snapshot of the rest of the load */
+	ret = SPI_execute_with_args(Q_SHAPES, 2, types, args, group ? NULL : "n ", true, 0);
 	if (ret != SPI_OK_SELECT)
 		elog(ERROR, "tide.run_cycle: query failed (%s): %s", SPI_result_code_string(ret), Q_SHAPES);
 	ws = MemoryContextAllocZero(mcxt, sizeof(TideWorkShape) * (SPI_processed + 1));

@@ -20,7 +20,8 @@ extern void tide_cycle_shapes_refresh(void);
  * Set s->workload to the shapes of tide.workload_shapes that apply to the
  * group (NULL: all groups), else to those of tide.recent_shapes; none when
  * neither has any or no queue places by frag.  Inside SPI_connect(), after
- * the snapshot's resource names are fixed; memory from mcxt.
+ * the snapshot's resource names are fixed, read only in the active snapshot
+ * (the load's); memory from mcxt.
  */
 extern void tide_cycle_shapes_load(TideSnapshot *s, MemoryContext mcxt, const char *group);
 

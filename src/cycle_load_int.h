@@ -1,0 +1,93 @@
+/*
+ * cycle_load_int.h: what the two halves of the load share (private to
+ * cycle_load.c, the cluster's rows and the order of the load, and
+ * cycle_jobs.c, the pending jobs): the load in progress and its lookups.
+ */
+#ifndef TIDE_CYCLE_LOAD_INT_H
+#define TIDE_CYCLE_LOAD_INT_H
+
+#include "executor/spi.h"
+#include "utils/hsearch.h"
+
+#include "cycle_load.h"
+
+/*
+ * Rows are deformed once and kept, one row per result table:
+ * SPI_getbinval would walk every earlier varlena column again for each
+ * column asked.
+ */
+#define ROWCACHE_COLS 24
+#define ROWCACHE_TABLES 8
+
+typedef struct RowCache
+{
+	SPITupleTable *t;
+	uint64		row;
+	Datum		vals[ROWCACHE_COLS];
+	bool		nulls[ROWCACHE_COLS];
+} RowCache;
+
+/*
+ * Names sorted by strcmp (the queries' COLLATE "C" order), to look up the
+ * index of a node or queue by its name.
+ */
+typedef struct NameMap
+{
+	char	  **names;
+	int			n;
+} NameMap;
+
+/* One load in progress. */
+typedef struct Loader
+{
+	CycleLoad  *l;
+	TideSnapshot *s;
+	SPITupleTable *nodes,
+			   *queues,
+			   *allocs,
+			   *claims;
+	const char *group;			/* the resource group loaded, NULL: all */
+	Datum		group_queues;	/* text[] of its queues' names */
+	Datum		group_nodes;	/* text[] of its nodes' names */
+	NameMap		node_names;
+	NameMap		queue_names;
+	char	  **group_names;	/* resource group ids, in order of appearance */
+	int			ngroups;
+	HTAB	   *unknown;		/* what jobs ask for that nothing offers */
+	const char **unknown_names; /* the snapshot's unknown_names, by id */
+	int			nunknown;
+	int			unknown_cap;
+	int			jobs_cap;		/* room in the job arrays (cycle_jobs.c) */
+	int			roles_cap;		/* room in the role arrays */
+	int64	   *requests;		/* the roles' request vectors, nres each */
+	char	   *role_name;		/* the last role name copied */
+	char	   *arena;			/* free room for arena_copy */
+	Size		arena_left;
+	RowCache	cache[ROWCACHE_TABLES];
+} Loader;
+
+/* Index of the name of len bytes at key (no NUL needed) in the map, or -1. */
+extern int	loader_name_index_len(const NameMap *m, const char *key, int len);
+
+/*
+ * Id (1 + index into the snapshot's unknown_names) of the reason for a
+ * name only jobs use (R-A2), added on first use.
+ */
+extern int32 loader_unknown_name(Loader *ld, const char *reason);
+
+/*
+ * Fill v (nres, zeroed) from a resvec: its quantities in milli.  Returns
+ * the first name the snapshot does not know, or NULL.
+ */
+extern const char *loader_resvec_to_vec(TideSnapshot *s, Datum d, int64 *v);
+
+/* The engine's service type of a service_type text of len bytes. */
+extern int	loader_service_of_len(const char *s, int len);
+
+/*
+ * cycle_jobs.c: the pending jobs and their roles into the snapshot, once
+ * its names, nodes and queues are in.
+ */
+extern void cycle_load_jobs(Loader *ld);
+
+#endif							/* TIDE_CYCLE_LOAD_INT_H */
