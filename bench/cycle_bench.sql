@@ -50,23 +50,40 @@ ANALYZE tide.jobs, tide.job_tasks, tide.nodes, tide.queues, tide.allocations;
 -- The SQL floor: the cycle's five input queries, and a bulk insert of as
 -- many allocation rows into a table shaped like tide.allocations (same
 -- columns and indexes, no triggers): what any cycle must pay.
-CREATE TABLE floor_alloc (LIKE tide.allocations INCLUDING DEFAULTS INCLUDING IDENTITY INCLUDING INDEXES);
+CREATE TABLE floor_alloc (LIKE tide.allocations INCLUDING ALL);
 -- and, for context, rewriting as many job rows (state or reason) in a copy
 -- of tide.jobs (same indexes, no triggers).
-CREATE TABLE floor_jobs (LIKE tide.jobs INCLUDING DEFAULTS INCLUDING IDENTITY INCLUDING INDEXES);
+CREATE TABLE floor_jobs (LIKE tide.jobs INCLUDING ALL);
 INSERT INTO floor_jobs OVERRIDING SYSTEM VALUE SELECT * FROM tide.jobs;
 VACUUM ANALYZE floor_jobs;
 -- the same with room for HOT updates (fillfactor 70: reason-only updates touch no index)
-CREATE TABLE floor_jobs_ff (LIKE tide.jobs INCLUDING DEFAULTS INCLUDING IDENTITY INCLUDING INDEXES) WITH (fillfactor = 70);
+CREATE TABLE floor_jobs_ff (LIKE tide.jobs INCLUDING ALL) WITH (fillfactor = 70);
 INSERT INTO floor_jobs_ff OVERRIDING SYSTEM VALUE SELECT * FROM tide.jobs;
 VACUUM ANALYZE floor_jobs_ff;
 -- and what the contract adds for each placed job: its row moves to
 -- allocated (a new row version) and the change is logged in job_events.
-CREATE TABLE floor_events (LIKE tide.job_events INCLUDING DEFAULTS INCLUDING IDENTITY INCLUDING INDEXES);
-CREATE TABLE floor_jobs_placed (LIKE tide.jobs INCLUDING DEFAULTS INCLUDING IDENTITY INCLUDING INDEXES) WITH (fillfactor = 70);
+-- The copies keep every column, default, CHECK constraint and index (LIKE
+-- ... INCLUDING ALL; no triggers, no foreign keys).  tide.job_events is
+-- partitioned with its key and indexes on the partitions: a LIKE copy of the
+-- parent would have none, so the floor's is partitioned the same way.
+CREATE TABLE floor_events (LIKE tide.job_events INCLUDING ALL) PARTITION BY RANGE (at);
+CREATE TABLE floor_events_default PARTITION OF floor_events (PRIMARY KEY (id)) DEFAULT;
+CREATE INDEX ON floor_events_default (at);
+CREATE INDEX ON floor_events_default (job_id, id);
+DO $$
+BEGIN
+    IF (SELECT array_agg(d ORDER BY d) FROM (SELECT regexp_replace(pg_get_indexdef(indexrelid), '^.* USING ', '') AS d
+                                               FROM pg_index WHERE indrelid = 'tide.job_events_default'::regclass) i)
+       IS DISTINCT FROM
+       (SELECT array_agg(d ORDER BY d) FROM (SELECT regexp_replace(pg_get_indexdef(indexrelid), '^.* USING ', '') AS d
+                                               FROM pg_index WHERE indrelid = 'floor_events_default'::regclass) i) THEN
+        RAISE EXCEPTION 'the floor''s job_events indexes are not those of tide.job_events_default';
+    END IF;
+END $$;
+CREATE TABLE floor_jobs_placed (LIKE tide.jobs INCLUDING ALL) WITH (fillfactor = 70);
 INSERT INTO floor_jobs_placed OVERRIDING SYSTEM VALUE SELECT * FROM tide.jobs;
 VACUUM ANALYZE floor_jobs_placed;
-CREATE FUNCTION pg_temp.floor_ms(nalloc int, nnodes int, nplaced int)
+CREATE FUNCTION pg_temp.floor_ms(nalloc int, nnodes int, placed_ids bigint[])
     RETURNS TABLE (select_ms float8, insert_ms float8, placed_ms float8)
 LANGUAGE plpgsql AS $$
 DECLARE
@@ -94,7 +111,7 @@ BEGIN
     t0 := clock_timestamp();
     WITH placed AS (
         UPDATE floor_jobs_placed f SET state = 'allocated', state_reason = 'placed on node-000001'
-          FROM (SELECT id FROM floor_jobs_placed WHERE state = 'pending' ORDER BY id LIMIT nplaced) p
+          FROM unnest(placed_ids) AS p(id)
          WHERE f.id = p.id
         RETURNING f.id)
     INSERT INTO floor_events (job_id, old_state, new_state, reason, cycle_id)
@@ -132,10 +149,12 @@ SELECT format('cycle jobs=%s nodes=%s placed=%s allocations=%s unschedulable=%s 
               round(load_ms::numeric, 1), round(decide_ms::numeric, 1), round(write_ms::numeric, 1),
               round(1000 * extract(epoch FROM finished_at - started_at)::numeric, 1))
   FROM tide.cycles ORDER BY id DESC LIMIT 1;
+-- the floor moves the same jobs the cycle placed (scattered over the table as theirs are)
+CREATE TEMP TABLE placed_now AS SELECT array_agg(DISTINCT job_id) AS ids FROM tide.allocations;
 \! awk '{print $1}' /proc/$BPID/schedstat > /tmp/tide_bench_cpu.$BPID
 CREATE TEMP TABLE floor_run AS
 SELECT * FROM pg_temp.floor_ms((SELECT allocations_made FROM tide.cycles ORDER BY id DESC LIMIT 1), :nodes,
-                               (SELECT jobs_placed FROM tide.cycles ORDER BY id DESC LIMIT 1));
+                               (SELECT ids FROM placed_now));
 \! echo "$(cat /tmp/tide_bench_cpu_cycle.$BPID), contract floor cpu_ms=$(( ($(awk '{print $1}' /proc/$BPID/schedstat) - $(cat /tmp/tide_bench_cpu.$BPID)) / 1000000 ))"; rm -f /tmp/tide_bench_cpu.$BPID /tmp/tide_bench_cpu_cycle.$BPID
 CREATE TEMP TABLE floor_reasons AS SELECT * FROM pg_temp.floor_reasons_ms();
 SELECT format('floor select_ms=%s insert_ms=%s total_ms=%s; placed jobs to allocated + their events: %s ms (floor with them: %s); every pending job''s reason rewritten: %s ms, with fillfactor 70: %s',
