@@ -23,7 +23,7 @@ static const char *const Q_JOBS =
 "SELECT j.id, j.queue, j.priority, j.created_at, j.idle, j.reserve, j.retry_of IS NOT NULL,"
 "       j.preemptable, j.service_type, j.min_available, j.gpu_type,"
 "       j.node_selector, (EXTRACT(epoch FROM j.time_limit) * 1000000)::bigint, j.avoid_nodes,"
-"       j.pending_reason, t.role, t.replicas, t.request, t.ctid"
+"       j.pending_reason, t.role, t.replicas, t.request, t.ctid, j.ctid"
 "  FROM tide.jobs j LEFT JOIN tide.job_tasks t ON t.job_id = j.id"
 " WHERE j.state = 'pending' AND NOT j.unschedulable AND NOT j.cancel_requested"
 "   AND ($1::text IS NULL OR j.queue = ANY ($2::text[]))"
@@ -47,6 +47,7 @@ static const char *const Q_JOBS =
 #define Anum_jobs_replicas			17
 #define Anum_jobs_request			18
 #define Anum_jobs_task_ctid			19
+#define Anum_jobs_ctid				20
 
 /* Index of a text datum's value in the map, or -1 (no copy of the text). */
 static int
@@ -142,6 +143,7 @@ jobs_grow(Loader *ld)
 
 	ld->s->jobs = grow_array(l->mcxt, ld->s->jobs, sizeof(TideJob), cap);
 	l->role_base = grow_array(l->mcxt, l->role_base, sizeof(int32), cap);
+	l->job_tid = grow_array(l->mcxt, l->job_tid, sizeof(ItemPointerData), cap);
 	l->job_reason = grow_array(l->mcxt, l->job_reason, sizeof(char *), cap);
 	ld->jobs_cap = cap;
 }
@@ -261,6 +263,7 @@ job_start(Loader *ld, const Datum *v, const bool *nulls)
 	l->job_reason[ji] = nulls[Anum_jobs_pending_reason - 1] ? NULL :
 		arena_text(ld, v[Anum_jobs_pending_reason - 1]);
 	l->role_base[ji] = s->nroles;
+	ItemPointerCopy((ItemPointer) DatumGetPointer(v[Anum_jobs_ctid - 1]), &l->job_tid[ji]);
 	s->njobs++;
 }
 

@@ -27,6 +27,7 @@ typedef struct CycleLoad
 	char	  **role_name;		/* [nroles] */
 	ItemPointerData *role_tid;	/* [nroles] ctid of the task row loaded */
 	int32	   *role_base;		/* [njobs] index of the job's first role */
+	ItemPointerData *job_tid;	/* [njobs] ctid of the job row loaded */
 	char	  **job_reason;		/* [njobs] current pending_reason or NULL */
 } CycleLoad;
 

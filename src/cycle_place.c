@@ -42,15 +42,15 @@ static const char *const W_ALLOCS =
 /*
  * Job states, unschedulable marks and pending reasons, and the placed
  * jobs' history rows, in one statement (tide._cycle_place_jobs,
- * 60_cycle.sql).  A job cancelled (or otherwise moved on) since the load is
- * no longer pending, so it is skipped, and only the placed jobs returned get
- * allocation rows.  The second form skips the job rows another transaction
+ * 60_cycle.sql), found by the ctid each job row had at the load: a job
+ * whose row changed since (cancelled, moved on, or any other update) is
+ * skipped, and only the placed jobs returned get allocation rows.  The second form skips the job rows another transaction
  * holds (they stay as they are this cycle): what the first falls back to
  * when it could not get its row locks within tide.cycle_lock_timeout.
  * Locking first costs a lock record per row, so it is not the usual path.
  */
-static const char *const W_JOBS = "SELECT tide._cycle_place_jobs($1, $2, $3, $4, $5, false)";
-static const char *const W_JOBS_SKIP_LOCKED = "SELECT tide._cycle_place_jobs($1, $2, $3, $4, $5, true)";
+static const char *const W_JOBS = "SELECT tide._cycle_place_jobs($1, $2, $3, $4, $5, $6, false)";
+static const char *const W_JOBS_SKIP_LOCKED = "SELECT tide._cycle_place_jobs($1, $2, $3, $4, $5, $6, true)";
 
 /*
  * The task rows of the jobs placed, compared with those loaded (by ctid: an
@@ -318,6 +318,7 @@ write_jobs(const CycleLoad *l, const TideResult *r, int64 cycle_id, const bool *
 	instr_time	t0;
 	int			n = 0;
 	Datum	   *ids = palloc(sizeof(Datum) * (s->njobs + 1));
+	Datum	   *tids = palloc(sizeof(Datum) * (s->njobs + 1));
 	Datum	   *placed = palloc(sizeof(Datum) * (s->njobs + 1));
 	Datum	   *reasons = palloc(sizeof(Datum) * (s->njobs + 1));
 	Datum	   *unsched = palloc(sizeof(Datum) * (s->njobs + 1));
@@ -349,6 +350,7 @@ write_jobs(const CycleLoad *l, const TideResult *r, int64 cycle_id, const bool *
 			if (budget != INT_MAX)
 				budget = Max(budget - 1, 0);
 			ids[n] = Int64GetDatum(s->jobs[j].id);
+			tids[n] = PointerGetDatum(&l->job_tid[j]);
 			placed[n] = BoolGetDatum(true);
 			reasons[n] = placed_reason(s, r, j);
 			unsched[n] = BoolGetDatum(false);
@@ -360,6 +362,7 @@ write_jobs(const CycleLoad *l, const TideResult *r, int64 cycle_id, const bool *
 		{
 			/* always written: the mark keeps the job out of later loads */
 			ids[n] = Int64GetDatum(s->jobs[j].id);
+			tids[n] = PointerGetDatum(&l->job_tid[j]);
 			placed[n] = BoolGetDatum(false);
 			reasons[n] = REASON_DATUM(j);
 			unsched[n] = BoolGetDatum(true);
@@ -394,6 +397,7 @@ write_jobs(const CycleLoad *l, const TideResult *r, int64 cycle_id, const bool *
 			if (budget > 0)
 			{
 				ids[n] = Int64GetDatum(s->jobs[j].id);
+				tids[n] = PointerGetDatum(&l->job_tid[j]);
 				placed[n] = BoolGetDatum(false);
 				reasons[n] = REASON_DATUM(j);
 				unsched[n] = BoolGetDatum(false);
@@ -412,18 +416,19 @@ write_jobs(const CycleLoad *l, const TideResult *r, int64 cycle_id, const bool *
 #undef REASON_DATUM
 	if (n > 0)
 	{
-		Datum		args[5];
-		Oid			argtypes[5] = {INT8ARRAYOID, BOOLARRAYOID, TEXTARRAYOID, BOOLARRAYOID, INT8OID};
+		Datum		args[6];
+		Oid			argtypes[6] = {INT8ARRAYOID, TIDARRAYOID, BOOLARRAYOID, TEXTARRAYOID, BOOLARRAYOID, INT8OID};
 		Datum		moved;
 		bool		isnull;
 
 		args[0] = PointerGetDatum(tide_array_of(ids, NULL, n, INT8OID));
-		args[1] = PointerGetDatum(tide_array_of(placed, NULL, n, BOOLOID));
-		args[2] = PointerGetDatum(tide_array_of(reasons, NULL, n, TEXTOID));
-		args[3] = PointerGetDatum(tide_array_of(unsched, NULL, n, BOOLOID));
-		args[4] = Int64GetDatum(cycle_id);
+		args[1] = PointerGetDatum(tide_array_of(tids, NULL, n, TIDOID));
+		args[2] = PointerGetDatum(tide_array_of(placed, NULL, n, BOOLOID));
+		args[3] = PointerGetDatum(tide_array_of(reasons, NULL, n, TEXTOID));
+		args[4] = PointerGetDatum(tide_array_of(unsched, NULL, n, BOOLOID));
+		args[5] = Int64GetDatum(cycle_id);
 		INSTR_TIME_SET_CURRENT(t0);
-		ret = cycle_execute_waiting(W_JOBS, W_JOBS_SKIP_LOCKED, 5, argtypes, args, CYCLE_NO_TRIGGERS, "a job row");
+		ret = cycle_execute_waiting(W_JOBS, W_JOBS_SKIP_LOCKED, 6, argtypes, args, CYCLE_NO_TRIGGERS, "a job row");
 		elog(DEBUG1, "tide.run_cycle: %d jobs updated, placements logged in %.1f ms", n, cycle_elapsed_ms(t0));
 		if (ret != SPI_OK_SELECT || SPI_processed != 1)
 			elog(ERROR, "tide.run_cycle: updating jobs failed: %s", SPI_result_code_string(ret));

@@ -130,7 +130,7 @@ INSERT INTO decided VALUES
  ('tide._cycle_active()'                  , 'public'                , 'EXECUTE'),
  ('tide._cycle_lock_key()'                , 'public'                , 'EXECUTE'),
  ('tide._cycle_writing()'                 , 'public'                , 'EXECUTE'),
- ('tide._cycle_place_jobs(bigint[],boolean[],text[],boolean[],bigint,boolean)', 'admin', 'EXECUTE'),
+ ('tide._cycle_place_jobs(bigint[],tid[],boolean[],text[],boolean[],bigint,boolean)', 'admin', 'EXECUTE'),
  ('tide._overcommitted(text[],text[],tide.resvec[],tide.gpumask[],integer[])', 'admin', 'EXECUTE'),
  ('tide._overcommitted_now(text[])'       , '-'                     , ''),
  ('tide._node_usage_now(text)'            , '-'                     , ''),

@@ -51,7 +51,7 @@ SELECT is(ARRAY(SELECT old_state || ' -> ' || new_state FROM tide.job_transition
 -- The cycle's own placements and their history rows are written by
 -- tide._cycle_place_jobs, which nothing else may call (tide._cycle_writing()
 -- is false outside the cycle).
-SELECT throws_ok($$SELECT tide._cycle_place_jobs(ARRAY[1::bigint], ARRAY[true], ARRAY['forged'], ARRAY[false], 1, false)$$,
+SELECT throws_ok($$SELECT tide._cycle_place_jobs(ARRAY[1::bigint], ARRAY['(0,1)'::tid], ARRAY[true], ARRAY['forged'], ARRAY[false], 1, false)$$,
                  '42501', 'only tide.run_cycle() places jobs this way', 'no one but the cycle places and logs jobs that way');
 
 -- The cycle's set-based write: one UPDATE for many jobs, one event each,
