@@ -74,6 +74,31 @@ same_shape(const TideSnapshot *s, const TideWork *w, int a, int b)
 	return true;
 }
 
+/*
+ * The shape table holds the failed shapes, few even in a large backlog:
+ * it starts small and doubles at half full.
+ */
+static void
+shapes_grow(TideWork *w)
+{
+	TideShape  *old = w->shapes;
+	uint64_t	n = old ? w->shape_mask + 1 : 0;
+
+	w->shape_mask = old ? w->shape_mask * 2 + 1 : 255;
+	w->shapes = tide_work_alloc(w, sizeof(TideShape) * (w->shape_mask + 1));
+	for (uint64_t i = 0; i < n; i++)
+		if (old[i].job)
+		{
+			uint64_t	k = old[i].hash & w->shape_mask;
+
+			while (w->shapes[k].job)
+				k = (k + 1) & w->shape_mask;
+			w->shapes[k] = old[i];
+		}
+	if (old)
+		tide_work_release(w, old);
+}
+
 static TideShape *
 shape_slot(TideWork *w, int j, int mode, bool *found)
 {
@@ -83,6 +108,8 @@ shape_slot(TideWork *w, int j, int mode, bool *found)
 	if (!w->queue_cards[w->s->jobs[j].queue] && mode != MODE_IDLE)
 		mode = MODE_BORROW;		/* modes differ only in card checks */
 	h = tide_hash_mix(w->info[j].hash, (uint64_t) mode);
+	if ((uint64_t) (w->nshapes + 1) * 2 > w->shape_mask)
+		shapes_grow(w);
 	k = h & w->shape_mask;
 
 	*found = false;
@@ -126,7 +153,7 @@ try_place_one(TideWork *w, int j, int mode)
 			w->r->counters.shape_cache_hits++;
 			o->status = rep->status;
 			o->nreasons = rep->nreasons;
-			memcpy(o->reasons, rep->reasons, sizeof(o->reasons));
+			o->reasons = rep->reasons;
 			w->placed_count = 0;
 			w->card_blocked_res = -1;
 			if (w->s->jobs[j].reserve && o->status == TIDE_PENDING)
@@ -147,7 +174,10 @@ try_place_one(TideWork *w, int j, int mode)
 	tide_diagnose(w, j, mode, o);
 	/* a failure that depended on card quota is not a property of the shape */
 	if (slot && w->card_blocked_res < 0)
+	{
 		slot->job = j + 1;
+		w->nshapes++;
+	}
 	/* a job the card quota sends to the borrowing pass reserves there, once */
 	if (w->s->jobs[j].reserve && o->status == TIDE_PENDING &&
 		!(mode == MODE_GUARANTEED && w->card_blocked_res >= 0 &&
@@ -334,9 +364,10 @@ tide_decide(TideSnapshot *s)
 
 	r->njobs = s->njobs;
 	r->outcomes = tide_work_alloc(&w, sizeof(TideOutcome) * (s->njobs + 1));
-	r->placements = tide_work_alloc(&w, sizeof(TidePlacement) * (total_replicas + 1));
+	/* room for every replica, written as placed: not zeroed, mostly untouched */
+	r->placements = tide_work_alloc_raw(&w, sizeof(TidePlacement) * (total_replicas + 1));
 	r->holds = tide_work_alloc(&w, sizeof(TideHold) * (hold_cap + 1));
-	r->walk = tide_work_alloc(&w, sizeof(int32_t) * (s->njobs + 1));
+	r->walk = tide_work_alloc_raw(&w, sizeof(int32_t) * (s->njobs + 1));
 	w.hold_res = tide_work_alloc(&w, sizeof(int64_t) * nres * (hold_cap + 1));
 	w.minreq = tide_work_alloc(&w, sizeof(int64_t) * nres * (s->njobs + 1));
 	w.info = tide_work_alloc(&w, sizeof(TideJobInfo) * (s->njobs + 1));
@@ -348,10 +379,9 @@ tide_decide(TideSnapshot *s)
 	w.vec = tide_work_alloc(&w, sizeof(int64_t) * (nres + 1));
 	w.vec2 = tide_work_alloc(&w, sizeof(int64_t) * (nres + 1));
 	w.group_nonidle = tide_work_alloc(&w, sizeof(int64_t) * nres * (w.ix->ngroups + 1));
-	w.shapes = tide_work_table(&w, sizeof(TideShape), &w.shape_mask);
 	qstart = tide_work_alloc(&w, sizeof(int32_t) * (s->nqueues + 2));
 	qnext = tide_work_alloc(&w, sizeof(int32_t) * (s->nqueues + 1));
-	deferred = tide_work_alloc(&w, sizeof(int32_t) * (s->njobs + 1));
+	deferred = tide_work_alloc_raw(&w, sizeof(int32_t) * (s->njobs + 1));
 	heap.q = tide_work_alloc(&w, sizeof(int32_t) * (s->nqueues + 1));
 	heap.share = tide_work_alloc(&w, sizeof(double) * (s->nqueues + 1));
 	heap.s = s;

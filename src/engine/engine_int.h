@@ -139,8 +139,9 @@ typedef struct TideWork
 	int32_t		nheld;
 	int32_t	   *held_queues;
 	int32_t		nheld_queues;
-	TideShape  *shapes;
+	TideShape  *shapes;			/* failed shapes, NULL until the first */
 	uint64_t	shape_mask;
+	int32_t		nshapes;
 	int64_t    *vec;			/* [nres] scratch */
 	int64_t    *vec2;			/* [nres] scratch */
 	int64_t    *group_nonidle;	/* [ngroups * nres] for idle admission */
@@ -153,6 +154,7 @@ typedef struct TideWork
 	int32_t		card_blocked_res;	/* a card key that excluded a partition, or -1 */
 	int32_t		card_blocked_mode;
 	int64_t    *hold_res;		/* [hold capacity * nres] pool for TideHold.res */
+	struct TideReasonSets *rsets;	/* reasons.c: r->reasons by content */
 	struct TideBlocks *blocks;	/* what to give back when mem.free is set */
 	struct TideEvictWork *ev;	/* evict.c: claims and victims, NULL when off */
 } TideWork;
@@ -160,7 +162,10 @@ typedef struct TideWork
 /* work.c */
 extern void tide_work_begin(TideWork *w, TideSnapshot *s);
 extern void *tide_work_alloc(TideWork *w, size_t size);
+extern void *tide_work_alloc_raw(TideWork *w, size_t size);
 extern void *tide_work_table(TideWork *w, size_t elem, uint64_t *mask);
+extern void tide_work_release(TideWork *w, void *p);
+extern void *tide_work_grow(TideWork *w, void *old, size_t old_size, size_t new_size);
 
 /* snapshot.c */
 extern void tide_node_reindex(TideSnapshot *s, TideNode *n);
@@ -198,7 +203,7 @@ extern void tide_claims_give(TideWork *w, int j, bool placed);
 extern void tide_evict_pass(TideWork *w);
 
 /* reasons.c */
-extern void tide_reason_add(TideOutcome *o, int code, int res, int role,
+extern void tide_reason_add(TideWork *w, TideOutcome *o, int code, int res, int role,
 							int64_t a, int64_t b, int64_t c, int64_t ref);
 
 /* helpers */
