@@ -47,7 +47,7 @@ tide_admit(TideWork *w, int j, TideOutcome *o)
 	TideSnapshot *s = w->s;
 	const TideJob *job = &s->jobs[j];
 	const TideQueue *q = &s->queues[job->queue];
-	const int64_t *need = w->minreq + (size_t) j * w->nres;
+	const int64_t *need = tide_job_minreq(w, j);
 	int			use_held = -1;
 	bool		cap_ok = true;
 	bool		quota_ok = q->has_quota;
@@ -80,7 +80,7 @@ tide_admit_idle(TideWork *w, int j, TideOutcome *o)
 	TideSnapshot *s = w->s;
 	const TideJob *job = &s->jobs[j];
 	const TideQueue *q = &s->queues[job->queue];
-	const int64_t *need = w->minreq + (size_t) j * w->nres;
+	const int64_t *need = tide_job_minreq(w, j);
 	int			g = w->info[j].group;
 	bool		ok = true;
 	int			use_held = -1;
@@ -120,7 +120,7 @@ tide_static_check(TideWork *w, int j, TideOutcome *o)
 	TideSnapshot *s = w->s;
 	const TideJob *job = &s->jobs[j];
 	const TideQueue *q = &s->queues[job->queue];
-	const int64_t *need = w->minreq + (size_t) j * w->nres;
+	const int64_t *need = tide_job_minreq(w, j);
 	int			g = w->info[j].group;
 	bool		ok = true;
 

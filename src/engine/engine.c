@@ -266,6 +266,58 @@ need_add(int64_t need, int64_t req, int take)
 	return tide_sat_add(need, tide_sat_mul(req, take));
 }
 
+/*
+ * Where the gang minimum need[0..nres-1] is in w->minreq, stored there if
+ * new: a backlog has few distinct minimums, so jobs share them instead of
+ * each filling a vector.  Open addressing over offset + 1, grown at half
+ * full.
+ */
+static int32_t
+minreq_intern(TideWork *w, const int64_t *need)
+{
+	size_t		bytes = sizeof(int64_t) * w->nres;
+	uint64_t	h = 0;
+	uint32_t	k;
+
+	for (int r = 0; r < w->nres; r++)
+		h = tide_hash_mix(h, (uint64_t) need[r]);
+	if ((w->nminreq + 1) * 2 > (int32_t) w->minreq_mask)
+	{
+		int32_t    *old = w->minreq_slot;
+		uint32_t	n = old ? w->minreq_mask + 1 : 0;
+
+		w->minreq_mask = old ? w->minreq_mask * 2 + 1 : 255;
+		w->minreq_slot = tide_work_alloc(w, sizeof(int32_t) * (w->minreq_mask + 1));
+		w->minreq = tide_work_grow(w, w->minreq, bytes * w->nminreq,
+								   bytes * (w->minreq_mask + 1) / 2);
+		for (uint32_t i = 0; i < n; i++)
+			if (old[i])
+			{
+				const int64_t *v = w->minreq + old[i] - 1;
+				uint64_t	g = 0;
+
+				for (int r = 0; r < w->nres; r++)
+					g = tide_hash_mix(g, (uint64_t) v[r]);
+				k = (uint32_t) g & w->minreq_mask;
+				while (w->minreq_slot[k])
+					k = (k + 1) & w->minreq_mask;
+				w->minreq_slot[k] = old[i];
+			}
+		if (old)
+			tide_work_release(w, old);
+	}
+	k = (uint32_t) h & w->minreq_mask;
+	while (w->minreq_slot[k])
+	{
+		if (memcmp(w->minreq + w->minreq_slot[k] - 1, need, bytes) == 0)
+			return w->minreq_slot[k] - 1;
+		k = (k + 1) & w->minreq_mask;
+	}
+	memcpy(w->minreq + (size_t) w->nminreq * w->nres, need, bytes);
+	w->minreq_slot[k] = w->nminreq * w->nres + 1;
+	return w->nminreq++ * w->nres;
+}
+
 /* Derived per-job data: group, replica counts, gang minimum vector, shape hash. */
 static void
 prepare_jobs(TideWork *w)
@@ -287,8 +339,10 @@ prepare_jobs(TideWork *w)
 	{
 		TideJob    *job = &s->jobs[j];
 		TideJobInfo *in = &w->info[j];
-		int64_t    *need = w->minreq + (size_t) j * w->nres;
+		int64_t    *need = w->vec;
 		int			left;
+
+		memset(need, 0, sizeof(int64_t) * w->nres);
 
 		in->group = (job->queue >= 0 && job->queue < s->nqueues) ? w->ix->queue_group[job->queue] : -1;
 		in->total_replicas = tide_job_replicas(job);
@@ -313,6 +367,7 @@ prepare_jobs(TideWork *w)
 				need[job->gpu_type] = need_add(need[job->gpu_type], role->request[TIDE_RES_GPU], take);
 			left -= take;
 		}
+		in->minreq = minreq_intern(w, need);
 		in->avoids = job->navoid > 0 && tide_other_node_could_hold(w, j);
 		in->cacheable = job->navoid == 0 && job->time_limit == 0;
 		in->hash = in->cacheable ? shape_hash(w, job, in) : 0;
@@ -369,7 +424,6 @@ tide_decide(TideSnapshot *s)
 	r->holds = tide_work_alloc(&w, sizeof(TideHold) * (hold_cap + 1));
 	r->walk = tide_work_alloc_raw(&w, sizeof(int32_t) * (s->njobs + 1));
 	w.hold_res = tide_work_alloc(&w, sizeof(int64_t) * nres * (hold_cap + 1));
-	w.minreq = tide_work_alloc(&w, sizeof(int64_t) * nres * (s->njobs + 1));
 	w.info = tide_work_alloc(&w, sizeof(TideJobInfo) * (s->njobs + 1));
 	w.queue_cards = tide_work_alloc(&w, sizeof(bool) * (s->nqueues + 1));
 	w.gang_nodes = tide_work_alloc(&w, sizeof(int32_t) * (max_replicas + 1));

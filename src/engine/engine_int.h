@@ -121,6 +121,7 @@ typedef struct TideJobInfo
 	bool		avoids;			/* R-L4: keeps off its failed nodes (another
 								 * node of the group could hold it) */
 	bool		cacheable;
+	int32_t		minreq;			/* its gang minimum: w->minreq + minreq */
 	uint64_t	hash;
 } TideJobInfo;
 
@@ -130,7 +131,11 @@ typedef struct TideWork
 	TideIndex  *ix;
 	TideResult *r;
 	int			nres;
-	int64_t    *minreq;			/* [njobs * nres] gang minimum, card key if known */
+	int64_t    *minreq;			/* distinct gang minimums [nres] each, card key
+								 * if known: tide_job_minreq() */
+	int32_t		nminreq;
+	int32_t    *minreq_slot;	/* their hash table */
+	uint32_t	minreq_mask;
 	TideJobInfo *info;			/* [njobs] */
 	bool	   *queue_cards;	/* [nqueues] limits a card type (R-A1 card keys) */
 	int32_t	   *gang_nodes;		/* distinct nodes used by the job being placed */
@@ -207,6 +212,13 @@ extern void tide_reason_add(TideWork *w, TideOutcome *o, int code, int res, int 
 							int64_t a, int64_t b, int64_t c, int64_t ref);
 
 /* helpers */
+
+/* Job j's gang minimum [nres]. */
+static inline const int64_t *
+tide_job_minreq(const TideWork *w, int j)
+{
+	return w->minreq + w->info[j].minreq;
+}
 
 /* A job's replicas over all roles (negative counts as 0), saturated. */
 static inline int32_t

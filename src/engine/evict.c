@@ -303,7 +303,7 @@ could_evict_back(const TideWork *w, const Victim *v, int j)
 	const TideJob *p = &s->jobs[j];
 	const TideQueue *qv = &s->queues[v->queue];
 	const TideQueue *qp = &s->queues[p->queue];
-	const int64_t *need = w->minreq + (size_t) j * w->nres;
+	const int64_t *need = tide_job_minreq(w, j);
 
 	if (v->idle || p->idle || !p->preemptable)
 		return false;			/* idle jobs never evict; j is protected */
@@ -431,7 +431,7 @@ node_usable(TideWork *w, int j, int ni)
 static bool
 enough_in_sum(const TideWork *w, int j, const int64_t *free_sum, const int64_t *cap_sum)
 {
-	const int64_t *need = w->minreq + (size_t) j * w->nres;
+	const int64_t *need = tide_job_minreq(w, j);
 
 	for (int r = 0; r < w->nres; r++)
 		if (cap_sum[r] > 0 && need[r] > free_sum[r])
