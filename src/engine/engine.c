@@ -89,7 +89,7 @@ shapes_grow(TideWork *w)
 	for (uint64_t i = 0; i < n; i++)
 		if (old[i].job)
 		{
-			uint64_t	k = old[i].hash & w->shape_mask;
+			uint64_t	k = tide_hash_slot(old[i].hash, w->shape_mask);
 
 			while (w->shapes[k].job)
 				k = (k + 1) & w->shape_mask;
@@ -110,7 +110,7 @@ shape_slot(TideWork *w, int j, int mode, bool *found)
 	h = tide_hash_mix(w->info[j].hash, (uint64_t) mode);
 	if ((uint64_t) (w->nshapes + 1) * 2 > w->shape_mask)
 		shapes_grow(w);
-	k = h & w->shape_mask;
+	k = tide_hash_slot(h, w->shape_mask);
 
 	*found = false;
 	while (w->shapes[k].job)
@@ -298,7 +298,7 @@ minreq_intern(TideWork *w, const int64_t *need)
 
 				for (int r = 0; r < w->nres; r++)
 					g = tide_hash_mix(g, (uint64_t) v[r]);
-				k = (uint32_t) g & w->minreq_mask;
+				k = (uint32_t) tide_hash_slot(g, w->minreq_mask);
 				while (w->minreq_slot[k])
 					k = (k + 1) & w->minreq_mask;
 				w->minreq_slot[k] = old[i];
@@ -306,7 +306,7 @@ minreq_intern(TideWork *w, const int64_t *need)
 		if (old)
 			tide_work_release(w, old);
 	}
-	k = (uint32_t) h & w->minreq_mask;
+	k = (uint32_t) tide_hash_slot(h, w->minreq_mask);
 	while (w->minreq_slot[k])
 	{
 		if (memcmp(w->minreq + w->minreq_slot[k] - 1, need, bytes) == 0)

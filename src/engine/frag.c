@@ -48,6 +48,7 @@
 #include <string.h>
 
 #include "frag.h"
+#include "hash.h"
 
 #define FRAG_MAX_SHAPES	64		/* shapes kept, heaviest first */
 #define FRAG_ROOM_SHIFT	4		/* GPU milli lost counts 16 x milli short of room */
@@ -221,7 +222,7 @@ grow_slots(TideWork *w, int32_t *old, uint64_t *tcap, const RawShape *raw, int n
 
 	for (int i = 0; i < n; i++)
 	{
-		uint64_t	k = raw[i].hash & (cap - 1);
+		uint64_t	k = tide_hash_slot(raw[i].hash, cap - 1);
 
 		while (slot[k])
 			k = (k + 1) & (cap - 1);
@@ -283,7 +284,7 @@ collect(TideWork *w, RawShape *raw, int cap, bool *derived)
 				x.nsel = job->nselector;
 				x.weight = role->replicas;
 				x.hash = raw_hash(s->nres, &x);
-				k = x.hash & (tcap - 1);
+				k = tide_hash_slot(x.hash, tcap - 1);
 				while (slot[k] && !(raw[slot[k] - 1].hash == x.hash &&
 									raw_same(s->nres, &raw[slot[k] - 1], &x)))
 					k = (k + 1) & (tcap - 1);

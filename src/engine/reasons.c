@@ -48,7 +48,7 @@ rset_hash(const TideReason *x, int n)
 static void
 rset_insert(TideReasonSets *t, const TideReason *pool, int32_t start, int n)
 {
-	uint32_t	k = (uint32_t) rset_hash(pool + start, n) & t->mask;
+	uint32_t	k = (uint32_t) tide_hash_slot(rset_hash(pool + start, n), t->mask);
 
 	while (t->slot[k])
 		k = (k + 1) & t->mask;
@@ -88,7 +88,7 @@ rset_intern(TideWork *w, const TideReason *x, int n)
 		t->slot = tide_work_alloc(w, sizeof(int32_t) * (t->mask + 1));
 		t->len = tide_work_alloc(w, sizeof(int8_t) * (t->mask + 1));
 	}
-	k = (uint32_t) rset_hash(x, n) & t->mask;
+	k = (uint32_t) tide_hash_slot(rset_hash(x, n), t->mask);
 	while (t->slot[k])
 	{
 		if (t->len[k] == n &&
