@@ -11,15 +11,28 @@
  * snapshot build time, the decide time, and the counters.  REPEAT > 0
  * re-runs the steady-state decide that many times more and prints its
  * minimum and median with microsecond resolution: single runs on a shared
- * machine are too noisy to compare two builds of the engine.  POLICY:
+ * machine are too noisy to compare two builds of the engine.  decide_faults
+ * and decide_mb: the first decide's minor page faults (first touches of
+ * fresh memory) and the bytes it asked the allocator for.  POLICY:
  * every queue's placement, pack (default), spread or frag.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include "engine.h"
 #include "bench_util.h"
+
+/* Minor page faults so far: what first touches of fresh memory cost. */
+static long
+minor_faults(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_SELF, &ru);
+	return ru.ru_minflt;
+}
 
 static int
 cmp_double(const void *a, const void *b)
@@ -39,6 +52,8 @@ main(int argc, char **argv)
 	int			repeat = argc > 4 ? atoi(argv[4]) : 0;
 	const char *policy = argc > 5 ? argv[5] : "pack";
 	size_t		mem_used = 0;
+	size_t		mem_decide;
+	long		f0;
 	TideMem		mem = {bench_alloc, NULL, &mem_used};
 	TideSnapshot *s;
 	TideResult *r;
@@ -129,12 +144,16 @@ main(int argc, char **argv)
 		else
 			r0->request[TIDE_RES_GPU] = 0;
 	}
+	mem_decide = mem_used;
+	f0 = minor_faults();
 	t1 = now_ms();
 	r = tide_decide(s);
 	t2 = now_ms();
-	printf("jobs=%d nodes=%d queues=%d build_ms=%.1f decide_ms=%.1f placed=%lld pending=%lld unschedulable=%lld "
+	printf("jobs=%d nodes=%d queues=%d build_ms=%.1f decide_ms=%.1f decide_faults=%ld decide_mb=%.1f "
+		   "placed=%lld pending=%lld unschedulable=%lld "
 		   "placements=%lld shape_cache_hits=%lld node_checks=%lld mem_mb=%.1f\n",
-		   njobs, nnodes, nqueues, t1 - t0, t2 - t1,
+		   njobs, nnodes, nqueues, t1 - t0, t2 - t1, minor_faults() - f0,
+		   (mem_used - mem_decide) / 1048576.0,
 		   (long long) r->counters.jobs_placed, (long long) r->counters.jobs_pending,
 		   (long long) r->counters.jobs_unschedulable, (long long) r->counters.placements,
 		   (long long) r->counters.shape_cache_hits, (long long) r->counters.node_checks,

@@ -19,7 +19,7 @@
  * capability (R-A1).
  */
 static inline bool
-within_capability(const TideJob *job, const TideQueue *q, int r, int64_t held,
+within_capability(TideWork *w, const TideJob *job, const TideQueue *q, int r, int64_t held,
 				  int64_t need, TideOutcome *o)
 {
 	int64_t		total;
@@ -29,10 +29,10 @@ within_capability(const TideJob *job, const TideQueue *q, int r, int64_t held,
 	/* non-idle and idle usage, saturated (for the reason's numbers) */
 	total = tide_sat_add(q->usage[r], q->idle_usage[r]);
 	if (held > 0 && !tide_over(q->capability[r], total, need))
-		tide_reason_add(o, R_HELD_QUEUE, r, job->queue, tide_sat_add(total, held), need,
+		tide_reason_add(w, o, R_HELD_QUEUE, r, job->queue, tide_sat_add(total, held), need,
 						q->capability[r], q->hold_job);
 	else
-		tide_reason_add(o, R_CAPABILITY, r, -1, tide_sat_add(total, held), need,
+		tide_reason_add(w, o, R_CAPABILITY, r, -1, tide_sat_add(total, held), need,
 						q->capability[r], job->queue);
 	return false;
 }
@@ -47,7 +47,7 @@ tide_admit(TideWork *w, int j, TideOutcome *o)
 	TideSnapshot *s = w->s;
 	const TideJob *job = &s->jobs[j];
 	const TideQueue *q = &s->queues[job->queue];
-	const int64_t *need = w->minreq + (size_t) j * w->nres;
+	const int64_t *need = tide_job_minreq(w, j);
 	int			use_held = -1;
 	bool		cap_ok = true;
 	bool		quota_ok = q->has_quota;
@@ -59,7 +59,7 @@ tide_admit(TideWork *w, int j, TideOutcome *o)
 		if (need[r] == 0)
 			continue;
 		held = tide_queue_held(w, job, q, r, &use_held);
-		if (!within_capability(job, q, r, held, need[r], o))
+		if (!within_capability(w, job, q, r, held, need[r], o))
 			cap_ok = false;
 		/* a sum past INT64_MAX already failed capability above: unlimited is never over */
 		if (quota_ok && q->quota[r] != TIDE_UNLIMITED && tide_over4(q->quota[r], q->usage[r], held, 0, need[r]))
@@ -80,7 +80,7 @@ tide_admit_idle(TideWork *w, int j, TideOutcome *o)
 	TideSnapshot *s = w->s;
 	const TideJob *job = &s->jobs[j];
 	const TideQueue *q = &s->queues[job->queue];
-	const int64_t *need = w->minreq + (size_t) j * w->nres;
+	const int64_t *need = tide_job_minreq(w, j);
 	int			g = w->info[j].group;
 	bool		ok = true;
 	int			use_held = -1;
@@ -99,9 +99,9 @@ tide_admit_idle(TideWork *w, int j, TideOutcome *o)
 		if (tide_over(cap[r], nonidle[r], need[r]))
 		{
 			ok = false;
-			tide_reason_add(o, R_QUOTA_IDLE, r, -1, nonidle[r], need[r], cap[r], g);
+			tide_reason_add(w, o, R_QUOTA_IDLE, r, -1, nonidle[r], need[r], cap[r], g);
 		}
-		if (!within_capability(job, q, r, held, need[r], o))
+		if (!within_capability(w, job, q, r, held, need[r], o))
 			ok = false;
 	}
 	return ok;
@@ -120,18 +120,18 @@ tide_static_check(TideWork *w, int j, TideOutcome *o)
 	TideSnapshot *s = w->s;
 	const TideJob *job = &s->jobs[j];
 	const TideQueue *q = &s->queues[job->queue];
-	const int64_t *need = w->minreq + (size_t) j * w->nres;
+	const int64_t *need = tide_job_minreq(w, j);
 	int			g = w->info[j].group;
 	bool		ok = true;
 
 	if (job->unknown_name > 0 && job->unknown_name <= s->nunknown)
 	{
-		tide_reason_add(o, R_UNKNOWN_NAME, -1, -1, 0, 0, 0, job->unknown_name - 1);
+		tide_reason_add(w, o, R_UNKNOWN_NAME, -1, -1, 0, 0, 0, job->unknown_name - 1);
 		return false;
 	}
 	if (job->nroles <= 0 || w->info[j].total_replicas <= 0)
 	{
-		tide_reason_add(o, R_NO_TASKS, -1, -1, 0, 0, 0, 0);
+		tide_reason_add(w, o, R_NO_TASKS, -1, -1, 0, 0, 0, 0);
 		return false;
 	}
 	for (int ri = 0; ri < job->nroles; ri++)
@@ -140,12 +140,12 @@ tide_static_check(TideWork *w, int j, TideOutcome *o)
 
 		if (gpu > TIDE_MILLI && gpu % TIDE_MILLI != 0)
 		{
-			tide_reason_add(o, R_FRACTION, TIDE_RES_GPU, ri, gpu, 0, 0, 0);
+			tide_reason_add(w, o, R_FRACTION, TIDE_RES_GPU, ri, gpu, 0, 0, 0);
 			ok = false;
 		}
 		else if (gpu > (int64_t) TIDE_MAX_GPUS * TIDE_MILLI)
 		{
-			tide_reason_add(o, R_TOO_MANY_GPUS, TIDE_RES_GPU, ri, gpu, 0, 0, 0);
+			tide_reason_add(w, o, R_TOO_MANY_GPUS, TIDE_RES_GPU, ri, gpu, 0, 0, 0);
 			ok = false;
 		}
 	}
@@ -156,18 +156,18 @@ tide_static_check(TideWork *w, int j, TideOutcome *o)
 			if (need[r] == INT64_MAX)
 			{
 				/* the gang minimum saturated: no queue can ever account it */
-				tide_reason_add(o, R_UNCOUNTABLE, r, -1, need[r], 0, 0, job->queue);
+				tide_reason_add(w, o, R_UNCOUNTABLE, r, -1, need[r], 0, 0, job->queue);
 				ok = false;
 				continue;
 			}
-			tide_reason_add(o, R_CAP_NEVER, r, -1, need[r], q->capability[r], 0, job->queue);
+			tide_reason_add(w, o, R_CAP_NEVER, r, -1, need[r], q->capability[r], 0, job->queue);
 			ok = false;
 		}
 	if (!ok)
 		return false;
 	if (g < 0)
 	{
-		tide_reason_add(o, R_NO_NODES, -1, -1, 0, 0, 0, job->queue);
+		tide_reason_add(w, o, R_NO_NODES, -1, -1, 0, 0, 0, job->queue);
 		return false;
 	}
 	/* each role needs a partition whose largest node could hold one replica */
@@ -215,14 +215,14 @@ tide_static_check(TideWork *w, int j, TideOutcome *o)
 		if (!any)
 		{
 			if (role->request[TIDE_RES_GPU] > 0 && job->gpu_type >= 0)
-				tide_reason_add(o, R_NO_TYPE, -1, ri, 0, 0, 0, job->gpu_type);
+				tide_reason_add(w, o, R_NO_TYPE, -1, ri, 0, 0, 0, job->gpu_type);
 			else if (role->request[TIDE_RES_GPU] == 0)
-				tide_reason_add(o, R_CPU_ON_GPU, -1, ri, 0, 0, 0, 0);
+				tide_reason_add(w, o, R_CPU_ON_GPU, -1, ri, 0, 0, 0, 0);
 			else
-				tide_reason_add(o, R_NO_TYPE, -1, ri, 0, 0, 0, -1);
+				tide_reason_add(w, o, R_NO_TYPE, -1, ri, 0, 0, 0, -1);
 		}
 		else
-			tide_reason_add(o, R_TOO_BIG, shortres, ri, role->request[shortres], largest, 0, 0);
+			tide_reason_add(w, o, R_TOO_BIG, shortres, ri, role->request[shortres], largest, 0, 0);
 	}
 	return ok;
 }

@@ -74,6 +74,31 @@ same_shape(const TideSnapshot *s, const TideWork *w, int a, int b)
 	return true;
 }
 
+/*
+ * The shape table holds the failed shapes, few even in a large backlog:
+ * it starts small and doubles at half full.
+ */
+static void
+shapes_grow(TideWork *w)
+{
+	TideShape  *old = w->shapes;
+	uint64_t	n = old ? w->shape_mask + 1 : 0;
+
+	w->shape_mask = old ? w->shape_mask * 2 + 1 : 255;
+	w->shapes = tide_work_alloc(w, sizeof(TideShape) * (w->shape_mask + 1));
+	for (uint64_t i = 0; i < n; i++)
+		if (old[i].job)
+		{
+			uint64_t	k = tide_hash_slot(old[i].hash, w->shape_mask);
+
+			while (w->shapes[k].job)
+				k = (k + 1) & w->shape_mask;
+			w->shapes[k] = old[i];
+		}
+	if (old)
+		tide_work_release(w, old);
+}
+
 static TideShape *
 shape_slot(TideWork *w, int j, int mode, bool *found)
 {
@@ -83,7 +108,9 @@ shape_slot(TideWork *w, int j, int mode, bool *found)
 	if (!w->queue_cards[w->s->jobs[j].queue] && mode != MODE_IDLE)
 		mode = MODE_BORROW;		/* modes differ only in card checks */
 	h = tide_hash_mix(w->info[j].hash, (uint64_t) mode);
-	k = h & w->shape_mask;
+	if ((uint64_t) (w->nshapes + 1) * 2 > w->shape_mask)
+		shapes_grow(w);
+	k = tide_hash_slot(h, w->shape_mask);
 
 	*found = false;
 	while (w->shapes[k].job)
@@ -126,7 +153,7 @@ try_place_one(TideWork *w, int j, int mode)
 			w->r->counters.shape_cache_hits++;
 			o->status = rep->status;
 			o->nreasons = rep->nreasons;
-			memcpy(o->reasons, rep->reasons, sizeof(o->reasons));
+			o->reasons = rep->reasons;
 			w->placed_count = 0;
 			w->card_blocked_res = -1;
 			if (w->s->jobs[j].reserve && o->status == TIDE_PENDING)
@@ -147,7 +174,10 @@ try_place_one(TideWork *w, int j, int mode)
 	tide_diagnose(w, j, mode, o);
 	/* a failure that depended on card quota is not a property of the shape */
 	if (slot && w->card_blocked_res < 0)
+	{
 		slot->job = j + 1;
+		w->nshapes++;
+	}
 	/* a job the card quota sends to the borrowing pass reserves there, once */
 	if (w->s->jobs[j].reserve && o->status == TIDE_PENDING &&
 		!(mode == MODE_GUARANTEED && w->card_blocked_res >= 0 &&
@@ -236,6 +266,58 @@ need_add(int64_t need, int64_t req, int take)
 	return tide_sat_add(need, tide_sat_mul(req, take));
 }
 
+/*
+ * Where the gang minimum need[0..nres-1] is in w->minreq, stored there if
+ * new: a backlog has few distinct minimums, so jobs share them instead of
+ * each filling a vector.  Open addressing over offset + 1, grown at half
+ * full.
+ */
+static int32_t
+minreq_intern(TideWork *w, const int64_t *need)
+{
+	size_t		bytes = sizeof(int64_t) * w->nres;
+	uint64_t	h = 0;
+	uint32_t	k;
+
+	for (int r = 0; r < w->nres; r++)
+		h = tide_hash_mix(h, (uint64_t) need[r]);
+	if ((w->nminreq + 1) * 2 > (int32_t) w->minreq_mask)
+	{
+		int32_t    *old = w->minreq_slot;
+		uint32_t	n = old ? w->minreq_mask + 1 : 0;
+
+		w->minreq_mask = old ? w->minreq_mask * 2 + 1 : 255;
+		w->minreq_slot = tide_work_alloc(w, sizeof(int32_t) * (w->minreq_mask + 1));
+		w->minreq = tide_work_grow(w, w->minreq, bytes * w->nminreq,
+								   bytes * (w->minreq_mask + 1) / 2);
+		for (uint32_t i = 0; i < n; i++)
+			if (old[i])
+			{
+				const int64_t *v = w->minreq + old[i] - 1;
+				uint64_t	g = 0;
+
+				for (int r = 0; r < w->nres; r++)
+					g = tide_hash_mix(g, (uint64_t) v[r]);
+				k = (uint32_t) tide_hash_slot(g, w->minreq_mask);
+				while (w->minreq_slot[k])
+					k = (k + 1) & w->minreq_mask;
+				w->minreq_slot[k] = old[i];
+			}
+		if (old)
+			tide_work_release(w, old);
+	}
+	k = (uint32_t) tide_hash_slot(h, w->minreq_mask);
+	while (w->minreq_slot[k])
+	{
+		if (memcmp(w->minreq + w->minreq_slot[k] - 1, need, bytes) == 0)
+			return w->minreq_slot[k] - 1;
+		k = (k + 1) & w->minreq_mask;
+	}
+	memcpy(w->minreq + (size_t) w->nminreq * w->nres, need, bytes);
+	w->minreq_slot[k] = w->nminreq * w->nres + 1;
+	return w->nminreq++ * w->nres;
+}
+
 /* Derived per-job data: group, replica counts, gang minimum vector, shape hash. */
 static void
 prepare_jobs(TideWork *w)
@@ -257,8 +339,10 @@ prepare_jobs(TideWork *w)
 	{
 		TideJob    *job = &s->jobs[j];
 		TideJobInfo *in = &w->info[j];
-		int64_t    *need = w->minreq + (size_t) j * w->nres;
+		int64_t    *need = w->vec;
 		int			left;
+
+		memset(need, 0, sizeof(int64_t) * w->nres);
 
 		in->group = (job->queue >= 0 && job->queue < s->nqueues) ? w->ix->queue_group[job->queue] : -1;
 		in->total_replicas = tide_job_replicas(job);
@@ -283,6 +367,7 @@ prepare_jobs(TideWork *w)
 				need[job->gpu_type] = need_add(need[job->gpu_type], role->request[TIDE_RES_GPU], take);
 			left -= take;
 		}
+		in->minreq = minreq_intern(w, need);
 		in->avoids = job->navoid > 0 && tide_other_node_could_hold(w, j);
 		in->cacheable = job->navoid == 0 && job->time_limit == 0;
 		in->hash = in->cacheable ? shape_hash(w, job, in) : 0;
@@ -334,11 +419,11 @@ tide_decide(TideSnapshot *s)
 
 	r->njobs = s->njobs;
 	r->outcomes = tide_work_alloc(&w, sizeof(TideOutcome) * (s->njobs + 1));
-	r->placements = tide_work_alloc(&w, sizeof(TidePlacement) * (total_replicas + 1));
+	/* room for every replica, written as placed: not zeroed, mostly untouched */
+	r->placements = tide_work_alloc_raw(&w, sizeof(TidePlacement) * (total_replicas + 1));
 	r->holds = tide_work_alloc(&w, sizeof(TideHold) * (hold_cap + 1));
-	r->walk = tide_work_alloc(&w, sizeof(int32_t) * (s->njobs + 1));
+	r->walk = tide_work_alloc_raw(&w, sizeof(int32_t) * (s->njobs + 1));
 	w.hold_res = tide_work_alloc(&w, sizeof(int64_t) * nres * (hold_cap + 1));
-	w.minreq = tide_work_alloc(&w, sizeof(int64_t) * nres * (s->njobs + 1));
 	w.info = tide_work_alloc(&w, sizeof(TideJobInfo) * (s->njobs + 1));
 	w.queue_cards = tide_work_alloc(&w, sizeof(bool) * (s->nqueues + 1));
 	w.gang_nodes = tide_work_alloc(&w, sizeof(int32_t) * (max_replicas + 1));
@@ -348,10 +433,9 @@ tide_decide(TideSnapshot *s)
 	w.vec = tide_work_alloc(&w, sizeof(int64_t) * (nres + 1));
 	w.vec2 = tide_work_alloc(&w, sizeof(int64_t) * (nres + 1));
 	w.group_nonidle = tide_work_alloc(&w, sizeof(int64_t) * nres * (w.ix->ngroups + 1));
-	w.shapes = tide_work_table(&w, sizeof(TideShape), &w.shape_mask);
 	qstart = tide_work_alloc(&w, sizeof(int32_t) * (s->nqueues + 2));
 	qnext = tide_work_alloc(&w, sizeof(int32_t) * (s->nqueues + 1));
-	deferred = tide_work_alloc(&w, sizeof(int32_t) * (s->njobs + 1));
+	deferred = tide_work_alloc_raw(&w, sizeof(int32_t) * (s->njobs + 1));
 	heap.q = tide_work_alloc(&w, sizeof(int32_t) * (s->nqueues + 1));
 	heap.share = tide_work_alloc(&w, sizeof(double) * (s->nqueues + 1));
 	heap.s = s;

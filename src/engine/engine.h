@@ -31,9 +31,10 @@
  * unless nodes or queues changed).  Holds (R-L2) live for one tide_decide()
  * call only.
  *
- * Memory: every array is taken from the caller's allocator up front
- * (palloc in a memory context in the server, malloc in the simulator);
- * nothing is allocated in the per-job loop.  If mem.free is set, the
+ * Memory: every array is taken from the caller's allocator (palloc in a
+ * memory context in the server, malloc in the simulator): up front where
+ * each job needs a slot; the few tables that hold only what is distinct
+ * (failed shapes, reason lists) start small and double.  If mem.free is set, the
  * scratch memory and the result of a decide call are given back at the
  * start of the next call (so a long simulation does not grow); the arrays
  * of the snapshot itself are the caller's to release (an arena, or palloc
@@ -344,7 +345,10 @@ typedef struct TideOutcome
 	int32_t		first_placement;	/* index into placements, -1 if none */
 	int32_t		nplacements;
 	int32_t		nreasons;
-	TideReason	reasons[TIDE_MAX_REASONS];
+	int32_t		reasons;		/* its reasons: r->reasons[reasons ..
+								 * reasons + nreasons - 1], shared by
+								 * every job with the same reasons;
+								 * tide_outcome_reasons() */
 	int32_t		evict_state;	/* TideEvictState (evict.c) */
 } TideOutcome;
 
@@ -428,7 +432,17 @@ typedef struct TideResult
 	TideEviction *evictions;
 	int32_t		nnew_claims;
 	TideClaim  *new_claims;		/* job_id = preemptor, waiting = true */
+	/* the distinct reason lists of the outcomes, stored once each */
+	int32_t		nreasons;
+	TideReason *reasons;
 } TideResult;
+
+/* The reasons of an outcome of r: o->nreasons of them. */
+static inline const TideReason *
+tide_outcome_reasons(const TideResult *r, const TideOutcome *o)
+{
+	return o->nreasons > 0 ? r->reasons + o->reasons : r->reasons;
+}
 
 /* snapshot.c */
 extern TideSnapshot *tide_snapshot_create(const TideMem *mem);

@@ -121,6 +121,7 @@ typedef struct TideJobInfo
 	bool		avoids;			/* R-L4: keeps off its failed nodes (another
 								 * node of the group could hold it) */
 	bool		cacheable;
+	int32_t		minreq;			/* its gang minimum: w->minreq + minreq */
 	uint64_t	hash;
 } TideJobInfo;
 
@@ -130,7 +131,11 @@ typedef struct TideWork
 	TideIndex  *ix;
 	TideResult *r;
 	int			nres;
-	int64_t    *minreq;			/* [njobs * nres] gang minimum, card key if known */
+	int64_t    *minreq;			/* distinct gang minimums [nres] each, card key
+								 * if known: tide_job_minreq() */
+	int32_t		nminreq;
+	int32_t    *minreq_slot;	/* their hash table */
+	uint32_t	minreq_mask;
 	TideJobInfo *info;			/* [njobs] */
 	bool	   *queue_cards;	/* [nqueues] limits a card type (R-A1 card keys) */
 	int32_t	   *gang_nodes;		/* distinct nodes used by the job being placed */
@@ -139,8 +144,9 @@ typedef struct TideWork
 	int32_t		nheld;
 	int32_t	   *held_queues;
 	int32_t		nheld_queues;
-	TideShape  *shapes;
+	TideShape  *shapes;			/* failed shapes, NULL until the first */
 	uint64_t	shape_mask;
+	int32_t		nshapes;
 	int64_t    *vec;			/* [nres] scratch */
 	int64_t    *vec2;			/* [nres] scratch */
 	int64_t    *group_nonidle;	/* [ngroups * nres] for idle admission */
@@ -153,6 +159,7 @@ typedef struct TideWork
 	int32_t		card_blocked_res;	/* a card key that excluded a partition, or -1 */
 	int32_t		card_blocked_mode;
 	int64_t    *hold_res;		/* [hold capacity * nres] pool for TideHold.res */
+	struct TideReasonSets *rsets;	/* reasons.c: r->reasons by content */
 	struct TideBlocks *blocks;	/* what to give back when mem.free is set */
 	struct TideEvictWork *ev;	/* evict.c: claims and victims, NULL when off */
 } TideWork;
@@ -160,7 +167,10 @@ typedef struct TideWork
 /* work.c */
 extern void tide_work_begin(TideWork *w, TideSnapshot *s);
 extern void *tide_work_alloc(TideWork *w, size_t size);
+extern void *tide_work_alloc_raw(TideWork *w, size_t size);
 extern void *tide_work_table(TideWork *w, size_t elem, uint64_t *mask);
+extern void tide_work_release(TideWork *w, void *p);
+extern void *tide_work_grow(TideWork *w, void *old, size_t old_size, size_t new_size);
 
 /* snapshot.c */
 extern void tide_node_reindex(TideSnapshot *s, TideNode *n);
@@ -198,10 +208,17 @@ extern void tide_claims_give(TideWork *w, int j, bool placed);
 extern void tide_evict_pass(TideWork *w);
 
 /* reasons.c */
-extern void tide_reason_add(TideOutcome *o, int code, int res, int role,
+extern void tide_reason_add(TideWork *w, TideOutcome *o, int code, int res, int role,
 							int64_t a, int64_t b, int64_t c, int64_t ref);
 
 /* helpers */
+
+/* Job j's gang minimum [nres]. */
+static inline const int64_t *
+tide_job_minreq(const TideWork *w, int j)
+{
+	return w->minreq + w->info[j].minreq;
+}
 
 /* A job's replicas over all roles (negative counts as 0), saturated. */
 static inline int32_t

@@ -75,6 +75,7 @@ typedef struct TideEvictWork
 	/* preemptor shapes that found no eviction: they find none later either */
 	uint64_t   *failed;			/* open addressing, 0 = empty */
 	uint64_t	failed_mask;
+	int32_t		nfailed;
 } TideEvictWork;
 
 const char *
@@ -303,7 +304,7 @@ could_evict_back(const TideWork *w, const Victim *v, int j)
 	const TideJob *p = &s->jobs[j];
 	const TideQueue *qv = &s->queues[v->queue];
 	const TideQueue *qp = &s->queues[p->queue];
-	const int64_t *need = w->minreq + (size_t) j * w->nres;
+	const int64_t *need = tide_job_minreq(w, j);
 
 	if (v->idle || p->idle || !p->preemptable)
 		return false;			/* idle jobs never evict; j is protected */
@@ -431,7 +432,7 @@ node_usable(TideWork *w, int j, int ni)
 static bool
 enough_in_sum(const TideWork *w, int j, const int64_t *free_sum, const int64_t *cap_sum)
 {
-	const int64_t *need = w->minreq + (size_t) j * w->nres;
+	const int64_t *need = tide_job_minreq(w, j);
 
 	for (int r = 0; r < w->nres; r++)
 		if (cap_sum[r] > 0 && need[r] > free_sum[r])
@@ -486,12 +487,38 @@ fail_key(const TideWork *w, int j, bool e3)
 	return h ? h : 1;
 }
 
-/* Look up (insert false) or record (insert true) a failed key. */
+/*
+ * Look up (insert false) or record (insert true) a failed key.  The table
+ * holds distinct failed shapes, few: it starts at 256 slots and doubles
+ * at half full.
+ */
 static bool
-fail_seen(TideEvictWork *ev, uint64_t key, bool insert)
+fail_seen(TideWork *w, uint64_t key, bool insert)
 {
-	uint64_t	k = key & ev->failed_mask;
+	TideEvictWork *ev = w->ev;
+	uint64_t	k;
 
+	if (insert && (uint64_t) (ev->nfailed + 1) * 2 > ev->failed_mask)
+	{
+		uint64_t   *old = ev->failed;
+		uint64_t	n = old ? ev->failed_mask + 1 : 0;
+
+		ev->failed_mask = old ? ev->failed_mask * 2 + 1 : 255;
+		ev->failed = tide_work_alloc(w, sizeof(uint64_t) * (ev->failed_mask + 1));
+		for (uint64_t i = 0; i < n; i++)
+			if (old[i])
+			{
+				k = tide_hash_slot(old[i], ev->failed_mask);
+				while (ev->failed[k])
+					k = (k + 1) & ev->failed_mask;
+				ev->failed[k] = old[i];
+			}
+		if (old)
+			tide_work_release(w, old);
+	}
+	if (!ev->failed)
+		return false;
+	k = tide_hash_slot(key, ev->failed_mask);
 	while (ev->failed[k])
 	{
 		if (ev->failed[k] == key)
@@ -499,7 +526,10 @@ fail_seen(TideEvictWork *ev, uint64_t key, bool insert)
 		k = (k + 1) & ev->failed_mask;
 	}
 	if (insert)
+	{
 		ev->failed[k] = key;
+		ev->nfailed++;
+	}
 	return false;
 }
 
@@ -525,14 +555,14 @@ evict_for(TideWork *w, int j, Cand *chosen, bool *usable, int64_t *free_sum, int
 	if (!(e1 || e2 || e3))
 		return false;
 	key = fail_key(w, j, e3);
-	if (key && fail_seen(ev, key, false))
+	if (key && fail_seen(w, key, false))
 		return false;
 	for (int ni = 0; ni < s->nnodes; ni++)
 		any_usable |= (usable[ni] = node_usable(w, j, ni));
 	if (!any_usable)
 	{
 		if (key)
-			fail_seen(ev, key, true);
+			fail_seen(w, key, true);
 		return false;
 	}
 	memset(free_sum, 0, sizeof(int64_t) * w->nres);
@@ -586,7 +616,7 @@ evict_for(TideWork *w, int j, Cand *chosen, bool *usable, int64_t *free_sum, int
 		for (int k = nch - 1; k >= 0; k--)
 			victim_apply(w, &ev->victims[chosen[k].v], +1);
 		if (key)
-			fail_seen(ev, key, true);
+			fail_seen(w, key, true);
 		return false;
 	}
 
@@ -643,7 +673,7 @@ evict_for(TideWork *w, int j, Cand *chosen, bool *usable, int64_t *free_sum, int
 	}
 	o->evict_state = TIDE_EV_EVICTED;
 	o->nreasons = 0;
-	tide_reason_add(o, R_EVICTING, -1, -1, nch, 0, 0, 0);
+	tide_reason_add(w, o, R_EVICTING, -1, -1, nch, 0, 0, 0);
 	r->counters.preemptors++;
 	r->counters.jobs_evicted += nch;
 	return true;
@@ -719,7 +749,7 @@ note_held_by_claims(TideWork *w)
 			if (keys[k] == key)
 			{
 				if (vals[k] > 0)
-					tide_reason_add(o, R_HELD, -1, -1, vals[k] >> 48, 0, 0, vals[k] & ((1LL << 48) - 1));
+					tide_reason_add(w, o, R_HELD, -1, -1, vals[k] >> 48, 0, 0, vals[k] & ((1LL << 48) - 1));
 				continue;
 			}
 		}
@@ -739,7 +769,7 @@ note_held_by_claims(TideWork *w)
 			}
 		}
 		if (nodes > 0)
-			tide_reason_add(o, R_HELD, -1, -1, nodes, 0, 0, owner);
+			tide_reason_add(w, o, R_HELD, -1, -1, nodes, 0, 0, owner);
 		/* nodes << 48 | owner must fit (no signed overflow): else no caching */
 		if (key && (nodes == 0 || (nodes < (1 << 15) && owner >= 0 && owner < (1LL << 48))))
 		{
@@ -783,7 +813,7 @@ tide_evict_pass(TideWork *w)
 		{
 			o->evict_state = TIDE_EV_WAITING;
 			o->nreasons = 0;
-			tide_reason_add(o, R_EVICT_WAIT, -1, -1, 0, 0, 0, 0);
+			tide_reason_add(w, o, R_EVICT_WAIT, -1, -1, 0, 0, 0, 0);
 			continue;
 		}
 		o->evict_state = TIDE_EV_LAPSED;
@@ -799,7 +829,6 @@ tide_evict_pass(TideWork *w)
 	for (int i = 0; i < ev->nvictims; i++)
 		ev->harm[i] = i;
 	tide_sort(ev->harm, ev->nvictims, sizeof(int32_t), cmp_harm, ev->victims);
-	ev->failed = tide_work_table(w, sizeof(uint64_t), &ev->failed_mask);
 	usable = tide_work_alloc(w, sizeof(bool) * (s->nnodes + 1));
 	free_sum = tide_work_alloc(w, sizeof(int64_t) * (w->nres + 1));
 	cap_sum = tide_work_alloc(w, sizeof(int64_t) * (w->nres + 1));

@@ -48,6 +48,7 @@
 #include <string.h>
 
 #include "frag.h"
+#include "hash.h"
 
 #define FRAG_MAX_SHAPES	64		/* shapes kept, heaviest first */
 #define FRAG_ROOM_SHIFT	4		/* GPU milli lost counts 16 x milli short of room */
@@ -212,6 +213,26 @@ set_shapes(TideFrag *f, int nres, RawShape *raw, int n, bool derived)
 	}
 }
 
+/* The slot table of collect() doubled, for raw[0..n-1]. */
+static int32_t *
+grow_slots(TideWork *w, int32_t *old, uint64_t *tcap, const RawShape *raw, int n)
+{
+	uint64_t	cap = *tcap * 2;
+	int32_t    *slot = tide_work_alloc(w, sizeof(int32_t) * cap);
+
+	for (int i = 0; i < n; i++)
+	{
+		uint64_t	k = tide_hash_slot(raw[i].hash, cap - 1);
+
+		while (slot[k])
+			k = (k + 1) & (cap - 1);
+		slot[k] = i + 1;
+	}
+	tide_work_release(w, old);
+	*tcap = cap;
+	return slot;
+}
+
 /* Collect the raw shapes: the snapshot's workload or the pending jobs' roles. */
 static int
 collect(TideWork *w, RawShape *raw, int cap, bool *derived)
@@ -241,11 +262,9 @@ collect(TideWork *w, RawShape *raw, int cap, bool *derived)
 	}
 	{
 		/* distinct role requests of the pending jobs, open addressing */
-		uint64_t	tcap = 64;
+		uint64_t	tcap = 256;
 		int32_t    *slot;
 
-		while (tcap < (uint64_t) s->nroles * 2 + 2)
-			tcap <<= 1;
 		slot = tide_work_alloc(w, sizeof(int32_t) * tcap);
 		for (int j = 0; j < s->njobs; j++)
 		{
@@ -265,7 +284,7 @@ collect(TideWork *w, RawShape *raw, int cap, bool *derived)
 				x.nsel = job->nselector;
 				x.weight = role->replicas;
 				x.hash = raw_hash(s->nres, &x);
-				k = x.hash & (tcap - 1);
+				k = tide_hash_slot(x.hash, tcap - 1);
 				while (slot[k] && !(raw[slot[k] - 1].hash == x.hash &&
 									raw_same(s->nres, &raw[slot[k] - 1], &x)))
 					k = (k + 1) & (tcap - 1);
@@ -275,6 +294,8 @@ collect(TideWork *w, RawShape *raw, int cap, bool *derived)
 				{
 					raw[n] = x;
 					slot[k] = ++n;
+					if ((uint64_t) n * 2 > tcap)
+						slot = grow_slots(w, slot, &tcap, raw, n);
 				}
 			}
 		}
@@ -317,7 +338,7 @@ tide_frag_begin(TideWork *w)
 	f->wl_ptr = s->nworkload > 0 ? s->workload : NULL;
 	f->wl_n = s->nworkload;
 	cap = s->nworkload > 0 ? s->nworkload : s->nroles;
-	raw = tide_work_alloc(w, sizeof(RawShape) * (cap + 1));
+	raw = tide_work_alloc_raw(w, sizeof(RawShape) * (cap + 1));
 	n = collect(w, raw, cap, &derived);
 	set_shapes(f, s->nres, raw, n, derived);
 	h = mix(0, (uint64_t) f->nshapes);

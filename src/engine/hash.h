@@ -22,6 +22,17 @@ tide_hash_mix(uint64_t h, uint64_t v)
 	return h * 0xff51afd7ed558ccdULL;
 }
 
+/*
+ * The slot of hash h in a table of mask + 1 slots (a power of two): the
+ * low bits of tide_hash_mix() depend only on the low bits of what it
+ * mixed, often zero in milli quantities, so the high bits are folded in.
+ */
+static inline uint64_t
+tide_hash_slot(uint64_t h, uint64_t mask)
+{
+	return (h ^ (h >> 33)) & mask;
+}
+
 static inline uint64_t
 tide_hash_bytes(const void *p, size_t len, uint64_t h)
 {

@@ -345,7 +345,7 @@ tide_diagnose(TideWork *w, int j, int mode, TideOutcome *o)
 
 	if (w->info[j].group < 0)
 	{
-		tide_reason_add(o, R_NO_NODES, -1, -1, 0, 0, 0, job->queue);
+		tide_reason_add(w, o, R_NO_NODES, -1, -1, 0, 0, 0, job->queue);
 		o->status = TIDE_UNSCHEDULABLE;
 		return;
 	}
@@ -418,46 +418,46 @@ tide_diagnose(TideWork *w, int j, int mode, TideOutcome *o)
 	if (typed == 0)
 	{
 		if (req[TIDE_RES_GPU] > 0)
-			tide_reason_add(o, R_NO_TYPE, -1, ri, 0, 0, 0, job->gpu_type);
+			tide_reason_add(w, o, R_NO_TYPE, -1, ri, 0, 0, 0, job->gpu_type);
 		else
-			tide_reason_add(o, R_CPU_ON_GPU, -1, ri, 0, 0, 0, 0);
+			tide_reason_add(w, o, R_CPU_ON_GPU, -1, ri, 0, 0, 0, 0);
 		o->status = TIDE_UNSCHEDULABLE;
 		return;
 	}
 	if (labeled == 0)
 	{
-		tide_reason_add(o, R_NO_LABEL, -1, ri, 0, 0, 0, j);
+		tide_reason_add(w, o, R_NO_LABEL, -1, ri, 0, 0, 0, j);
 		o->status = TIDE_UNSCHEDULABLE;
 		return;
 	}
 	if (staticok == 0)
 	{
-		tide_reason_add(o, R_TOO_BIG, bigres, ri, req[bigres], largest, 0, 0);
+		tide_reason_add(w, o, R_TOO_BIG, bigres, ri, req[bigres], largest, 0, 0);
 		o->status = TIDE_UNSCHEDULABLE;
 		return;
 	}
 	if (ready == 0)
 	{
-		tide_reason_add(o, R_NOT_READY, -1, ri, staticok, 0, 0, job->gpu_type);
+		tide_reason_add(w, o, R_NOT_READY, -1, ri, staticok, 0, 0, job->gpu_type);
 		return;
 	}
 	if (w->info[j].min_replicas > 1)
-		tide_reason_add(o, R_GANG, -1, ri, w->info[j].min_replicas, w->placed_count, 0, 0);
+		tide_reason_add(w, o, R_GANG, -1, ri, w->info[j].min_replicas, w->placed_count, 0, 0);
 	if (held > 0)
-		tide_reason_add(o, R_HELD, -1, ri, held, 0, 0, hold_job);
+		tide_reason_add(w, o, R_HELD, -1, ri, held, 0, 0, hold_job);
 	if (card > 0 && w->card_blocked_res >= 0)
 	{
 		const TideQueue *q = &s->queues[job->queue];
 		int			t = w->card_blocked_res;
 
 		if (w->card_blocked_mode == MODE_GUARANTEED)
-			tide_reason_add(o, R_CARD_QUOTA, t, ri, q->usage[t], req[TIDE_RES_GPU], q->quota[t], job->queue);
+			tide_reason_add(w, o, R_CARD_QUOTA, t, ri, q->usage[t], req[TIDE_RES_GPU], q->quota[t], job->queue);
 		else
-			tide_reason_add(o, R_CARD_CAP, t, ri, tide_sat_add(q->usage[t], q->idle_usage[t]), req[TIDE_RES_GPU],
+			tide_reason_add(w, o, R_CARD_CAP, t, ri, tide_sat_add(q->usage[t], q->idle_usage[t]), req[TIDE_RES_GPU],
 							q->capability[t], job->queue);
 	}
 	if (avoided > 0 && fit == 0)
-		tide_reason_add(o, R_AVOID, -1, ri, avoided, 0, 0, 0);
+		tide_reason_add(w, o, R_AVOID, -1, ri, avoided, 0, 0, 0);
 	{
 		int			nshort = ready - avoided - card - held - fit;
 		int			r1 = -1,
@@ -477,7 +477,7 @@ tide_diagnose(TideWork *w, int j, int mode, TideOutcome *o)
 				else if (r2 < 0 || shortc[r] > shortc[r2])
 					r2 = r;
 			}
-			tide_reason_add(o, R_NO_ROOM, r1, ri, nshort, r1 >= 0 ? shortc[r1] : 0,
+			tide_reason_add(w, o, R_NO_ROOM, r1, ri, nshort, r1 >= 0 ? shortc[r1] : 0,
 							r2 >= 0 ? shortc[r2] : 0, r2);
 		}
 	}

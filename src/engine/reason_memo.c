@@ -104,7 +104,7 @@ build_key(TideReasonMemo *m, int j)
 	k[n++] = o->nreasons;
 	for (int i = 0; i < o->nreasons; i++)
 	{
-		const TideReason *x = &o->reasons[i];
+		const TideReason *x = &tide_outcome_reasons(m->r, o)[i];
 
 		k[n++] = x->code;
 		k[n++] = x->res;

@@ -10,19 +10,128 @@
 #include <string.h>
 
 #include "engine_int.h"
+#include "hash.h"
+
+/*
+ * The distinct reason lists of a decide call, each stored once in
+ * r->reasons: most pending jobs share a few lists (a failed shape answers
+ * for every job of that shape), so an outcome keeps only where its list
+ * starts.  Open addressing over (start + 1, length), grown at half full.
+ */
+typedef struct TideReasonSets
+{
+	int32_t    *slot;			/* start + 1 of a list, 0 = empty */
+	int8_t	   *len;			/* its length */
+	uint32_t	mask;
+	int32_t		used;
+	int32_t		cap;			/* TideReasons room in r->reasons */
+} TideReasonSets;
+
+#define RSET_WORDS (sizeof(TideReason) / sizeof(uint64_t))
+
+static uint64_t
+rset_hash(const TideReason *x, int n)
+{
+	uint64_t	h = (uint64_t) n;
+	const char *p = (const char *) x;
+
+	for (size_t i = 0; i < (size_t) n * RSET_WORDS; i++)
+	{
+		uint64_t	v;
+
+		memcpy(&v, p + i * sizeof(uint64_t), sizeof(v));
+		h = tide_hash_mix(h, v);
+	}
+	return h;
+}
+
+static void
+rset_insert(TideReasonSets *t, const TideReason *pool, int32_t start, int n)
+{
+	uint32_t	k = (uint32_t) tide_hash_slot(rset_hash(pool + start, n), t->mask);
+
+	while (t->slot[k])
+		k = (k + 1) & t->mask;
+	t->slot[k] = start + 1;
+	t->len[k] = (int8_t) n;
+}
+
+static void
+rset_grow_table(TideWork *w, TideReasonSets *t)
+{
+	uint32_t	old = t->mask + 1;
+	int32_t    *slot = t->slot;
+	int8_t	   *len = t->len;
+
+	t->mask = old * 2 - 1;
+	t->slot = tide_work_alloc(w, sizeof(int32_t) * (t->mask + 1));
+	t->len = tide_work_alloc(w, sizeof(int8_t) * (t->mask + 1));
+	for (uint32_t i = 0; i < old; i++)
+		if (slot[i])
+			rset_insert(t, w->r->reasons, slot[i] - 1, len[i]);
+	tide_work_release(w, slot);
+	tide_work_release(w, len);
+}
+
+/* Where list x[0..n-1] starts in r->reasons, stored there if new. */
+static int32_t
+rset_intern(TideWork *w, const TideReason *x, int n)
+{
+	TideResult *r = w->r;
+	TideReasonSets *t = w->rsets;
+	uint32_t	k;
+
+	if (t == NULL)
+	{
+		t = w->rsets = tide_work_alloc(w, sizeof(TideReasonSets));
+		t->mask = 255;
+		t->slot = tide_work_alloc(w, sizeof(int32_t) * (t->mask + 1));
+		t->len = tide_work_alloc(w, sizeof(int8_t) * (t->mask + 1));
+	}
+	k = (uint32_t) tide_hash_slot(rset_hash(x, n), t->mask);
+	while (t->slot[k])
+	{
+		if (t->len[k] == n &&
+			memcmp(r->reasons + t->slot[k] - 1, x, sizeof(TideReason) * n) == 0)
+			return t->slot[k] - 1;
+		k = (k + 1) & t->mask;
+	}
+	if (r->nreasons + n > t->cap)
+	{
+		int32_t		cap = t->cap ? t->cap * 2 : 256;
+
+		while (cap < r->nreasons + n)
+			cap *= 2;
+		r->reasons = tide_work_grow(w, r->reasons, sizeof(TideReason) * t->cap,
+									sizeof(TideReason) * cap);
+		t->cap = cap;
+	}
+	memcpy(r->reasons + r->nreasons, x, sizeof(TideReason) * n);
+	t->slot[k] = r->nreasons + 1;
+	t->len[k] = (int8_t) n;
+	r->nreasons += n;
+	if (++t->used * 2 > (int32_t) t->mask)
+		rset_grow_table(w, t);
+	return r->nreasons - n;
+}
 
 void
-tide_reason_add(TideOutcome *o, int code, int res, int role,
+tide_reason_add(TideWork *w, TideOutcome *o, int code, int res, int role,
 				int64_t a, int64_t b, int64_t c, int64_t ref)
 {
+	TideReason	list[TIDE_MAX_REASONS];
+	const TideReason *cur = tide_outcome_reasons(w->r, o);
 	TideReason *x;
 
 	for (int i = 0; i < o->nreasons; i++)
-		if (o->reasons[i].code == code && o->reasons[i].res == res)
+		if (cur[i].code == code && cur[i].res == res)
 			return;				/* one per kind and resource */
 	if (o->nreasons >= TIDE_MAX_REASONS)
 		return;
-	x = &o->reasons[o->nreasons++];
+	if (o->nreasons > 0)
+		memcpy(list, cur, sizeof(TideReason) * o->nreasons);
+	x = &list[o->nreasons];
+	memset(x, 0, sizeof(*x));
 	x->code = (int16_t) code;
 	x->res = (int16_t) res;
 	x->role = role;
@@ -30,6 +139,8 @@ tide_reason_add(TideOutcome *o, int code, int res, int role,
 	x->b = b;
 	x->c = c;
 	x->ref = ref;
+	o->reasons = rset_intern(w, list, o->nreasons + 1);
+	o->nreasons++;
 }
 
 /* A milli quantity as text: 8, 0.5, 16Gi (for exact binary multiples). */
@@ -273,7 +384,7 @@ tide_reason_text(const TideSnapshot *s, const TideResult *r, int job,
 	{
 		char		one[512];
 
-		render(s, &s->jobs[job], &o->reasons[i], one, sizeof(one));
+		render(s, &s->jobs[job], &tide_outcome_reasons(r, o)[i], one, sizeof(one));
 		off += snprintf(buf + off, buflen - off, "%s%s", i ? "; " : "", one);
 	}
 	if (off >= buflen)

@@ -202,7 +202,7 @@ tide_reserve(TideWork *w, int j, int mode, bool admitted)
 	TideSnapshot *s = w->s;
 	const TideJob *job = &s->jobs[j];
 	TideQueue  *q = &s->queues[job->queue];
-	const int64_t *need = w->minreq + (size_t) j * w->nres;
+	const int64_t *need = tide_job_minreq(w, j);
 	int64_t		job_shadow = s->now;
 	int			first_hold = w->r->nholds;
 	int			left;

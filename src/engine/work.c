@@ -26,14 +26,66 @@ typedef struct TideResultPriv
 	TideBlocks	blocks;
 } TideResultPriv;
 
-void *
-tide_work_alloc(TideWork *w, size_t size)
+static void *
+remember(TideWork *w, void *p)
 {
-	void	   *p = tide_alloc(w->s, size);
-
 	if (w->blocks->n < TIDE_MAX_BLOCKS)
 		w->blocks->p[w->blocks->n++] = p;
 	return p;
+}
+
+void *
+tide_work_alloc(TideWork *w, size_t size)
+{
+	return remember(w, tide_alloc(w->s, size));
+}
+
+/*
+ * Not zeroed, for an array the caller writes before it reads: its pages
+ * are touched only as far as it is used.
+ */
+void *
+tide_work_alloc_raw(TideWork *w, size_t size)
+{
+	return remember(w, w->s->mem.alloc(w->s->mem.ctx, size ? size : 1));
+}
+
+/*
+ * Block old (old_size bytes, from tide_work_alloc) grown to new_size: the
+ * contents are kept, the rest is zeroed; the old block is given back now
+ * when the allocator can free.
+ */
+void *
+tide_work_grow(TideWork *w, void *old, size_t old_size, size_t new_size)
+{
+	void	   *p = tide_alloc(w->s, new_size);
+
+	if (old)
+		memcpy(p, old, old_size);
+	for (int i = 0; i < w->blocks->n; i++)
+		if (w->blocks->p[i] == old)
+		{
+			w->blocks->p[i] = p;
+			if (w->s->mem.free)
+				w->s->mem.free(w->s->mem.ctx, old);
+			return p;
+		}
+	return remember(w, p);
+}
+
+/* Give block p (from tide_work_alloc) back now, when the allocator can free. */
+void
+tide_work_release(TideWork *w, void *p)
+{
+	if (!w->s->mem.free)
+		return;
+	for (int i = 0; i < w->blocks->n; i++)
+		if (w->blocks->p[i] == p)
+		{
+			w->blocks->p[i] = w->blocks->p[--w->blocks->n];
+			w->s->mem.free(w->s->mem.ctx, p);
+			return;
+		}
 }
 
 static void
