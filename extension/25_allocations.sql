@@ -192,6 +192,7 @@ DECLARE
     changed bigint[];
     failed bigint[];
     lost bigint[];
+    regrown text[];
 BEGIN
     -- Dynamic SQL: planned for this statement's transition table sizes.
     EXECUTE $q$
@@ -249,14 +250,37 @@ BEGIN
                   FROM old_allocations o JOIN new_allocations n ON n.id = o.id
                  WHERE n.state = 'releasing' AND o.state <> 'releasing') s $q$;
 
+    -- The jobs whose allocations changed state, and the nodes on which a
+    -- live allocation changed what it holds (moved there, or other
+    -- resources, GPUs or share: an administrator's correction).
     EXECUTE $q$
-        SELECT pg_catalog.array_agg(DISTINCT n.job_id),
+        SELECT pg_catalog.array_agg(DISTINCT n.job_id) FILTER (WHERE o.state <> n.state),
                pg_catalog.array_agg(n.id) FILTER (WHERE n.state = 'released' AND n.exit_code <> 0
-                                                   AND n.release_reason = 'exited'),
+                                                   AND n.release_reason = 'exited' AND o.state <> n.state),
                pg_catalog.array_agg(n.id) FILTER (WHERE n.state = 'released' AND o.state IN ('assigned', 'running')
-                                                   AND n.release_reason IS DISTINCT FROM 'exited')
-          FROM old_allocations o JOIN new_allocations n ON n.id = o.id
-         WHERE o.state <> n.state $q$ INTO changed, failed, lost;
+                                                   AND n.release_reason IS DISTINCT FROM 'exited'),
+               pg_catalog.array_agg(DISTINCT n.node) FILTER (WHERE regrown)
+          FROM old_allocations o JOIN new_allocations n ON n.id = o.id,
+               LATERAL (SELECT n.state <> 'released'
+                               AND (o.node <> n.node
+                                    OR NOT (o.resources OPERATOR(tide.=) n.resources)
+                                    OR NOT (o.gpus OPERATOR(tide.=) n.gpus)
+                                    OR o.gpu_milli IS DISTINCT FROM n.gpu_milli) AS regrown) g
+         WHERE o.state <> n.state OR g.regrown $q$ INTO changed, failed, lost, regrown;
+    -- R-C4 for those nodes, as the insert trigger checks new allocations:
+    -- their rows locked in name order, then checked in the latest snapshot.
+    IF regrown IS NOT NULL THEN
+        PERFORM 1 FROM tide.nodes nd
+          WHERE nd.name = ANY (regrown)
+          ORDER BY nd.name
+            FOR NO KEY UPDATE OF nd;
+        SELECT o.node, o.problem INTO bad FROM tide._overcommitted_now(regrown) o;
+        IF bad.node IS NOT NULL THEN
+            RAISE EXCEPTION 'node "%" would be overcommitted: %', bad.node, bad.problem
+                USING ERRCODE = 'check_violation',
+                      HINT = 'Live allocations (assigned, running, releasing) of a node must fit in its capacity and never share a GPU (R-C4).';
+        END IF;
+    END IF;
     IF changed IS NOT NULL THEN
         PERFORM tide._rollup_jobs(changed, coalesce(failed, '{}'), coalesce(lost, '{}'));
     END IF;
@@ -264,7 +288,7 @@ BEGIN
 END
 $$;
 COMMENT ON FUNCTION tide._allocations_after_update() IS
-    'statement trigger: refuses allocation state changes not in tide.allocation_transitions and any change of a released one, notifies launchers of new evictions, and rolls job states up';
+    'statement trigger: refuses allocation state changes not in tide.allocation_transitions and any change of a released one, refuses a live allocation changed in place so that its node would be overcommitted (R-C4), notifies launchers of new evictions, and rolls job states up';
 CREATE TRIGGER allocations_after_update AFTER UPDATE ON tide.allocations
     REFERENCING OLD TABLE AS old_allocations NEW TABLE AS new_allocations
     FOR EACH STATEMENT EXECUTE FUNCTION tide._allocations_after_update();

@@ -3,7 +3,7 @@
 BEGIN;
 CREATE EXTENSION pg_tide;
 \ir _fixture.psql
-SELECT plan(12 + 6 + 7);
+SELECT plan(12 + 6 + 7 + 4);
 
 -- An allocation in a given state, of a job that is evicting (so the roll-up
 -- leaves its job alone), built without the checks.
@@ -80,6 +80,20 @@ SELECT lives_ok(format($$INSERT INTO tide.allocations (job_id, role, replica, no
 SELECT throws_ok(format($$INSERT INTO tide.allocations (job_id, role, replica, node, resources, gpus, gpu_milli)
                           VALUES (%1$s, 'main', 1, 'n2', 'gpu=0.5', '6', 500)$$, :g),
                  '23514', NULL, 'a share of a GPU held whole is refused');
+
+-- R-C4 also when a live allocation changes in place (an administrator's
+-- correction): the node it then holds must still fit.
+SELECT throws_like(format($$UPDATE tide.allocations SET resources = 'cpu=40, gpu=1'
+                            WHERE job_id = %s AND state <> 'released'$$, :g),
+                   'node "n2" would be overcommitted: live allocations hold %',
+                   'a live allocation grown past its node''s capacity is refused');
+SELECT throws_ok(format($$UPDATE tide.allocations SET gpus = '8' WHERE job_id = %s AND state <> 'released'$$, :g),
+                 '23514', 'node "n2" would be overcommitted: GPUs 8 are not all on the node',
+                 'a live allocation moved to a GPU the node does not have is refused');
+SELECT throws_ok(format($$UPDATE tide.allocations SET node = 'n3' WHERE job_id = %s AND state <> 'released'$$, :g),
+                 '23514', NULL, 'a live allocation moved to a node without room is refused');
+SELECT lives_ok(format($$UPDATE tide.allocations SET resources = 'cpu=8, gpu=1' WHERE job_id = %s AND state <> 'released'$$, :g),
+                'a live allocation changed within its node''s capacity is kept');
 
 SELECT * FROM finish();
 ROLLBACK;
