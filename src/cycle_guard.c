@@ -231,25 +231,6 @@ capacity_changed(const TideSnapshot *s, const TideNode *n, Datum now)
 	return false;
 }
 
-/* An engine vector (milli per resource of the snapshot) as a resvec datum. */
-static Datum
-vec_resvec(const TideSnapshot *s, const int64 *v)
-{
-	const char *names[TIDE_MAX_RES];
-	int64		milli[TIDE_MAX_RES];
-	int			n = 0;
-
-	for (int r = 0; r < s->nres; r++)
-	{
-		if (v[r] == 0)
-			continue;
-		names[n] = s->res_names[r];
-		milli[n] = v[r];
-		n++;
-	}
-	return ResVecPGetDatum(resvec_from_pairs(n, names, milli));
-}
-
 /*
  * Run sql (a query whose first column is a node index) in the latest
  * snapshot and set flags[i] for every index it returns; what names the
@@ -300,7 +281,7 @@ mark_allocations_changed(const CycleLoad *l, const CycleTypes *types, Datum *qar
 			continue;
 		ids[n] = Int64GetDatum(a->alloc_id);
 		node[n] = Int32GetDatum(a->node);
-		res[n] = vec_resvec(s, a->res);
+		res[n] = cycle_vec_resvec(s, a->res);
 		gpus[n] = GpuMaskGetDatum(a->gpus);
 		milli[n] = Int32GetDatum(a->gpu_milli);
 		milli_null[n] = a->gpu_milli == 0;

@@ -15,6 +15,25 @@
 
 #include "cycle_rows.h"
 #include "gpumask.h"
+#include "resvec.h"
+
+Datum
+cycle_vec_resvec(const TideSnapshot *s, const int64 *v)
+{
+	const char *names[TIDE_MAX_RES];
+	int64		milli[TIDE_MAX_RES];
+	int			n = 0;
+
+	for (int r = 0; r < s->nres; r++)
+	{
+		if (v[r] <= 0)
+			continue;
+		names[n] = s->res_names[r];
+		milli[n] = v[r];
+		n++;
+	}
+	return ResVecPGetDatum(resvec_from_pairs(n, names, milli));
+}
 
 ArrayType *
 tide_array_of(Datum *elems, bool *nulls, int n, Oid elemtype)

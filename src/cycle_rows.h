@@ -26,6 +26,9 @@ typedef struct CycleTypes
 /* Look them up (inside SPI_connect()). */
 extern void cycle_types_lookup(CycleTypes *types);
 
+/* A snapshot vector (milli per resource) as a tide.resvec: its non-zero entries. */
+extern Datum cycle_vec_resvec(const TideSnapshot *s, const int64 *v);
+
 /* A one-dimensional array of n elements of elemtype (nulls may be NULL). */
 extern ArrayType *tide_array_of(Datum *elems, bool *nulls, int n, Oid elemtype);
 

@@ -28,6 +28,7 @@
 
 #include "cycle_evict.h"
 #include "cycle_load.h"
+#include "cycle_rows.h"
 #include "gpumask.h"
 #include "resvec.h"
 
@@ -114,24 +115,6 @@ row_replica(DryRow *row, const CycleLoad *l, int job, int role, int replica, int
 	row_set(row, DR_RESOURCES, l->role_request[ri]);
 }
 
-/* A snapshot vector (milli) as a tide.resvec: its non-zero entries. */
-static Datum
-vec_resvec(const TideSnapshot *s, const int64 *v)
-{
-	const char *names[TIDE_MAX_RES];
-	int64		milli[TIDE_MAX_RES];
-	int			n = 0;
-
-	for (int k = 0; k < s->nres; k++)
-		if (v[k] > 0)
-		{
-			names[n] = s->res_names[k];
-			milli[n] = v[k];
-			n++;
-		}
-	return PointerGetDatum(resvec_from_pairs(n, names, milli));
-}
-
 static void
 emit_lost_nodes(DryRun *dr)
 {
@@ -216,7 +199,7 @@ emit_reservations(DryRun *dr)
 			row_text(&row, DR_NODE, s->nodes[h->node].name);
 			row_set(&row, DR_GPUS, GpuMaskGetDatum(h->gpus));
 		}
-		row_set(&row, DR_RESOURCES, vec_resvec(s, h->res));
+		row_set(&row, DR_RESOURCES, cycle_vec_resvec(s, h->res));
 		row_text(&row, DR_RULE, "R-L2");
 		if (h->shadow != TIDE_TIME_UNKNOWN)
 			row_text(&row, DR_REASON,
