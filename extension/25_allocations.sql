@@ -123,6 +123,35 @@ COMMENT ON FUNCTION tide._overcommitted_now(text[]) IS
     'the first of the nodes (by name) that breaks R-C4 and how, in the latest snapshot (for the allocations'' insert trigger, which holds the node rows)';
 REVOKE ALL ON FUNCTION tide._overcommitted_now(text[]) FROM PUBLIC;
 
+-- R-C4 for a writer other than the cycle (whose own inserts run without
+-- triggers: src/cycle_guard.c): lock the nodes, in name order (as the cycle
+-- does), so that no other insert, capacity change or drain of them runs
+-- until this transaction ends; then check them in a snapshot taken after
+-- the locks (the latest: also in REPEATABLE READ).  For the allocations'
+-- triggers, which run as the owner.
+CREATE FUNCTION tide._refuse_overcommit(nodes text[]) RETURNS void
+    LANGUAGE plpgsql
+    SET search_path = pg_catalog, pg_temp
+    AS $$
+DECLARE
+    bad record;
+BEGIN
+    PERFORM 1 FROM tide.nodes nd
+      WHERE nd.name = ANY (nodes)
+      ORDER BY nd.name
+        FOR NO KEY UPDATE OF nd;
+    SELECT o.node, o.problem INTO bad FROM tide._overcommitted_now(nodes) o;
+    IF bad.node IS NOT NULL THEN
+        RAISE EXCEPTION 'node "%" would be overcommitted: %', bad.node, bad.problem
+            USING ERRCODE = 'check_violation',
+                  HINT = 'Live allocations (assigned, running, releasing) of a node must fit in its capacity and never share a GPU (R-C4).';
+    END IF;
+END
+$$;
+COMMENT ON FUNCTION tide._refuse_overcommit(text[]) IS
+    'locks the nodes in name order and refuses (R-C4) if their live allocations overcommit one, in the latest snapshot; for the allocations'' triggers';
+REVOKE ALL ON FUNCTION tide._refuse_overcommit(text[]) FROM PUBLIC;
+
 CREATE FUNCTION tide._allocations_after_insert() RETURNS trigger
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path = pg_catalog, pg_temp
@@ -154,22 +183,8 @@ BEGIN
             USING ERRCODE = 'foreign_key_violation',
                   HINT = 'Allocations place replicas of rows of tide.job_tasks.';
     END IF;
-    -- R-C4, for every writer but the cycle (whose own inserts run without
-    -- triggers: src/cycle_guard.c): lock the nodes touched, in name order
-    -- (as the cycle does), so that no other insert, capacity change or
-    -- drain of them runs until this transaction ends; then check them in a
-    -- snapshot taken after the locks (the latest: also in REPEATABLE READ).
-    PERFORM 1 FROM tide.nodes nd
-      WHERE nd.name IN (SELECT n.node FROM new_allocations n)
-      ORDER BY nd.name
-        FOR NO KEY UPDATE OF nd;
-    SELECT o.node, o.problem INTO bad
-      FROM tide._overcommitted_now(ARRAY(SELECT DISTINCT n.node FROM new_allocations n)) o;
-    IF bad.node IS NOT NULL THEN
-        RAISE EXCEPTION 'node "%" would be overcommitted: %', bad.node, bad.problem
-            USING ERRCODE = 'check_violation',
-                  HINT = 'Live allocations (assigned, running, releasing) of a node must fit in its capacity and never share a GPU (R-C4).';
-    END IF;
+    -- R-C4 over the nodes touched, for every writer but the cycle.
+    PERFORM tide._refuse_overcommit(ARRAY(SELECT DISTINCT n.node FROM new_allocations n));
 
     -- Wake each node's launcher once (delivered at commit).
     PERFORM pg_catalog.pg_notify(tide.node_channel(s.node), 'claim')
@@ -267,19 +282,9 @@ BEGIN
                                     OR NOT (o.gpus OPERATOR(tide.=) n.gpus)
                                     OR o.gpu_milli IS DISTINCT FROM n.gpu_milli) AS regrown) g
          WHERE o.state <> n.state OR g.regrown $q$ INTO changed, failed, lost, regrown;
-    -- R-C4 for those nodes, as the insert trigger checks new allocations:
-    -- their rows locked in name order, then checked in the latest snapshot.
+    -- R-C4 for those nodes, as the insert trigger checks new allocations.
     IF regrown IS NOT NULL THEN
-        PERFORM 1 FROM tide.nodes nd
-          WHERE nd.name = ANY (regrown)
-          ORDER BY nd.name
-            FOR NO KEY UPDATE OF nd;
-        SELECT o.node, o.problem INTO bad FROM tide._overcommitted_now(regrown) o;
-        IF bad.node IS NOT NULL THEN
-            RAISE EXCEPTION 'node "%" would be overcommitted: %', bad.node, bad.problem
-                USING ERRCODE = 'check_violation',
-                      HINT = 'Live allocations (assigned, running, releasing) of a node must fit in its capacity and never share a GPU (R-C4).';
-        END IF;
+        PERFORM tide._refuse_overcommit(regrown);
     END IF;
     IF changed IS NOT NULL THEN
         PERFORM tide._rollup_jobs(changed, coalesce(failed, '{}'), coalesce(lost, '{}'));

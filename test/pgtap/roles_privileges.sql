@@ -133,6 +133,7 @@ INSERT INTO decided VALUES
  ('tide._cycle_place_jobs(bigint[],tid[],boolean[],text[],boolean[],bigint,boolean)', 'admin', 'EXECUTE'),
  ('tide._overcommitted(text[],text[],tide.resvec[],tide.gpumask[],integer[])', 'admin', 'EXECUTE'),
  ('tide._overcommitted_now(text[])'       , '-'                     , ''),
+ ('tide._refuse_overcommit(text[])'       , '-'                     , ''),
  ('tide._node_usage_now(text)'            , '-'                     , ''),
  ('tide._dominant_share(tide.resvec,tide.resvec)', 'public'                , 'EXECUTE'),
  ('tide._estimate(bigint)'                , 'public'                , 'EXECUTE'),
