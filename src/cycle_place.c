@@ -44,10 +44,11 @@ static const char *const W_ALLOCS =
  * jobs' history rows, in one statement (tide._cycle_place_jobs,
  * 60_cycle.sql), found by the ctid each job row had at the load: a job
  * whose row changed since (cancelled, moved on, or any other update) is
- * skipped, and only the placed jobs returned get allocation rows.  The second form skips the job rows another transaction
- * holds (they stay as they are this cycle): what the first falls back to
- * when it could not get its row locks within tide.cycle_lock_timeout.
- * Locking first costs a lock record per row, so it is not the usual path.
+ * skipped, and only the placed jobs returned get allocation rows.  The
+ * second form skips the job rows another transaction holds (they stay as
+ * they are this cycle): what the first falls back to when it could not get
+ * its row locks within tide.cycle_lock_timeout.  Locking first costs a lock
+ * record per row, so it is not the usual path.
  */
 static const char *const W_JOBS = "SELECT tide._cycle_place_jobs($1, $2, $3, $4, $5, $6, false)";
 static const char *const W_JOBS_SKIP_LOCKED = "SELECT tide._cycle_place_jobs($1, $2, $3, $4, $5, $6, true)";
