@@ -181,9 +181,9 @@ CREATE TABLE tide.jobs (
     on_evict         text NOT NULL DEFAULT 'requeue'
                      CONSTRAINT jobs_on_evict_check CHECK (on_evict IN ('requeue', 'fail')),
     command          text,
-    state            text NOT NULL DEFAULT 'pending'
-                     CONSTRAINT jobs_state_check
-                     CHECK (state IN ('pending', 'allocated', 'running', 'evicting', 'succeeded', 'failed', 'cancelled')),
+    -- a state of tide.job_states (its CHECK is made from that table in
+    -- 22_transitions.sql)
+    state            text NOT NULL DEFAULT 'pending',
     -- (the insert trigger makes a NULL one 'submitted' too)
     state_reason     text DEFAULT 'submitted',
     pending_reason   text,
@@ -210,7 +210,7 @@ COMMENT ON COLUMN tide.jobs.retry_of IS 'the id of the failed or interrupted job
 COMMENT ON COLUMN tide.jobs.attempt IS '1 for a submitted job, one more for each automatic retry; retries are made while attempt <= max_retries';
 COMMENT ON COLUMN tide.jobs.avoid_nodes IS 'nodes where a previous attempt of this job failed: never candidates for it (R-L4)';
 COMMENT ON COLUMN tide.jobs.on_evict IS 'what an eviction means for the job: requeue (back to pending) or fail (R-E5)';
-COMMENT ON COLUMN tide.jobs.state IS 'pending, allocated, running, evicting, succeeded, failed, cancelled; checked against tide.job_transitions';
+COMMENT ON COLUMN tide.jobs.state IS 'a state of tide.job_states (pending, allocated, running, evicting, succeeded, failed, cancelled); changes checked against tide.job_transitions';
 COMMENT ON COLUMN tide.jobs.state_reason IS 'why the job is in its current state; every writer sets it in the same UPDATE that changes state, and it becomes the reason of the tide.job_events row';
 COMMENT ON COLUMN tide.jobs.pending_reason IS 'why a cycle could not place this pending job (R-C2); NULL until a cycle explained it; tide.pending always shows the latest cycle''s reason, which reaches this column within tide.reason_updates_per_cycle rows a cycle';
 COMMENT ON COLUMN tide.jobs.unschedulable IS 'the job can never fit as things stand (R-A2); cleared when queues or nodes change';
@@ -264,9 +264,8 @@ CREATE TABLE tide.allocations (
     -- only the cycle writes them, and old cycles may be deleted without
     -- touching the history that names them
     cycle_id       bigint,
-    state          text NOT NULL DEFAULT 'assigned'
-                   CONSTRAINT allocations_state_check
-                   CHECK (state IN ('assigned', 'running', 'releasing', 'released')),
+    -- a state of tide.allocation_states (CHECK made in 22_transitions.sql)
+    state          text NOT NULL DEFAULT 'assigned',
     exit_code      integer,
     created_at     timestamptz NOT NULL DEFAULT pg_catalog.now(),
     claimed_at     timestamptz,

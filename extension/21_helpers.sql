@@ -2,6 +2,21 @@
 -- rows are being restored from a dump, the GPU mask of a whole node, and the
 -- checks of names and choices that the value checks share.
 
+-- Who is writing in this backend (src/writer.c): tide.submit and
+-- tide.run_cycle() do themselves what some triggers would do row by row,
+-- for the rows of their own fixed statements, and say so here while those
+-- run.  The triggers' WHEN clauses and the cycle's guards read it; no
+-- setting, no SQL and no other session can change it.  Executable by
+-- PUBLIC: a trigger's WHEN runs with the rights of whoever writes the table.
+CREATE TYPE tide.writer AS ENUM ('none', 'submit', 'cycle', 'cycle_write');
+COMMENT ON TYPE tide.writer IS
+    'who is writing in this backend: none (an ordinary statement), submit (tide.submit''s own INSERTs), cycle (tide.run_cycle() runs), cycle_write (one of the cycle''s own writes)';
+CREATE FUNCTION tide._writer() RETURNS tide.writer
+    LANGUAGE c VOLATILE PARALLEL RESTRICTED
+    AS 'MODULE_PATHNAME', 'tide_writer_sql';
+COMMENT ON FUNCTION tide._writer() IS
+    'who is writing in this backend now (src/writer.c): the triggers whose work tide.submit does itself step aside for submit, the change counter for cycle and cycle_write, and only cycle_write may place jobs or give a placement up';
+
 CREATE FUNCTION tide._cycle_lock_key() RETURNS bigint
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
     SET search_path = pg_catalog, pg_temp

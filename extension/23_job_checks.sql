@@ -3,17 +3,9 @@
 -- frozen once the job left pending, and (deferred to commit) a job with
 -- tasks and a reachable gang minimum.
 
--- True only while tide.submit() (C, src/submit.c) inserts its own job,
--- task and event rows, having checked them already: the triggers whose
--- work it does itself have WHEN (NOT tide._submit_writing()) and are not
--- called for those rows.  A backend-local flag in C that no setting and no
--- SQL can set.  Executable by PUBLIC: a trigger's WHEN runs with the rights
--- of whoever writes the table.
-CREATE FUNCTION tide._submit_writing() RETURNS boolean
-    LANGUAGE c VOLATILE PARALLEL RESTRICTED
-    AS 'MODULE_PATHNAME', 'tide_submit_writing';
-COMMENT ON FUNCTION tide._submit_writing() IS
-    'true only while tide.submit() writes its own, already checked job, task and event rows (its insert triggers then step aside)';
+-- tide.submit() (C, src/submit.c) inserts its own job, task and event
+-- rows having checked them already: the triggers whose work it does itself
+-- have WHEN (tide._writer() <> 'submit') and are not called for those rows.
 
 -- May owner submit a job of these properties to queue?  The queue's limits
 -- bind the submissions of non-administrators.  The job's owner decides, not
@@ -176,7 +168,7 @@ $$;
 COMMENT ON FUNCTION tide._jobs_before_insert() IS
     'trigger: checks a new job (queue exists; for non-administrators: the queue''s submit_role, max_priority, preemptable_only and fixed_service_type; valid service_type, on_evict, state pending) and takes the queue''s service_type when none is given';
 CREATE TRIGGER jobs_before_insert BEFORE INSERT ON tide.jobs
-    FOR EACH ROW WHEN (NOT tide._submit_writing()) EXECUTE FUNCTION tide._jobs_before_insert();
+    FOR EACH ROW WHEN (tide._writer() <> 'submit') EXECUTE FUNCTION tide._jobs_before_insert();
 
 -- The values of a task row.  job_id NULL: tide.submit's task, checked
 -- before its job exists (the messages then name no job).
@@ -309,7 +301,7 @@ $$;
 COMMENT ON FUNCTION tide._job_tasks_before_write() IS
     'trigger: checks a task row (at least one replica, a non-empty request, GPU request whole above one GPU, a new one not taking its job above 10000 replicas) and freezes the tasks of jobs that left pending; runs with the caller''s rights, so a job it may not see is as one that does not exist';
 CREATE TRIGGER job_tasks_before_write BEFORE INSERT OR UPDATE OR DELETE ON tide.job_tasks
-    FOR EACH ROW WHEN (NOT tide._submit_writing()) EXECUTE FUNCTION tide._job_tasks_before_write();
+    FOR EACH ROW WHEN (tide._writer() <> 'submit') EXECUTE FUNCTION tide._job_tasks_before_write();
 
 CREATE FUNCTION tide._job_tasks_after_delete() RETURNS trigger
     LANGUAGE plpgsql SECURITY DEFINER
@@ -384,7 +376,7 @@ COMMENT ON FUNCTION tide._check_job_tasks() IS
 -- insert queues no check)
 CREATE CONSTRAINT TRIGGER jobs_have_tasks AFTER INSERT OR UPDATE OF min_available ON tide.jobs
     DEFERRABLE INITIALLY DEFERRED
-    FOR EACH ROW WHEN (NOT tide._submit_writing()) EXECUTE FUNCTION tide._check_job_tasks();
+    FOR EACH ROW WHEN (tide._writer() <> 'submit') EXECUTE FUNCTION tide._check_job_tasks();
 CREATE CONSTRAINT TRIGGER job_tasks_consistent AFTER UPDATE OR DELETE ON tide.job_tasks
     DEFERRABLE INITIALLY DEFERRED
     FOR EACH ROW EXECUTE FUNCTION tide._check_job_tasks();

@@ -23,7 +23,7 @@ COMMENT ON FUNCTION tide._jobs_after_insert() IS
 -- (tide.submit writes its job's event row itself: src/submit.c)
 CREATE TRIGGER jobs_after_insert AFTER INSERT ON tide.jobs
     REFERENCING NEW TABLE AS new_jobs
-    FOR EACH STATEMENT WHEN (NOT tide._submit_writing()) EXECUTE FUNCTION tide._jobs_after_insert();
+    FOR EACH STATEMENT WHEN (tide._writer() <> 'submit') EXECUTE FUNCTION tide._jobs_after_insert();
 
 CREATE FUNCTION tide._jobs_after_update() RETURNS trigger
     LANGUAGE plpgsql SECURITY DEFINER
@@ -65,7 +65,7 @@ BEGIN
               SELECT l.job_id, l.old_state, l.new_state FROM logged l
                WHERE NOT EXISTS (SELECT 1 FROM tide.job_transitions t
                                   WHERE t.old_state = l.old_state AND t.new_state = l.new_state
-                                    AND (NOT t.by_cycle_only OR tide._cycle_writing()))
+                                    AND (NOT t.by_cycle_only OR tide._writer() = 'cycle_write'))
                ORDER BY l.job_id
                LIMIT 1) b ON true $q$ INTO r USING tide._current_cycle();
     IF r.bad_id IS NOT NULL THEN

@@ -10,7 +10,7 @@
 -- functions the triggers call (so that an error names the argument), then
 -- inserts the job, its task and its event row itself while a flag only it
 -- can set makes the triggers that would check and log the same rows again
--- step aside (their WHEN (NOT tide._submit_writing())).
+-- step aside (their WHEN (tide._writer() <> 'submit')).
 
 CREATE FUNCTION tide.submit(
     queue         text,

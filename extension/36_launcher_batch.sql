@@ -20,8 +20,8 @@
 -- tide.allocations (the allocation triggers, transition check and job
 -- roll-up, run once per call), whatever the number of ids.  Which states
 -- accept a report is read from tide.allocation_transitions: the changes
--- to the report's state whose made_by names the report's function (e.g.
--- 'tide.evicted').
+-- to the report's state whose reports column lists the report (e.g.
+-- 'evicted').
 --
 -- The other forms are thin wrappers over the same work that turn the
 -- outcomes into the errors and NOTICEs of the contract:
@@ -123,8 +123,8 @@ COMMENT ON FUNCTION tide._launcher_targets(bigint[], text) IS
     'for the launcher reports: for each mention of an id, in array order, its state after locking its job and itself, or why the role may not report on it (it does not exist, or the role may not act for its node); the one place where who may report is checked';
 
 -- The states from which a report moves an allocation to target: the
--- changes to target in tide.allocation_transitions whose made_by names the
--- report's function.  SECURITY DEFINER: launchers do not read that table.
+-- changes to target in tide.allocation_transitions that list the report.
+-- SECURITY DEFINER: launchers do not read that table.
 CREATE FUNCTION tide._report_accepts(report text, target text) RETURNS text[]
     LANGUAGE sql STABLE
     SECURITY DEFINER
@@ -133,10 +133,10 @@ CREATE FUNCTION tide._report_accepts(report text, target text) RETURNS text[]
 SELECT coalesce(pg_catalog.array_agg(t.old_state ORDER BY t.old_state), '{}')
   FROM tide.allocation_transitions t
  WHERE t.new_state = target
-   AND pg_catalog.strpos(t.made_by, 'tide.' OPERATOR(pg_catalog.||) report) > 0
+   AND report OPERATOR(pg_catalog.=) ANY (t.reports)
 $$;
 COMMENT ON FUNCTION tide._report_accepts(text, text) IS
-    'the allocation states a launcher report (started, exited, evicted) accepts: the changes to its target state in tide.allocation_transitions whose made_by names the report''s function';
+    'the allocation states a launcher report (started, exited, evicted) accepts: the changes to its target state in tide.allocation_transitions whose reports list it';
 
 -- A launcher's reason as stored (tide.allocations.exit_reason): a run of
 -- control characters (newlines, escapes) and the blanks next to it

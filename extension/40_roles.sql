@@ -14,7 +14,7 @@ GRANT USAGE ON SCHEMA tide TO tide_admin, tide_submitter, tide_launcher, tide_re
 -- ---------------------------------------------------------------- tables
 GRANT SELECT ON tide.queues, tide.nodes, tide.cycles, tide.jobs, tide.job_tasks, tide.allocations,
                 tide.evictions, tide.job_events, tide.job_transitions, tide.allocation_transitions,
-                tide.reason_backlog
+                tide.job_states, tide.allocation_states, tide.reason_backlog
     TO tide_admin, tide_reader;
 GRANT INSERT, UPDATE, DELETE ON tide.queues, tide.nodes, tide.jobs, tide.job_tasks, tide.allocations,
                                 tide.evictions, tide.cycles, tide.reason_backlog
@@ -29,7 +29,8 @@ GRANT SELECT ON SEQUENCE tide.jobs_id_seq, tide.allocations_id_seq, tide.evictio
 
 -- Submitters: their own rows (policies below), the queues and nodes.
 GRANT SELECT ON tide.queues, tide.nodes, tide.jobs, tide.job_tasks, tide.allocations, tide.evictions,
-                tide.job_events, tide.job_transitions, tide.allocation_transitions
+                tide.job_events, tide.job_transitions, tide.allocation_transitions,
+                tide.job_states, tide.allocation_states
     TO tide_submitter;
 GRANT INSERT (name, queue, priority, service_type, preemptable, idle, reserve, min_available,
               node_selector, gpu_type, time_limit, max_retries, on_evict, command)
@@ -174,8 +175,8 @@ GRANT EXECUTE ON FUNCTION
     tide._late_exits(bigint[], integer[]),
     tide._launcher_target(bigint, text)
     TO tide_launcher, tide_admin;
--- tide.node_channel, tide._may_launch, tide._launches_job, tide._cycle_lock_key, tide._cycle_writing,
--- tide._submit_writing (a trigger's WHEN calls it with the rights of whoever writes the table),
+-- tide.node_channel, tide._may_launch, tide._launches_job, tide._cycle_lock_key,
+-- tide._writer (a trigger's WHEN calls it with the rights of whoever writes the table),
 -- tide._current_cycle, tide._restoring, tide._name_max, tide._late_exit_reason and the value checks (tide._check_name,
 -- _check_choice, _check_job_values, _check_task_values, _check_node_values) stay executable by PUBLIC: they
 -- only compute or answer yes or no (and policies call them as the querying role).

@@ -14,16 +14,6 @@ COMMENT ON FUNCTION tide.run_cycle() IS
 REVOKE ALL ON FUNCTION tide.run_cycle() FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION tide.run_cycle() TO tide_admin;
 
--- True only while this backend's tide.run_cycle() runs one of its own
--- writes (a flag in C, not a setting, so nothing else can turn it on): only
--- then may tide._cycle_place_jobs() run, and only the cycle's give-up
--- UPDATE move a job from allocated back to pending.
-CREATE FUNCTION tide._cycle_writing() RETURNS boolean
-    LANGUAGE c VOLATILE PARALLEL RESTRICTED
-    AS 'MODULE_PATHNAME', 'tide_cycle_writing';
-COMMENT ON FUNCTION tide._cycle_writing() IS
-    'true only while this backend''s tide.run_cycle() runs one of its own writes (tide._cycle_place_jobs, allocated -> pending)';
-
 -- A cycle's job writes, one statement: the placed jobs (placed[i]) move
 -- from pending to allocated with their reason, the others get their
 -- unschedulable mark or pending reason, and each job moved gets its
@@ -50,7 +40,7 @@ CREATE FUNCTION tide._cycle_place_jobs(ids bigint[], tids tid[], placed boolean[
 DECLARE
     moved bigint[];
 BEGIN
-    IF NOT tide._cycle_writing() THEN
+    IF tide._writer() <> 'cycle_write' THEN
         RAISE EXCEPTION 'only tide.run_cycle() places jobs this way'
             USING ERRCODE = 'insufficient_privilege',
                   HINT = 'Change job states with an UPDATE of tide.jobs; its trigger logs them.';

@@ -9,9 +9,10 @@
 -- has committed or rolled back, so the cycle's load sees all of them and
 -- the value read stands for the state loaded.  If it does not get it, some
 -- writer is still in flight and the cycle loads in full and records nothing
--- to compare with.  The cycle's own writes do not bump the counter
--- (tide._cycle_active()); a cycle that changed anything bumps it once at
--- its end instead, so that the next cycle loads again.
+-- to compare with.  The cycle's own writes do not bump the counter (the
+-- backend's writer is then cycle or cycle_write: src/writer.c); a cycle
+-- that changed anything bumps it once at its end instead, so that the
+-- next cycle loads again.
 
 CREATE SEQUENCE tide.change_seq;
 COMMENT ON SEQUENCE tide.change_seq IS
@@ -23,13 +24,6 @@ CREATE FUNCTION tide._change_lock_key() RETURNS bigint
     AS $$ SELECT 8388346165908733954::bigint $$;   -- 'tide' << 32 | 2
 COMMENT ON FUNCTION tide._change_lock_key() IS
     'advisory lock key that writers bumping tide.change_seq hold shared until they commit';
-
--- True while this backend runs tide.run_cycle() (a flag in C).
-CREATE FUNCTION tide._cycle_active() RETURNS boolean
-    LANGUAGE c VOLATILE PARALLEL RESTRICTED
-    AS 'MODULE_PATHNAME', 'tide_cycle_active';
-COMMENT ON FUNCTION tide._cycle_active() IS
-    'true while this backend''s tide.run_cycle() runs (its own writes do not bump tide.change_seq)';
 
 -- In C (src/changed.c): every submission by INSERT fires it twice
 -- (tide.submit bumps once itself).
@@ -52,9 +46,9 @@ CREATE TRIGGER nodes_change_seq_update
     FOR EACH STATEMENT EXECUTE FUNCTION tide._changed();
 -- (tide.submit bumps once for its job and task: src/submit.c)
 CREATE TRIGGER jobs_change_seq AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON tide.jobs
-    FOR EACH STATEMENT WHEN (NOT tide._submit_writing()) EXECUTE FUNCTION tide._changed();
+    FOR EACH STATEMENT WHEN (tide._writer() <> 'submit') EXECUTE FUNCTION tide._changed();
 CREATE TRIGGER job_tasks_change_seq AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON tide.job_tasks
-    FOR EACH STATEMENT WHEN (NOT tide._submit_writing()) EXECUTE FUNCTION tide._changed();
+    FOR EACH STATEMENT WHEN (tide._writer() <> 'submit') EXECUTE FUNCTION tide._changed();
 CREATE TRIGGER allocations_change_seq AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON tide.allocations
     FOR EACH STATEMENT EXECUTE FUNCTION tide._changed();
 CREATE TRIGGER evictions_change_seq AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON tide.evictions

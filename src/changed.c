@@ -27,7 +27,7 @@
 #include "utils/lsyscache.h"
 
 #include "changed.h"
-#include "cycle.h"
+#include "writer.h"
 
 PG_FUNCTION_INFO_V1(tide_changed);
 
@@ -76,7 +76,7 @@ tide_changed(PG_FUNCTION_ARGS)
 				 errmsg("tide._changed() must be called as a trigger")));
 
 	/* a cycle's own writes do not count (it bumps once at its end) */
-	if (!tide_cycle_is_active())
+	if (!tide_writer_in_cycle())
 		tide_note_change();
 	return PointerGetDatum(NULL);
 }

@@ -35,13 +35,10 @@
 #include "cycle_shapes.h"
 #include "cycle_place.h"
 #include "cycle_rows.h"
+#include "writer.h"
 
 PG_FUNCTION_INFO_V1(tide_run_cycle);
 PG_FUNCTION_INFO_V1(tide_run_cycle_group);
-PG_FUNCTION_INFO_V1(tide_cycle_active);
-
-/* true while tide.run_cycle() runs: its own writes do not bump the counter */
-static bool cycle_active = false;
 
 /* The longest a cycle stays quiet: reasons that follow the clock refresh. */
 #define QUIET_MAX_USECS		(60 * USECS_PER_SEC)
@@ -324,6 +321,7 @@ run_cycle(FunctionCallInfo fcinfo, const char *group)
 	int64		cycle_id;
 	TimestampTz started;
 	int			ret;
+	volatile TideWriter was;
 
 	if ((ret = SPI_connect()) != SPI_OK_CONNECT)
 		elog(ERROR, "tide.run_cycle: SPI_connect failed: %s", SPI_result_code_string(ret));
@@ -333,14 +331,15 @@ run_cycle(FunctionCallInfo fcinfo, const char *group)
 		PG_RETURN_NULL();
 	}
 	cycle_id = begin_cycle_row(&started);
-	cycle_active = true;
+	/* its own writes do not bump the change counter (changed.c) */
+	was = tide_writer_set(TIDE_WRITER_CYCLE);
 	PG_TRY();
 	{
 		cycle_body(cycle_id, started, group);
 	}
 	PG_FINALLY();
 	{
-		cycle_active = false;
+		tide_writer_set(was);
 	}
 	PG_END_TRY();
 	SPI_finish();
@@ -366,18 +365,4 @@ Datum
 tide_run_cycle_group(PG_FUNCTION_ARGS)
 {
 	return run_cycle(fcinfo, text_to_cstring(PG_GETARG_TEXT_PP(0)));
-}
-
-/* Does this backend run a cycle now? */
-bool
-tide_cycle_is_active(void)
-{
-	return cycle_active;
-}
-
-/* tide._cycle_active() returns boolean: tide_cycle_is_active(), for SQL */
-Datum
-tide_cycle_active(PG_FUNCTION_ARGS)
-{
-	PG_RETURN_BOOL(tide_cycle_is_active());
 }

@@ -44,9 +44,6 @@ extern int	tide_node_timeout;
 extern int	tide_frag_shapes_jobs;
 extern int	tide_frag_shapes_refresh;
 
-/* Does this backend run a cycle now (cycle.c; tide._cycle_active() in SQL)? */
-extern bool tide_cycle_is_active(void);
-
 /* Milliseconds since start (the phase timings of tide.cycles). */
 static inline double
 cycle_elapsed_ms(instr_time start)

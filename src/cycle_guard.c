@@ -49,16 +49,7 @@
 #include "cycle_guard.h"
 #include "gpumask.h"
 #include "resvec.h"
-
-PG_FUNCTION_INFO_V1(tide_cycle_writing);
-
-/*
- * True only while tide.run_cycle() runs one of its own writes: only then
- * may tide._cycle_place_jobs() write history, and only the cycle's give-up
- * UPDATE move a job from allocated back to pending.  A backend-local flag,
- * so no setting can fake it.
- */
-static bool cycle_writing = false;
+#include "writer.h"
 
 /* work_mem (kB) of the cycle's trigger-less writes, at least */
 #define CYCLE_WRITE_WORK_MEM_KB 65536
@@ -110,6 +101,7 @@ cycle_execute(const char *sql, int nargs, Oid *types, Datum *args, int flags)
 {
 	volatile int ret = 0;
 	volatile int nest = -1;
+	TideWriter	was;
 
 	if (flags & CYCLE_NO_TRIGGERS)
 	{
@@ -127,14 +119,20 @@ cycle_execute(const char *sql, int nargs, Oid *types, Datum *args, int flags)
 			(void) set_config_option("work_mem", CppAsString2(CYCLE_WRITE_WORK_MEM_KB), PGC_USERSET,
 									 PGC_S_SESSION, GUC_ACTION_SAVE, true, 0, false);
 	}
-	cycle_writing = (flags & (CYCLE_WRITING | CYCLE_NO_TRIGGERS)) != 0;
+	/*
+	 * Only while one of its own writes runs may tide._cycle_place_jobs()
+	 * write history, and only the cycle's give-up UPDATE move a job from
+	 * allocated back to pending (tide._writer() = 'cycle_write').
+	 */
+	was = tide_writer_set((flags & (CYCLE_WRITING | CYCLE_NO_TRIGGERS)) ? TIDE_WRITER_CYCLE_WRITE
+						  : tide_writer());
 	PG_TRY();
 	{
 		ret = SPI_execute_with_args(sql, nargs, types, args, NULL, false, 0);
 	}
 	PG_FINALLY();
 	{
-		cycle_writing = false;
+		tide_writer_set(was);
 	}
 	PG_END_TRY();
 	if (nest >= 0)
@@ -453,14 +451,4 @@ cycle_notify_nodes(Datum *node_text, int nnodes)
 	ret = SPI_execute_with_args(Q_NOTIFY, 1, &type, &arg, NULL, false, 1);
 	if (ret != SPI_OK_SELECT)
 		elog(ERROR, "tide.run_cycle: notifying launchers failed: %s", SPI_result_code_string(ret));
-}
-
-/*
- * tide._cycle_writing() returns boolean: is this backend's tide.run_cycle()
- * running one of its own writes right now (for the triggers).
- */
-Datum
-tide_cycle_writing(PG_FUNCTION_ARGS)
-{
-	PG_RETURN_BOOL(cycle_writing);
 }

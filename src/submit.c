@@ -17,10 +17,10 @@
  *     tide._check_task_values, called through fmgr (their errors, codes,
  *     hints and contexts are theirs);
  *   - while its own three INSERTs run (fixed statements with saved plans,
- *     no user code in between), a backend-local flag is set that only this
- *     file sets: tide._submit_writing() reads it, and the triggers whose
- *     work tide.submit does itself have WHEN (NOT tide._submit_writing()),
- *     so they are not even called for its rows; every other writer (a
+ *     no user code in between), the backend's writer is 'submit'
+ *     (writer.c): the triggers whose work tide.submit does itself have
+ *     WHEN (tide._writer() <> 'submit'), so they are not even called for
+ *     its rows; every other writer (a
  *     plain INSERT, tide.submit_many, the retries of the state machine)
  *     still meets them all;
  *   - what those triggers did for the rows, it does: the job takes the
@@ -32,10 +32,10 @@
  * and row-level security decide as they do for the same INSERT by hand.
  * The event row and the queue lock are written with the rights of the
  * owner of tide.job_events, as the SECURITY DEFINER history trigger did.
- * The flag is cleared however the statements end (PG_FINALLY), and no
+ * The writer is put back however the statements end (PG_FINALLY), and no
  * setting can set it.  What else runs while it is set is what the table
  * owner put on the tables (defaults, policies, triggers of its own): a
- * trigger of the owner's that writes jobs meets the flag too.
+ * trigger of the owner's that writes jobs meets the writer too.
  */
 #include "postgres.h"
 
@@ -60,13 +60,9 @@
 #include "utils/syscache.h"
 
 #include "changed.h"
-#include "cycle.h"
+#include "writer.h"
 
 PG_FUNCTION_INFO_V1(tide_submit);
-PG_FUNCTION_INFO_V1(tide_submit_writing);
-
-/* True only while tide.submit() runs its own INSERTs (see the head). */
-static bool submit_writing = false;
 
 /* tide.submit's arguments, in order (extension/30_api.sql) */
 enum
@@ -146,7 +142,7 @@ load_cache(void)
 	for (int i = 0; i < (int) lengthof(plans); i++)
 	{
 		/* (a tide.submit whose statements are running may be using them) */
-		if (*plans[i] != NULL && !submit_writing)
+		if (*plans[i] != NULL && tide_writer() != TIDE_WRITER_SUBMIT)
 			SPI_freeplan(*plans[i]);
 		*plans[i] = NULL;
 	}
@@ -253,7 +249,7 @@ tide_submit(PG_FUNCTION_ARGS)
 	int			save_sec_context;
 	Oid			owner;
 	volatile bool switched = false;
-	bool		was_writing = submit_writing;
+	volatile TideWriter was_writing = TIDE_WRITER_NONE;
 
 	for (int i = 0; i < A_COUNT; i++)
 	{
@@ -360,7 +356,7 @@ tide_submit(PG_FUNCTION_ARGS)
 
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "tide.submit: SPI_connect failed");
-	submit_writing = true;
+	was_writing = tide_writer_set(TIDE_WRITER_SUBMIT);
 	PG_TRY();
 	{
 		int			k = 0;
@@ -420,23 +416,16 @@ tide_submit(PG_FUNCTION_ARGS)
 		switched = false;
 
 		/* one bump of the change counter for both tables */
-		if (!tide_cycle_is_active())
+		if (!tide_writer_in_cycle())
 			tide_note_change();
 	}
 	PG_FINALLY();
 	{
-		submit_writing = was_writing;
+		tide_writer_set(was_writing);
 		if (switched)
 			SetUserIdAndSecContext(save_userid, save_sec_context);
 	}
 	PG_END_TRY();
 	SPI_finish();
 	PG_RETURN_INT64(job);
-}
-
-/* tide._submit_writing() RETURNS boolean: see the head of the file */
-Datum
-tide_submit_writing(PG_FUNCTION_ARGS)
-{
-	PG_RETURN_BOOL(submit_writing);
 }

@@ -7,7 +7,7 @@
 BEGIN;
 CREATE EXTENSION pg_tide;
 \ir _fixture.psql
-SELECT plan(111);
+SELECT plan(112);
 
 SELECT has_function('tide', 'started', ARRAY['bigint[]'], 'tide.started(bigint[])');
 SELECT has_function('tide', 'exited', ARRAY['bigint[]', 'integer[]'], 'tide.exited(bigint[], integer[])');
@@ -262,8 +262,15 @@ SELECT results_eq(format('SELECT outcome, reason FROM tide.report_started(ARRAY[
                   format($$VALUES ('refused', 'allocation %s is assigned, so it cannot start')$$, :t1),
                   'without assigned -> running in tide.allocation_transitions, a start is refused');
 ROLLBACK TO SAVEPOINT no_start;
+SAVEPOINT no_report;
+UPDATE tide.allocation_transitions SET reports = '{}' WHERE old_state = 'assigned' AND new_state = 'running';
+SELECT results_eq(format('SELECT outcome FROM tide.report_started(ARRAY[%s]::bigint[])', :t1), $$VALUES ('refused')$$,
+                  'a change whose reports do not list started is not one a start makes');
+ROLLBACK TO SAVEPOINT no_report;
+-- the descriptions are for people: rewording them changes nothing
+UPDATE tide.allocation_transitions SET made_by = 'reworded';
 SELECT results_eq(format('SELECT outcome FROM tide.report_started(ARRAY[%s]::bigint[])', :t1), $$VALUES ('changed')$$,
-                  'with it, accepted');
+                  'with it, accepted, whatever made_by says');
 
 
 SELECT * FROM finish();

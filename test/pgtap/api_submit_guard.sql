@@ -1,7 +1,7 @@
 -- tide.submit in C (src/submit.c): every error as the plpgsql tide.submit
 -- gave it (code, message, hint; the cases below are that function's
 -- answers), the triggers it turns aside for its own rows still guarding
--- every other writer, its flag (tide._submit_writing()) out of reach of SQL
+-- every other writer, its writer (tide._writer() = 'submit') out of reach of SQL
 -- and off again after an error inside it, its event row and its one bump
 -- of the change counter.
 BEGIN;
@@ -169,15 +169,15 @@ SELECT results_eq($$SELECT j.service_type, j.state_reason, e.new_state, e.reason
                   $$VALUES ('training'::text, 'submitted'::text, 'pending'::text, 'submitted'::text)$$,
                   'a job inserted by hand: its insert triggers still fill it in and log it');
 
--- The flag: off in SQL, and nothing in SQL turns it on.
-SELECT is(tide._submit_writing(), false, 'tide._submit_writing() is false outside tide.submit');
-SELECT set_config('tide.submit_writing', 'on', true);
-SELECT is(tide._submit_writing(), false, 'no setting turns it on');
+-- The writer: none in SQL, and nothing in SQL makes it submit.
+SELECT is(tide._writer(), 'none', 'tide._writer() is none outside tide.submit');
+SELECT set_config('tide.writer', 'submit', true);
+SELECT is(tide._writer(), 'none', 'no setting changes it');
 SELECT is((SELECT l.lanname || '/' || p.pronargs FROM pg_proc p JOIN pg_language l ON l.oid = p.prolang
-            WHERE p.oid = 'tide._submit_writing()'::regprocedure), 'c/0',
-          'it is a C function of no arguments: its flag is set by tide.submit''s C code only');
+            WHERE p.oid = 'tide._writer()'::regprocedure), 'c/0',
+          'it is a C function of no arguments: its writer is set by tide.submit''s C code only');
 SELECT is((SELECT array_agg(t.tgrelid::regclass || '.' || t.tgname ORDER BY (t.tgrelid::regclass || '.' || t.tgname) COLLATE "C") FROM pg_trigger t
-            WHERE pg_get_triggerdef(t.oid) LIKE '%WHEN ((NOT tide._submit_writing()))%'),
+            WHERE pg_get_triggerdef(t.oid) LIKE '%WHEN ((tide._writer() <> ''submit''::tide.writer))%'),
           ARRAY['tide.job_tasks.job_tasks_before_write', 'tide.job_tasks.job_tasks_change_seq',
                 'tide.jobs.jobs_after_insert', 'tide.jobs.jobs_before_insert', 'tide.jobs.jobs_change_seq',
                 'tide.jobs.jobs_have_tasks'],
@@ -192,7 +192,7 @@ DECLARE
     what text := CASE TG_TABLE_NAME WHEN 'jobs' THEN 'job ' || (to_jsonb(NEW) ->> 'name')
                                     ELSE 'task ' || (to_jsonb(NEW) ->> 'role') END;
 BEGIN
-    INSERT INTO seen VALUES (what, tide._submit_writing());
+    INSERT INTO seen VALUES (what, tide._writer() = 'submit');
     IF what = 'job nest' THEN
         PERFORM tide.submit('q1', 'gpu=1', name => 'inner', role => 'inner');
     END IF;
@@ -218,18 +218,18 @@ SELECT tide.submit('q1', 'gpu=1', name => 'nest', role => 'outer') AS nest \gset
 SELECT results_eq($$SELECT what, flag FROM seen ORDER BY what$$,
                   $$VALUES ('job inner', true), ('job nest', true), ('task inner', true), ('task outer', true)$$,
                   'a nested tide.submit restores the flag it found');
-SELECT is(tide._submit_writing(), false, 'and it is off once the outer one returns');
+SELECT is(tide._writer(), 'none', 'and it is off once the outer one returns');
 
 -- An error inside tide.submit's INSERTs leaves the flag off: the checks of
 -- the triggers meet the next writer of the session.
 SELECT throws_ok($$SELECT tide.submit('q1', 'gpu=1', name => 'boom')$$, 'P0001', 'boom in the job',
                  'an error in tide.submit''s job INSERT');
-SELECT is(tide._submit_writing(), false, 'the flag is off after it');
+SELECT is(tide._writer(), 'none', 'the flag is off after it');
 SELECT throws_ok($$INSERT INTO tide.jobs (queue, max_retries) VALUES ('q1', 101)$$, '23514',
                  'max_retries must be at most 100, not 101', 'a bad job inserted by hand next is refused by its trigger');
 SELECT throws_ok($$SELECT tide.submit('q1', 'gpu=1', role => 'boom')$$, 'P0001', 'boom in the task',
                  'an error in tide.submit''s task INSERT');
-SELECT is(tide._submit_writing(), false, 'the flag is off after that too');
+SELECT is(tide._writer(), 'none', 'the flag is off after that too');
 SELECT throws_ok(format($$INSERT INTO tide.job_tasks (job_id, role, replicas, request) VALUES (%s, 'x', 1, 'gpu=1.5')$$, :w), '23514',
                  format('GPU request 1.5 of task "x" of job %s is not a whole number', :w),
                  'a bad task inserted by hand next is refused by its trigger');
@@ -238,7 +238,7 @@ SET ROLE tap_exec;
 SELECT throws_ok($$SELECT tide.submit('q1', 'gpu=1')$$, '42501', 'permission denied for table jobs',
                  'a role without INSERT on tide.jobs is refused inside tide.submit, by the table''s privileges');
 RESET ROLE;
-SELECT is(tide._submit_writing(), false, 'and the flag is off after that');
+SELECT is(tide._writer(), 'none', 'and the flag is off after that');
 SELECT throws_like($q$DO $d$ BEGIN
                        INSERT INTO tide.jobs (queue, name) VALUES ('q1', 'no tasks');
                        SET CONSTRAINTS ALL IMMEDIATE;

@@ -28,6 +28,7 @@ CREATE TEMP TABLE decided (object text, roles text, privileges text);
 INSERT INTO decided VALUES
  -- tables
  ('tide.accounting_daily'                 , 'admin reader'          , 'SELECT'),
+ ('tide.allocation_states'                , 'admin submitter reader', 'SELECT'),
  ('tide.allocation_transitions'           , 'admin submitter reader', 'SELECT'),
  ('tide.allocations'                      , 'admin'                 , 'DELETE INSERT SELECT UPDATE'),
  ('tide.allocations'                      , 'submitter reader'      , 'SELECT'),
@@ -41,6 +42,7 @@ INSERT INTO decided VALUES
  ('tide.job_tasks'                        , 'admin'                 , 'DELETE INSERT SELECT UPDATE'),
  ('tide.job_tasks'                        , 'submitter'             , 'INSERT(job_id,replicas,request,role) SELECT'),
  ('tide.job_tasks'                        , 'launcher reader'       , 'SELECT'),
+ ('tide.job_states'                       , 'admin submitter reader', 'SELECT'),
  ('tide.job_transitions'                  , 'admin submitter reader', 'SELECT'),
  ('tide.jobs'                             , 'admin'                 , 'DELETE INSERT SELECT UPDATE'),
  ('tide.jobs'                             , 'submitter'             , 'INSERT(command,gpu_type,idle,max_retries,min_available,name,node_selector,on_evict,preemptable,priority,queue,reserve,service_type,time_limit) SELECT UPDATE(cancel_requested)'),
@@ -105,6 +107,7 @@ INSERT INTO decided VALUES
  -- types
  ('tide.gpumask'                          , 'public'                , 'USAGE'),
  ('tide.resvec'                           , 'public'                , 'USAGE'),
+ ('tide.writer'                           , 'public'                , 'USAGE'),
  ('tide."union"(tide.gpumask)'            , 'public'                , 'EXECUTE'),
  -- functions, procedures and aggregates, each overload apart
  ('tide._admit_job(text,text,boolean,boolean,text,integer)', 'admin submitter'       , 'EXECUTE'),
@@ -127,9 +130,7 @@ INSERT INTO decided VALUES
  ('tide._covered(tide.resvec,tide.resvec)', 'public'                , 'EXECUTE'),
  ('tide._create_retries(bigint[])'        , '-'                     , ''),
  ('tide._current_cycle()'                 , 'public'                , 'EXECUTE'),
- ('tide._cycle_active()'                  , 'public'                , 'EXECUTE'),
  ('tide._cycle_lock_key()'                , 'public'                , 'EXECUTE'),
- ('tide._cycle_writing()'                 , 'public'                , 'EXECUTE'),
  ('tide._cycle_place_jobs(bigint[],tid[],boolean[],text[],boolean[],bigint,boolean)', 'admin', 'EXECUTE'),
  ('tide._overcommitted(text[],text[],tide.resvec[],tide.gpumask[],integer[])', 'admin', 'EXECUTE'),
  ('tide._overcommitted_now(text[])'       , '-'                     , ''),
@@ -191,7 +192,7 @@ INSERT INTO decided VALUES
  ('tide._set_node_state(text,text[],text)', 'admin'                 , 'EXECUTE'),
  ('tide._setting(text,text)'              , 'public'                , 'EXECUTE'),
  ('tide._setting_interval(text,text)'     , 'public'                , 'EXECUTE'),
- ('tide._submit_writing()'               , 'public'                , 'EXECUTE'),
+ ('tide._writer()'                       , 'public'                , 'EXECUTE'),
  ('tide._unschedule_cycles(boolean,boolean)', 'admin'                 , 'EXECUTE'),
  ('tide._schedule_restart_loop(text,text)', 'admin'                 , 'EXECUTE'),
  ('tide.cancel(bigint)'                   , 'admin submitter'       , 'EXECUTE'),

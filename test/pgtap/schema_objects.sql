@@ -1,12 +1,22 @@
 -- The tables, columns, indexes, roles, dump settings and hygiene of the schema.
 BEGIN;
 CREATE EXTENSION pg_tide;
-SELECT plan(34 + 92 + 15);
+SELECT plan(34 + 92 + 15 + 4);
 
 SELECT has_table('tide', t, 'table tide.' || t)
   FROM unnest(ARRAY['queues','nodes','jobs','job_tasks','allocations','evictions','cycles','job_events',
                     'job_transitions','allocation_transitions','workload_shapes','recent_shapes',
-                    'recent_shapes_state']) t;
+                    'recent_shapes_state','job_states','allocation_states']) t;
+-- The state lists are written once, in tide.job_states and
+-- tide.allocation_states: the state columns' CHECKs are made from them.
+SELECT is((SELECT pg_get_constraintdef(oid) FROM pg_constraint WHERE conname = 'jobs_state_check'),
+          format('CHECK ((state = ANY (ARRAY[%s])))',
+                 (SELECT string_agg(quote_literal(state) || '::text', ', ' ORDER BY final, state) FROM tide.job_states)),
+          'tide.jobs.state is checked against exactly the states of tide.job_states');
+SELECT is((SELECT pg_get_constraintdef(oid) FROM pg_constraint WHERE conname = 'allocations_state_check'),
+          format('CHECK ((state = ANY (ARRAY[%s])))',
+                 (SELECT string_agg(quote_literal(state) || '::text', ', ' ORDER BY live DESC, state) FROM tide.allocation_states)),
+          'tide.allocations.state is checked against exactly the states of tide.allocation_states');
 SELECT has_view('tide', v, 'view tide.' || v) FROM unnest(ARRAY['pending','queue_usage','node_usage']) v;
 SELECT has_role(r, 'role ' || r) FROM unnest(ARRAY['tide_admin','tide_submitter','tide_launcher','tide_reader']) r;
 SELECT has_function('tide', f, 'function tide.' || f)

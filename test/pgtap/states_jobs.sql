@@ -49,7 +49,7 @@ SELECT is(pg_temp.try(a, b),
 SELECT is(ARRAY(SELECT old_state || ' -> ' || new_state FROM tide.job_transitions WHERE by_cycle_only),
           ARRAY['allocated -> pending'], 'tide.job_transitions marks the cycle-only change');
 -- The cycle's own placements and their history rows are written by
--- tide._cycle_place_jobs, which nothing else may call (tide._cycle_writing()
+-- tide._cycle_place_jobs, which nothing else may call (tide._writer() = 'cycle_write'
 -- is false outside the cycle).
 SELECT throws_ok($$SELECT tide._cycle_place_jobs(ARRAY[1::bigint], ARRAY['(0,1)'::tid], ARRAY[true], ARRAY['forged'], ARRAY[false], 1, false)$$,
                  '42501', 'only tide.run_cycle() places jobs this way', 'no one but the cycle places and logs jobs that way');
