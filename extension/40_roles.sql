@@ -32,7 +32,8 @@ GRANT SELECT ON tide.queues, tide.nodes, tide.jobs, tide.job_tasks, tide.allocat
                 tide.job_events, tide.job_transitions, tide.allocation_transitions
     TO tide_submitter;
 GRANT INSERT (name, queue, priority, service_type, preemptable, idle, reserve, min_available,
-              node_selector, gpu_type, time_limit, max_retries, on_evict, command)
+              node_selector, gpu_type, time_limit, max_retries, on_evict, command,
+              env, workdir, labels)
     ON tide.jobs TO tide_submitter;
 GRANT UPDATE (cancel_requested) ON tide.jobs TO tide_submitter;
 GRANT INSERT (job_id, role, replicas, request) ON tide.job_tasks TO tide_submitter;
@@ -145,7 +146,8 @@ REVOKE ALL ON FUNCTION
     tide._jobs_queue_exists(),
     tide._queues_keep_jobs(),
     tide._queues_renamed(),
-    tide._admit_job(text, text, boolean, boolean, text, integer)
+    tide._admit_job(text, text, boolean, boolean, text, integer),
+    tide._jobs_payload_update()
     FROM PUBLIC;
 
 GRANT EXECUTE ON FUNCTION
@@ -177,5 +179,6 @@ GRANT EXECUTE ON FUNCTION
 -- tide.node_channel, tide._may_launch, tide._launches_job, tide._cycle_lock_key, tide._cycle_writing,
 -- tide._submit_writing (a trigger's WHEN calls it with the rights of whoever writes the table),
 -- tide._current_cycle, tide._restoring, tide._name_max, tide._late_exit_reason and the value checks (tide._check_name,
--- _check_choice, _check_job_values, _check_task_values, _check_node_values) stay executable by PUBLIC: they
--- only compute or answer yes or no (and policies call them as the querying role).
+-- _check_choice, _check_job_values, _check_task_values, _check_node_values, _check_payload with _cut and
+-- _payload_max) stay executable by PUBLIC: they only compute or answer yes or no (and policies call them as
+-- the querying role).
