@@ -5,7 +5,7 @@
 BEGIN;
 CREATE EXTENSION pg_tide;
 \ir _fixture.psql
-SELECT plan(29);
+SELECT plan(30);
 
 -- code | message of the error sql raises
 CREATE FUNCTION pg_temp.err(sql text) RETURNS text LANGUAGE plpgsql AS $$
@@ -97,11 +97,13 @@ BEGIN
                  SELECT n, x.channel, x.payload FROM tide._job_notices_real(owners, ids, states) x
                  RETURNING sent.channel, sent.payload;
 END $$;
+-- (in call order, then by who heard it: the channels' order is the secret's)
 CREATE FUNCTION pg_temp.heard() RETURNS text[] LANGUAGE sql AS $$
-    SELECT coalesce(array_agg(format('%s:%s', CASE channel WHEN tide._owner_channel_of('tap_alice') THEN 'alice'
-                                                              WHEN tide._owner_channel_of('tap_bob') THEN 'bob' END,
-                                     payload) ORDER BY call, channel), '{}')
-      FROM pg_temp.sent $$;
+    SELECT coalesce(array_agg(h ORDER BY call, h), '{}')
+      FROM (SELECT call, format('%s:%s', CASE channel WHEN tide._owner_channel_of('tap_alice') THEN 'alice'
+                                                      WHEN tide._owner_channel_of('tap_bob') THEN 'bob' END,
+                                payload) AS h
+              FROM pg_temp.sent) s $$;
 
 SET ROLE tap_alice;
 SELECT tide.submit('q1', 'gpu=1', max_retries => 1) AS a1 \gset
@@ -125,6 +127,7 @@ SELECT is(pg_temp.heard(),
           ARRAY[format('alice:[{"job": %s, "state": "cancelled"}, {"job": %s, "state": "cancelled"}]', :a2, (SELECT id FROM tide.jobs WHERE retry_of = :a1)),
                 format('bob:[{"job": %s, "state": "cancelled"}]', :b1)],
           'one statement that ends jobs of two owners: one payload each, in one call');
+SELECT is((SELECT count(DISTINCT call)::int FROM pg_temp.sent), 1, '(one call: one notifying statement)');
 
 SELECT * FROM finish();
 ROLLBACK;
