@@ -193,6 +193,16 @@ CREATE TABLE tide.jobs (
     started_at       timestamptz,
     finished_at      timestamptz,
     exit_code        integer,
+    -- what the launcher gives the command besides its TIDE_* variables
+    env              jsonb NOT NULL DEFAULT '{}'
+                     CONSTRAINT jobs_env_check CHECK (pg_catalog.jsonb_typeof(env) = 'object'),
+    workdir          text CONSTRAINT jobs_workdir_check CHECK (workdir <> ''),
+    labels           jsonb NOT NULL DEFAULT '{}'
+                     CONSTRAINT jobs_labels_check CHECK (pg_catalog.jsonb_typeof(labels) = 'object'),
+    -- a member of a job array (tide.submit_array): both set, or neither
+    array_id         bigint,
+    array_index      integer CONSTRAINT jobs_array_index_check CHECK (array_index >= 0),
+    CONSTRAINT jobs_array_check CHECK ((array_id IS NULL) = (array_index IS NULL)),
     CONSTRAINT jobs_evict_goal_state_check CHECK ((state = 'evicting') = (evict_goal IS NOT NULL))
 )
 -- Every cycle rewrites pending_reason of the jobs whose reason changed; room
@@ -215,6 +225,11 @@ COMMENT ON COLUMN tide.jobs.state_reason IS 'why the job is in its current state
 COMMENT ON COLUMN tide.jobs.pending_reason IS 'why a cycle could not place this pending job (R-C2); NULL until a cycle explained it; tide.pending always shows the latest cycle''s reason, which reaches this column within tide.reason_updates_per_cycle rows a cycle';
 COMMENT ON COLUMN tide.jobs.unschedulable IS 'the job can never fit as things stand (R-A2); cleared when queues or nodes change';
 COMMENT ON COLUMN tide.jobs.evict_goal IS 'while evicting: what the job becomes once all its allocations are released (requeue: pending, fail: failed, cancel: cancelled)';
+COMMENT ON COLUMN tide.jobs.env IS 'environment variables the launcher exports to the command: an object of names (as a shell can export them) to text values';
+COMMENT ON COLUMN tide.jobs.workdir IS 'directory the launcher starts the command in; NULL: the launcher''s own; a missing one fails the job with the launcher''s reason';
+COMMENT ON COLUMN tide.jobs.labels IS 'free metadata for queries (an experiment, a team, a run), e.g. {"experiment": "e42"}; indexed for containment (labels @> ...)';
+COMMENT ON COLUMN tide.jobs.array_id IS 'the job array this job belongs to (the value tide.submit_array returned); NULL for a job of its own';
+COMMENT ON COLUMN tide.jobs.array_index IS 'this member''s index in its array, 0 to size - 1 (TIDE_ARRAY_INDEX for the command)';
 COMMENT ON COLUMN tide.jobs.cancel_requested IS 'set to true (by tide.cancel or by its owner directly) to cancel the job';
 
 -- ---------------------------------------------------------------- reasons
@@ -346,6 +361,9 @@ CREATE INDEX jobs_active_idx ON tide.jobs (queue, id)
     WHERE state IN ('allocated', 'running', 'evicting');
 CREATE INDEX jobs_owner_idx ON tide.jobs (owner, id);
 CREATE INDEX jobs_retry_of_idx ON tide.jobs (retry_of) WHERE retry_of IS NOT NULL;
+-- Analysts' questions by label ("GPU-hours of experiment e42": labels @> ...).
+CREATE INDEX jobs_labels_idx ON tide.jobs USING gin (labels jsonb_path_ops);
+CREATE INDEX jobs_array_idx ON tide.jobs (array_id, array_index) WHERE array_id IS NOT NULL;
 -- Live allocations per node: usage, free GPUs, claims.
 CREATE INDEX allocations_live_node_idx ON tide.allocations (node, state)
     WHERE state <> 'released';

@@ -153,6 +153,7 @@ BEGIN
     END IF;
     ok := tide._check_job_values(NEW.service_type, NEW.on_evict, NEW.min_available, NEW.max_retries,
                                  NEW.time_limit, NEW.gpu_type, NEW.node_selector);
+    ok := tide._check_payload(NEW.env, NEW.workdir, NEW.labels);
     NEW.service_type := coalesce(NEW.service_type, queue_type);
     IF NEW.state IS DISTINCT FROM 'pending' THEN
         RAISE EXCEPTION 'a new job must be pending, not "%"', NEW.state

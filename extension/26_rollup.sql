@@ -47,10 +47,11 @@ BEGIN
         INSERT INTO tide.jobs (name, queue, owner, priority, created_at, service_type, preemptable,
                                idle, reserve, min_available, node_selector, gpu_type, time_limit,
                                max_retries, retry_of, attempt, avoid_nodes, on_evict, command,
-                               state_reason)
+                               env, workdir, labels, array_id, array_index, state_reason)
         SELECT j.name, j.queue, j.owner, j.priority, j.created_at, j.service_type, j.preemptable,
                j.idle, j.reserve, j.min_available, j.node_selector, j.gpu_type, j.time_limit,
                j.max_retries, j.id, j.attempt + 1, j.avoid_nodes, j.on_evict, j.command,
+               j.env, j.workdir, j.labels, j.array_id, j.array_index,
                pg_catalog.format('attempt %s: retry of failed job %s', j.attempt + 1, j.id)
           FROM tide.jobs j
          WHERE j.id = ANY (job_ids)
@@ -73,7 +74,7 @@ BEGIN
 END
 $$;
 COMMENT ON FUNCTION tide._create_retries(bigint[]) IS
-    'for failed jobs with retries left (attempt <= max_retries): creates the retry job (retry_of, attempt + 1, same tasks, request, priority, queue, owner, avoid_nodes) for the retry lane (R-O3)';
+    'for failed jobs with retries left (attempt <= max_retries): creates the retry job (retry_of, attempt + 1, same tasks, request, priority, queue, owner, avoid_nodes, env, workdir, labels, array member) for the retry lane (R-O3)';
 
 CREATE FUNCTION tide._rollup_jobs(job_ids bigint[], failed_allocs bigint[], lost_allocs bigint[])
     RETURNS void

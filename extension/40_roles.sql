@@ -33,7 +33,8 @@ GRANT SELECT ON tide.queues, tide.nodes, tide.jobs, tide.job_tasks, tide.allocat
                 tide.job_states, tide.allocation_states
     TO tide_submitter;
 GRANT INSERT (name, queue, priority, service_type, preemptable, idle, reserve, min_available,
-              node_selector, gpu_type, time_limit, max_retries, on_evict, command)
+              node_selector, gpu_type, time_limit, max_retries, on_evict, command,
+              env, workdir, labels)
     ON tide.jobs TO tide_submitter;
 GRANT UPDATE (cancel_requested) ON tide.jobs TO tide_submitter;
 GRANT INSERT (job_id, role, replicas, request) ON tide.job_tasks TO tide_submitter;
@@ -146,14 +147,22 @@ REVOKE ALL ON FUNCTION
     tide._jobs_queue_exists(),
     tide._queues_keep_jobs(),
     tide._queues_renamed(),
-    tide._admit_job(text, text, boolean, boolean, text, integer)
+    tide._admit_job(text, text, boolean, boolean, text, integer),
+    tide._jobs_payload_update(),
+    tide._owner_channel_of(text),
+    tide._channel_for(text),
+    tide.owner_channel(),
+    tide._job_notices(text[], bigint[], text[]),
+    tide._jobs_notify()
     FROM PUBLIC;
 
 GRANT EXECUTE ON FUNCTION
     tide.submit(text, tide.resvec, integer, integer, text, boolean, boolean, text, boolean,
                 integer, text, jsonb, interval, integer, text, text, text),
     tide.cancel(bigint),
-    tide._admit_job(text, text, boolean, boolean, text, integer)
+    tide._admit_job(text, text, boolean, boolean, text, integer),
+    tide.owner_channel(),
+    tide._channel_for(text)
     TO tide_submitter, tide_admin;
 GRANT EXECUTE ON FUNCTION
     tide.register_node(text, tide.resvec, text, jsonb, integer[], text),
@@ -178,5 +187,6 @@ GRANT EXECUTE ON FUNCTION
 -- tide.node_channel, tide._may_launch, tide._launches_job, tide._cycle_lock_key,
 -- tide._writer (a trigger's WHEN calls it with the rights of whoever writes the table),
 -- tide._current_cycle, tide._restoring, tide._name_max, tide._late_exit_reason and the value checks (tide._check_name,
--- _check_choice, _check_job_values, _check_task_values, _check_node_values) stay executable by PUBLIC: they
--- only compute or answer yes or no (and policies call them as the querying role).
+-- _check_choice, _check_job_values, _check_task_values, _check_node_values, _check_payload with _cut and
+-- _payload_max) stay executable by PUBLIC: they only compute or answer yes or no (and policies call them as
+-- the querying role).  tide._channel_for answers only for a role the session may act as (R-C5).

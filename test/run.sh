@@ -69,8 +69,11 @@ report() {
 
 mkdir -p "$LOGS"
 chmod 755 "$TMP"
-# clang for the fuzz targets, procps for the scripts that wait on processes
-install_packages clang libclang-rt-14-dev procps
+# clang for the fuzz targets, procps for the scripts that wait on processes,
+# psycopg2 and Node.js for the examples of docs/notices.md (e2e notices.sh;
+# a Node.js from elsewhere, e.g. NodeSource's, brings its own npm)
+install_packages clang libclang-rt-14-dev procps python3-psycopg2
+command -v npm >/dev/null || install_packages nodejs npm
 build_and_install "$SRC"
 cluster_start "$TMP" "$PORT" "$DB"
 createdb "$DB" || die "createdb failed"

@@ -1,10 +1,11 @@
 /*
  * command.c: start one allocation's command, /bin/sh -c COMMAND, the
- * leader of its own process group, with CUDA_VISIBLE_DEVICES and the
- * TIDE_* variables of docs/launcher.md ("What a command sees"); and say
- * why, when the launcher cannot: the program the command names is not
- * there or not executable (command_check, before the start), or the start
- * itself failed (spawn_failure_reason).
+ * leader of its own process group, in the job's workdir, with the job's
+ * env, CUDA_VISIBLE_DEVICES and the TIDE_* variables of docs/launcher.md
+ * ("What a command sees"); and say why, when the launcher cannot: the
+ * workdir is missing or cannot be entered, or the program the command
+ * names is not there or not executable (command_check, before the
+ * start), or the start itself failed (spawn_failure_reason).
  */
 #include "command.h"
 
@@ -25,7 +26,8 @@ env_is_ours(const char *entry)
 {
 	static const char *const names[] = {
 		"CUDA_VISIBLE_DEVICES=", "TIDE_JOB_ID=", "TIDE_ALLOCATION_ID=", "TIDE_REPLICA=",
-		"TIDE_ROLE=", "TIDE_NODE=", "TIDE_GPU_MILLI=", "PGPASSWORD=", NULL
+		"TIDE_ROLE=", "TIDE_NODE=", "TIDE_GPU_MILLI=", "TIDE_ARRAY_ID=", "TIDE_ARRAY_INDEX=",
+		"PGPASSWORD=", NULL
 	};
 
 	for (int i = 0; names[i]; i++)
@@ -42,24 +44,180 @@ output_path(char *path, size_t len, int64_t id, int64_t job_id, int replica)
 			 (long long) job_id, replica, (long long) id);
 }
 
+/* The value of a hex digit, or -1. */
+static int
+hex_value(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/*
+ * One pair of the claim's env text, NAME=HEX (at p, n bytes), as the
+ * entry NAME=VALUE; NULL when it is malformed (the database sends none).
+ */
+static char *
+env_entry(const char *p, size_t n)
+{
+	const char *eq = memchr(p, '=', n);
+	size_t		name,
+				hex;
+	char	   *e;
+
+	if (eq == NULL || eq == p)
+		return NULL;
+	name = (size_t) (eq - p);
+	hex = n - name - 1;
+	if (hex % 2 != 0 || (e = malloc(name + 1 + hex / 2 + 1)) == NULL)
+		return NULL;
+	memcpy(e, p, name + 1);
+	for (size_t i = 0; i < hex / 2; i++)
+	{
+		int			hi = hex_value(eq[1 + 2 * i]),
+					lo = hex_value(eq[2 + 2 * i]);
+
+		if (hi < 0 || lo < 0 || (hi == 0 && lo == 0))
+		{
+			free(e);
+			return NULL;
+		}
+		e[name + 1 + i] = (char) (hi * 16 + lo);
+	}
+	e[name + 1 + hex / 2] = '\0';
+	return e;
+}
+
+/* Does entry (NAME=...) set one of the names of the job's env entries? */
+static bool
+env_overridden(const char *entry, char **job, int njob)
+{
+	size_t		n = strcspn(entry, "=");
+
+	for (int i = 0; i < njob; i++)
+		if (strncmp(job[i], entry, n) == 0 && job[i][n] == '=')
+			return true;
+	return false;
+}
+
+/*
+ * The environment of a command: the launcher's own (base) without its
+ * database password and without what the launcher sets itself, the job's
+ * env over it (a name the job sets replaces the inherited one), then
+ * TIDE_JOB_ID, TIDE_ALLOCATION_ID, TIDE_REPLICA, TIDE_ROLE, TIDE_NODE,
+ * TIDE_GPU_MILLI (fractional), TIDE_ARRAY_ID and TIDE_ARRAY_INDEX (array
+ * members) and CUDA_VISIBLE_DEVICES, which nothing overrides.  Every
+ * string is the array's own (free_environ).  NULL when out of memory.
+ */
+char	  **
+job_environ(const SpawnSpec *spec, char *const *base)
+{
+	int			nbase = 0,
+				njob = 0,
+				k = 0;
+	char	  **job;
+	char	  **envp;
+	const char *p;
+	size_t		cvd_len = strlen(spec->cuda_visible_devices ? spec->cuda_visible_devices : "");
+
+	while (base[nbase])
+		nbase++;
+	for (p = spec->env ? spec->env + strspn(spec->env, " ") : ""; *p; p += strspn(p, " "))
+	{
+		p += strcspn(p, " ");
+		njob++;
+	}
+	envp = calloc(nbase + njob + 10, sizeof(char *));
+	job = calloc(njob + 1, sizeof(char *));
+	if (envp == NULL || job == NULL)
+	{
+		free(envp);
+		free(job);
+		return NULL;
+	}
+	njob = 0;
+	for (p = spec->env ? spec->env + strspn(spec->env, " ") : ""; *p; p += strspn(p, " "))
+	{
+		size_t		n = strcspn(p, " ");
+
+		if ((job[njob] = env_entry(p, n)) != NULL)
+			njob++;
+		else
+			tl_log("error", "alloc=%lld job=%lld: an env entry the launcher cannot read (%.40s); left out",
+				   (long long) spec->id, (long long) spec->job_id, p);
+		p += n;
+	}
+	for (int i = 0; i < nbase; i++)
+		if (!env_is_ours(base[i]) && !env_overridden(base[i], job, njob))
+			envp[k++] = strdup(base[i]);
+	/* the job's entries, in the claim's (name) order; envp owns them now */
+	for (int i = 0; i < njob; i++)
+		envp[k++] = job[i];
+	free(job);
+#define ADD(...) \
+	do { \
+		char	   *v_ = malloc(cvd_len + 512); \
+		if (v_) snprintf(v_, cvd_len + 512, __VA_ARGS__); \
+		envp[k++] = v_; \
+	} while (0)
+	ADD("TIDE_JOB_ID=%lld", (long long) spec->job_id);
+	ADD("TIDE_ALLOCATION_ID=%lld", (long long) spec->id);
+	ADD("TIDE_REPLICA=%d", spec->replica);
+	ADD("TIDE_ROLE=%s", spec->role ? spec->role : "main");
+	ADD("TIDE_NODE=%s", opt.node ? opt.node : "");
+	if (spec->gpu_milli)
+		ADD("TIDE_GPU_MILLI=%s", spec->gpu_milli);
+	if (spec->array_id && spec->array_index)
+	{
+		ADD("TIDE_ARRAY_ID=%s", spec->array_id);
+		ADD("TIDE_ARRAY_INDEX=%s", spec->array_index);
+	}
+	ADD("CUDA_VISIBLE_DEVICES=%s", spec->cuda_visible_devices ? spec->cuda_visible_devices : "");
+#undef ADD
+	envp[k] = NULL;
+	for (int i = 0; i < k; i++)
+		if (envp[i] == NULL)
+		{
+			/* out of memory on the way: drop what was made */
+			for (int j = i + 1; j < k; j++)
+				free(envp[j]);
+			free_environ(envp);
+			return NULL;
+		}
+	return envp;
+}
+
+/* Free what job_environ() made. */
+void
+free_environ(char **envp)
+{
+	if (envp == NULL)
+		return;
+	for (int i = 0; envp[i]; i++)
+		free(envp[i]);
+	free(envp);
+}
+
 /*
  * Start /bin/sh -c COMMAND with posix_spawn (no copy of our address space:
  * this is half the cost of a start), default signal handling, stdout and
- * stderr in the output file when asked, and the allocation's environment.
- * The launcher's database password is not the job's business.  The output
- * file is opened here, before the start, so that a failure says which
- * step failed (*failure): the file, or /bin/sh.  0, or an errno.
+ * stderr in the output file when asked, in the job's workdir, with the
+ * allocation's environment (job_environ).  The launcher's database
+ * password is not the job's business.  The output file and the workdir
+ * are checked here, before the start, so that a failure says which step
+ * failed (*failure): the file, the directory, or /bin/sh.  0, or an errno.
  */
 int
 spawn_command(const SpawnSpec *spec, pid_t *pid, bool own_group, SpawnFailure *failure)
 {
 	extern char **environ;
 	char	  **envp;
-	int			n = 0,
-				k = 0,
-				rc;
+	int			rc;
 	int			out = -1;
-	char		vars[7][256];	/* TIDE_NODE: names of up to 200 bytes */
 	posix_spawnattr_t attr;
 	posix_spawn_file_actions_t fa;
 	sigset_t	all,
@@ -68,6 +226,25 @@ spawn_command(const SpawnSpec *spec, pid_t *pid, bool own_group, SpawnFailure *f
 	char	   *argv[] = {"sh", "-c", (char *) spec->command, NULL};
 
 	*failure = SPAWN_FAILED_SHELL;
+	if (spec->workdir)
+	{
+		struct stat st;
+
+		rc = 0;
+		if (stat(spec->workdir, &st) != 0)
+			rc = errno;
+		else if (!S_ISDIR(st.st_mode))
+			rc = ENOTDIR;
+		else if (access(spec->workdir, X_OK) != 0)
+			rc = errno;
+		if (rc != 0)
+		{
+			*failure = SPAWN_FAILED_WORKDIR;
+			tl_log("error", "alloc=%lld cannot enter its workdir %s: %s",
+				   (long long) spec->id, spec->workdir, strerror(rc));
+			return rc;
+		}
+	}
 	if (opt.output_dir)
 	{
 		output_path(path, sizeof(path), spec->id, spec->job_id, spec->replica);
@@ -81,47 +258,13 @@ spawn_command(const SpawnSpec *spec, pid_t *pid, bool own_group, SpawnFailure *f
 			return rc;
 		}
 	}
-	while (environ[n])
-		n++;
-	envp = malloc((n + 8) * sizeof(char *));
+	envp = job_environ(spec, environ);
 	if (envp == NULL)
 	{
 		if (out >= 0)
 			close(out);
 		return ENOMEM;
 	}
-	for (int i = 0; i < n; i++)
-		if (!env_is_ours(environ[i]))
-			envp[k++] = environ[i];
-	snprintf(vars[0], sizeof(vars[0]), "TIDE_JOB_ID=%lld", (long long) spec->job_id);
-	snprintf(vars[1], sizeof(vars[1]), "TIDE_ALLOCATION_ID=%lld", (long long) spec->id);
-	snprintf(vars[2], sizeof(vars[2]), "TIDE_REPLICA=%d", spec->replica);
-	snprintf(vars[3], sizeof(vars[3]), "TIDE_ROLE=%s", spec->role ? spec->role : "main");
-	snprintf(vars[4], sizeof(vars[4]), "TIDE_NODE=%s", opt.node);
-	for (int i = 0; i < 5; i++)
-		envp[k++] = vars[i];
-	if (spec->gpu_milli)
-	{
-		snprintf(vars[5], sizeof(vars[5]), "TIDE_GPU_MILLI=%s", spec->gpu_milli);
-		envp[k++] = vars[5];
-	}
-	{
-		/* the mask may be long (64 GPUs): its own buffer */
-		size_t		len = strlen(spec->cuda_visible_devices ? spec->cuda_visible_devices : "");
-		char	   *cvd = malloc(len + 32);
-
-		if (cvd == NULL)
-		{
-			free(envp);
-			if (out >= 0)
-				close(out);
-			return ENOMEM;
-		}
-		snprintf(cvd, len + 32, "CUDA_VISIBLE_DEVICES=%s",
-				 spec->cuda_visible_devices ? spec->cuda_visible_devices : "");
-		envp[k++] = cvd;
-	}
-	envp[k] = NULL;
 
 	posix_spawnattr_init(&attr);
 	sigfillset(&all);
@@ -140,11 +283,12 @@ spawn_command(const SpawnSpec *spec, pid_t *pid, bool own_group, SpawnFailure *f
 		posix_spawn_file_actions_adddup2(&fa, out, STDOUT_FILENO);
 		posix_spawn_file_actions_adddup2(&fa, out, STDERR_FILENO);
 	}
+	if (spec->workdir)
+		posix_spawn_file_actions_addchdir_np(&fa, spec->workdir);
 	rc = posix_spawn(pid, "/bin/sh", &fa, &attr, argv, envp);
 	posix_spawn_file_actions_destroy(&fa);
 	posix_spawnattr_destroy(&attr);
-	free(envp[k - 1]);
-	free(envp);
+	free_environ(envp);
 	if (out >= 0)
 		close(out);
 	if (rc != 0)
@@ -155,11 +299,14 @@ spawn_command(const SpawnSpec *spec, pid_t *pid, bool own_group, SpawnFailure *f
 /* The reason reported for a start that spawn_command() refused. */
 void
 spawn_failure_reason(SpawnFailure failure, int err, int64_t id, int64_t job_id, int replica,
-					 char *why, size_t len)
+					 const char *workdir, char *why, size_t len)
 {
 	char		path[PATH_MAX];
 
-	if (failure == SPAWN_FAILED_OUTPUT && opt.output_dir)
+	if (failure == SPAWN_FAILED_WORKDIR)
+		snprintf(why, len, "cannot enter workdir%s%s: %s", workdir ? " " : "", workdir ? workdir : "",
+				 strerror(err));
+	else if (failure == SPAWN_FAILED_OUTPUT && opt.output_dir)
 	{
 		output_path(path, sizeof(path), id, job_id, replica);
 		snprintf(why, len, "cannot open output file %s: %s", path, strerror(err));
@@ -243,23 +390,61 @@ file_state(const char *file)
 }
 
 /*
- * Before a start: can the program that COMMAND names first be run?  Only a
- * plain first word is looked at (letters, digits and _./+-,:@%, followed
+ * file as the command sees it: a relative path is relative to workdir
+ * (when the job has one).  False when the result is too long.
+ */
+static bool
+in_workdir(char *out, size_t size, const char *workdir, const char *file)
+{
+	if (workdir == NULL || file[0] == '/')
+		return snprintf(out, size, "%s", file) < (int) size;
+	return snprintf(out, size, "%s/%s", workdir, file) < (int) size;
+}
+
+/*
+ * Before a start: can the command start in workdir (NULL: ours), and can
+ * the program that COMMAND names first be run there?  A workdir that is
+ * not there, is no directory, or cannot be entered fails the start.  Only
+ * a plain first word is looked at (letters, digits and _./+-,:@%, followed
  * by a blank, ; & | < > or the end); anything else (a keyword or builtin,
  * an assignment, quotes, expansions) is left to sh, as is a program that
  * is there.  0: start it.  Else the exit code sh would give (127: not
- * found, 126: not executable) and the reason in why: the launcher then
- * reports it without starting anything.
+ * found, 126: not executable or no workdir) and the reason in why: the
+ * launcher then reports it without starting anything.
  */
 int
-command_check(const char *command, char *why, size_t len)
+command_check(const char *command, const char *workdir, char *why, size_t len)
 {
 	char		word[PATH_MAX];
 	size_t		n;
 	const char *p = command + strspn(command, " \t\n");
 	const char *path;
 	bool		seen = false;
+	char		file[PATH_MAX];
 
+	if (workdir)
+	{
+		struct stat st;
+
+		if (stat(workdir, &st) != 0)
+		{
+			if (errno == ENOENT || errno == ENOTDIR)
+				snprintf(why, len, "workdir %s does not exist", workdir);
+			else
+				snprintf(why, len, "cannot enter workdir %s: %s", workdir, strerror(errno));
+			return TL_EXIT_CANNOT_START;
+		}
+		if (!S_ISDIR(st.st_mode))
+		{
+			snprintf(why, len, "workdir %s is not a directory", workdir);
+			return TL_EXIT_CANNOT_START;
+		}
+		if (access(workdir, X_OK) != 0)
+		{
+			snprintf(why, len, "cannot enter workdir %s: %s", workdir, strerror(errno));
+			return TL_EXIT_CANNOT_START;
+		}
+	}
 	n = strspn(p, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./+-,:@%");
 	if (n == 0 || n >= sizeof(word) || (p[n] != '\0' && strchr(" \t\n;&|<>", p[n]) == NULL))
 		return 0;
@@ -273,7 +458,9 @@ command_check(const char *command, char *why, size_t len)
 	{
 		struct stat st;
 
-		if (stat(word, &st) != 0)
+		if (!in_workdir(file, sizeof(file), workdir, word))
+			return 0;			/* sh will say */
+		if (stat(file, &st) != 0)
 		{
 			if (errno != ENOENT && errno != ENOTDIR)
 				return 0;		/* sh will say */
@@ -285,7 +472,7 @@ command_check(const char *command, char *why, size_t len)
 			snprintf(why, len, "command \"%s\" is a directory", word);
 			return TL_EXIT_CANNOT_START;
 		}
-		if (access(word, X_OK) != 0)
+		if (access(file, X_OK) != 0)
 		{
 			snprintf(why, len, "command \"%s\" is not executable: %s", word, strerror(errno));
 			return TL_EXIT_CANNOT_START;
@@ -301,13 +488,13 @@ command_check(const char *command, char *why, size_t len)
 	for (;;)
 	{
 		const char *end = strchrnul(path, ':');
-		char		file[PATH_MAX];
+		char		entry[PATH_MAX];
 		int			dlen = (int) (end - path);
 		int			st;
 
-		/* an empty entry is the current directory */
-		if (snprintf(file, sizeof(file), "%.*s%s%s", dlen, path, dlen ? "/" : "./", word) <
-			(int) sizeof(file))
+		/* an empty entry is the current directory (the workdir) */
+		if (snprintf(entry, sizeof(entry), "%.*s%s%s", dlen, path, dlen ? "/" : "./", word) <
+			(int) sizeof(entry) && in_workdir(file, sizeof(file), workdir, entry))
 		{
 			st = file_state(file);
 			if (st == 1)

@@ -381,13 +381,17 @@ db_claim(const int64_t *running, int nrunning, ClaimRow **rows, int *nrows)
 	static const char *sql =
 		"SELECT 'run' AS what, a.id, a.job_id, a.replica,"
 		"       coalesce(tide.cuda_visible_devices(a.gpus), '') AS cvd,"
-		"       j.command, a.role, a.gpu_milli"
+		"       j.command, a.role, a.gpu_milli,"
+		"       (SELECT pg_catalog.string_agg(e.key || '=' ||"
+		"               pg_catalog.encode(pg_catalog.convert_to(e.value, 'UTF8'), 'hex'), ' ')"
+		"          FROM pg_catalog.jsonb_each_text(j.env) AS e) AS env,"
+		"       j.workdir, j.array_id, j.array_index"
 		"  FROM tide.claim($1) AS a LEFT JOIN tide.jobs AS j ON j.id = a.job_id "
 		"UNION ALL "
-		"SELECT 'stop', e.id, e.job_id, e.replica, NULL, NULL, NULL, NULL"
+		"SELECT 'stop', e.id, e.job_id, e.replica, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL"
 		"  FROM tide.claim_evictions($1) AS e "
 		"UNION ALL "
-		"SELECT 'gone', g.id, g.job_id, g.replica, NULL, NULL, NULL, NULL"
+		"SELECT 'gone', g.id, g.job_id, g.replica, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL"
 		"  FROM tide.allocations AS g"
 		" WHERE g.id = ANY ($2::bigint[]) AND g.state = 'released'";
 	static PGresult *res;
@@ -450,6 +454,10 @@ db_claim(const int64_t *running, int nrunning, ClaimRow **rows, int *nrows)
 		r->command = PQgetisnull(res, i, 5) ? NULL : PQgetvalue(res, i, 5);
 		r->role = PQgetisnull(res, i, 6) ? NULL : PQgetvalue(res, i, 6);
 		r->gpu_milli = PQgetisnull(res, i, 7) ? NULL : PQgetvalue(res, i, 7);
+		r->env = PQgetisnull(res, i, 8) ? NULL : PQgetvalue(res, i, 8);
+		r->workdir = PQgetisnull(res, i, 9) ? NULL : PQgetvalue(res, i, 9);
+		r->array_id = PQgetisnull(res, i, 10) ? NULL : PQgetvalue(res, i, 10);
+		r->array_index = PQgetisnull(res, i, 11) ? NULL : PQgetvalue(res, i, 11);
 	}
 	*rows = out;
 	*nrows = n;

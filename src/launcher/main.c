@@ -379,6 +379,10 @@ apply_action(const Action *act, const ClaimRow *r)
 	spec.cuda_visible_devices = r->cvd;
 	spec.role = r->role;
 	spec.gpu_milli = r->gpu_milli;
+	spec.env = r->env;
+	spec.workdir = r->workdir;
+	spec.array_id = r->array_id;
+	spec.array_index = r->array_index;
 	pid = work_spawn(&spec);
 	if (pid < 0)
 		return false;			/* -1: still assigned, the next claim retries;

@@ -27,6 +27,10 @@ typedef struct ClaimRow
 	const char *command;		/* NULL: none */
 	const char *role;			/* NULL: none */
 	const char *gpu_milli;		/* NULL: a whole GPU or none */
+	const char *env;			/* NULL: none (else SpawnSpec's form) */
+	const char *workdir;		/* NULL: none */
+	const char *array_id;		/* NULL: not an array member */
+	const char *array_index;
 } ClaimRow;
 
 typedef enum ActionKind

@@ -125,10 +125,14 @@ bool
 shepherd_request_spawn(const SpawnSpec *spec)
 {
 	SpawnHeader h;
+	bool		array = spec->array_id && spec->array_index;
 	size_t		lc = strlen(spec->command) + 1,
 				lv = strlen(spec->cuda_visible_devices ? spec->cuda_visible_devices : "") + 1,
 				lr = spec->role ? strlen(spec->role) + 1 : 0,
-				lg = spec->gpu_milli ? strlen(spec->gpu_milli) + 1 : 0;
+				lg = spec->gpu_milli ? strlen(spec->gpu_milli) + 1 : 0,
+				le = spec->env ? strlen(spec->env) + 1 : 0,
+				lw = spec->workdir ? strlen(spec->workdir) + 1 : 0,
+				la = array ? strlen(spec->array_id) + 1 + strlen(spec->array_index) + 1 : 0;
 
 	if (shepherd_pid == 0 && !shepherd_start())
 		return false;
@@ -136,8 +140,10 @@ shepherd_request_spawn(const SpawnSpec *spec)
 	h.id = spec->id;
 	h.job_id = spec->job_id;
 	h.replica = spec->replica;
-	h.flags = (spec->role ? SPAWN_HAS_ROLE : 0) | (spec->gpu_milli ? SPAWN_HAS_GPU_MILLI : 0);
-	h.len = (uint32_t) (lc + lv + lr + lg);
+	h.flags = (spec->role ? SPAWN_HAS_ROLE : 0) | (spec->gpu_milli ? SPAWN_HAS_GPU_MILLI : 0) |
+		(spec->env ? SPAWN_HAS_ENV : 0) | (spec->workdir ? SPAWN_HAS_WORKDIR : 0) |
+		(array ? SPAWN_HAS_ARRAY : 0);
+	h.len = (uint32_t) (lc + lv + lr + lg + le + lw + la);
 	buf_append(&reqbuf, &reqlen, &reqcap, &h, sizeof(h));
 	buf_append(&reqbuf, &reqlen, &reqcap, spec->command, lc);
 	buf_append(&reqbuf, &reqlen, &reqcap,
@@ -146,6 +152,15 @@ shepherd_request_spawn(const SpawnSpec *spec)
 		buf_append(&reqbuf, &reqlen, &reqcap, spec->role, lr);
 	if (spec->gpu_milli)
 		buf_append(&reqbuf, &reqlen, &reqcap, spec->gpu_milli, lg);
+	if (spec->env)
+		buf_append(&reqbuf, &reqlen, &reqcap, spec->env, le);
+	if (spec->workdir)
+		buf_append(&reqbuf, &reqlen, &reqcap, spec->workdir, lw);
+	if (array)
+	{
+		buf_append(&reqbuf, &reqlen, &reqcap, spec->array_id, strlen(spec->array_id) + 1);
+		buf_append(&reqbuf, &reqlen, &reqcap, spec->array_index, strlen(spec->array_index) + 1);
+	}
 	return true;
 }
 

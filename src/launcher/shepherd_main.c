@@ -438,14 +438,34 @@ shepherd_spawn_requests(char *buf, size_t *start, size_t *len, pid_t launcher,
 			s += strlen(s) + 1;
 		}
 		if ((h.flags & SPAWN_HAS_GPU_MILLI) && s < end)
+		{
 			spec.gpu_milli = s;
+			s += strlen(s) + 1;
+		}
+		if ((h.flags & SPAWN_HAS_ENV) && s < end)
+		{
+			spec.env = s;
+			s += strlen(s) + 1;
+		}
+		if ((h.flags & SPAWN_HAS_WORKDIR) && s < end)
+		{
+			spec.workdir = s;
+			s += strlen(s) + 1;
+		}
+		if ((h.flags & SPAWN_HAS_ARRAY) && s < end)
+		{
+			spec.array_id = s;
+			s += strlen(s) + 1;
+			spec.array_index = s < end ? s : NULL;
+		}
 
 		rc = spawn_command(&spec, &pid, true, &failure);
 		if (rc != 0)
 		{
 			statedir_record_abort(rfd, h.id);
 			queue_reply(q, qlen, qcap, h.id,
-						failure == SPAWN_FAILED_OUTPUT ? REPLY_FAILED_OUTPUT : REPLY_FAILED, rc);
+						failure == SPAWN_FAILED_OUTPUT ? REPLY_FAILED_OUTPUT :
+						failure == SPAWN_FAILED_WORKDIR ? REPLY_FAILED_WORKDIR : REPLY_FAILED, rc);
 			continue;
 		}
 		if (statedir_record_finish(rfd, spec.id, spec.job_id, spec.replica, pid) != 0)

@@ -3,8 +3,8 @@
  * (shepherd_main.c) say to each other over their two pipes.
  *
  * Launcher -> shepherd: a SpawnHeader, then its strings (command,
- * CUDA_VISIBLE_DEVICES, then role and gpu_milli when present), each
- * NUL-terminated.  Shepherd -> launcher: fixed-size ShepherdReply records.
+ * CUDA_VISIBLE_DEVICES, then role, gpu_milli, env, workdir, array id and
+ * array index when present, in that order), each NUL-terminated.  Shepherd -> launcher: fixed-size ShepherdReply records.
  * One writer and one reader per pipe, so a record is never interleaved.
  */
 #ifndef TIDE_LAUNCHER_SHEPHERD_PROTO_H
@@ -26,6 +26,9 @@ typedef struct SpawnHeader
 #define SPAWN_HAS_GPU_MILLI 2
 #define SPAWN_EVICT			4	/* not a start: evict pid (in replica) with a
 								 * grace period of pad milliseconds */
+#define SPAWN_HAS_ENV		8
+#define SPAWN_HAS_WORKDIR	16
+#define SPAWN_HAS_ARRAY		32	/* array id, then array index */
 
 typedef struct ShepherdReply
 {
@@ -41,6 +44,8 @@ typedef struct ShepherdReply
 #define REPLY_TAKEN		5		/* ALLOC.pid exists: another shepherd's */
 #define REPLY_FAILED_OUTPUT 6	/* its --output-dir file could not be opened
 								 * (value: errno): not run */
+#define REPLY_FAILED_WORKDIR 7	/* its workdir could not be entered (value:
+								 * errno): not run */
 
 /* The shepherd's life (shepherd_main.c); never returns. */
 void		shepherd_serve(int in, int out, pid_t launcher) __attribute__((noreturn));

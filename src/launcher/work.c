@@ -219,7 +219,7 @@ work_spawn(const SpawnSpec *spec)
 	char		why[TL_REASON_MAX];
 	SpawnFailure failure;
 
-	code = command_check(spec->command, why, sizeof(why));
+	code = command_check(spec->command, spec->workdir, why, sizeof(why));
 	if (code != 0)
 	{
 		not_started("not_started", spec->id, spec->job_id, spec->replica, code, why);
@@ -246,7 +246,8 @@ work_spawn(const SpawnSpec *spec)
 	if ((code = spawn_command(spec, &pid, true, &failure)) != 0)
 	{
 		statedir_record_abort(rfd, spec->id);
-		spawn_failure_reason(failure, code, spec->id, spec->job_id, spec->replica, why, sizeof(why));
+		spawn_failure_reason(failure, code, spec->id, spec->job_id, spec->replica, spec->workdir,
+							 why, sizeof(why));
 		not_started("not_started", spec->id, spec->job_id, spec->replica, TL_EXIT_CANNOT_START, why);
 		return -2;
 	}
@@ -355,10 +356,13 @@ shepherd_answer(const ShepherdEvent *r)
 			break;
 		case REPLY_FAILED:
 		case REPLY_FAILED_OUTPUT:
+		case REPLY_FAILED_WORKDIR:
 			if (!alloc_spawning(a))
 				return;
-			spawn_failure_reason(r->kind == REPLY_FAILED_OUTPUT ? SPAWN_FAILED_OUTPUT : SPAWN_FAILED_SHELL,
-								 r->value, a->id, a->job_id, a->replica, why, sizeof(why));
+			/* (the workdir was there when the launcher checked it: unnamed) */
+			spawn_failure_reason(r->kind == REPLY_FAILED_OUTPUT ? SPAWN_FAILED_OUTPUT :
+								 r->kind == REPLY_FAILED_WORKDIR ? SPAWN_FAILED_WORKDIR : SPAWN_FAILED_SHELL,
+								 r->value, a->id, a->job_id, a->replica, NULL, why, sizeof(why));
 			tl_log("error", "alloc=%lld job=%lld not started: %s", (long long) a->id,
 				   (long long) a->job_id, why);
 			/* like a shell that cannot run the command: the job learns why */
