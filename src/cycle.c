@@ -19,6 +19,21 @@
  * Launchers are notified by triggers, delivered at commit: the allocations'
  * insert trigger (one NOTIFY per node that got work) and tide._evict (the
  * victims' nodes).
+ *
+ * The cycle's files (each calls only those below it; docs/development.md):
+ *
+ *   cycle.c        orchestration: lock, cycle row, load, decide, write, record
+ *   cycle_load.c   every query the cycle reads with, into the engine's snapshot
+ *   cycle_jobs.c   the pending jobs and their tasks, streamed into it
+ *   cycle_lost.c   nodes whose launcher went silent (R-C3), marked down
+ *   cycle_recv.c   a load query's rows streamed to a callback, no tuple table
+ *   cycle_place.c  placements written: jobs, allocations, reasons, backlog
+ *   cycle_guard.c  the cycle's writes without triggers: node locks, R-C4, NOTIFYs
+ *   cycle_evict.c  evictions written: victims and held resources
+ *   cycle_rows.c   the arrays the writes unnest, the labels the load reads
+ *   cycle_shapes.c the typical workload of frag queues: refreshed, loaded
+ *   cycle_timer.h  the clocks of the phase timings
+ *   settings.h     the settings (defined in pg_tide.c)
  */
 #include "postgres.h"
 
@@ -35,6 +50,7 @@
 #include "cycle_shapes.h"
 #include "cycle_place.h"
 #include "cycle_rows.h"
+#include "cycle_timer.h"
 
 PG_FUNCTION_INFO_V1(tide_run_cycle);
 PG_FUNCTION_INFO_V1(tide_run_cycle_group);

@@ -45,10 +45,10 @@
 #include "utils/resowner.h"
 #include "utils/snapmgr.h"
 
-#include "cycle.h"
 #include "cycle_guard.h"
 #include "gpumask.h"
 #include "resvec.h"
+#include "settings.h"
 
 PG_FUNCTION_INFO_V1(tide_cycle_writing);
 

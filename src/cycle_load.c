@@ -27,11 +27,11 @@
 #include "utils/snapmgr.h"
 #include "utils/timestamp.h"
 
-#include "cycle.h"
 #include "cycle_load.h"
 #include "cycle_load_int.h"
 #include "cycle_rows.h"
 #include "cycle_shapes.h"
+#include "cycle_timer.h"
 #include "gpumask.h"
 #include "resvec.h"
 

@@ -8,8 +8,8 @@
 #include "executor/spi.h"
 #include "utils/timestamp.h"
 
-#include "cycle.h"
 #include "cycle_load.h"
+#include "settings.h"
 
 /* R-C3: the nodes silent for longer than $1 (tide.node_timeout), and why. */
 #define LOST_NODES \

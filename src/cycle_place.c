@@ -24,10 +24,11 @@
 #include "utils/builtins.h"
 #include "utils/snapmgr.h"
 
-#include "cycle.h"
 #include "cycle_guard.h"
 #include "cycle_place.h"
 #include "cycle_rows.h"
+#include "cycle_timer.h"
+#include "settings.h"
 
 /*
  * unnest() in the select list, not in FROM: set-returning functions there
