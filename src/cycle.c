@@ -25,6 +25,8 @@
  *   cycle.c        orchestration: lock, cycle row, load, decide, write, record
  *   cycle_load.c   every query the cycle reads with, into the engine's snapshot
  *   cycle_jobs.c   the pending jobs and their tasks, streamed into it
+ *   cycle_loader.c what both halves of the load share: lookups by name
+ *   cycle_snapshot.h  the snapshot as loaded, with what the writes need
  *   cycle_lost.c   nodes whose launcher went silent (R-C3), marked down
  *   cycle_recv.c   a load query's rows streamed to a callback, no tuple table
  *   cycle_place.c  placements written: jobs, allocations, reasons, backlog

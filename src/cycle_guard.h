@@ -5,7 +5,7 @@
 #ifndef TIDE_CYCLE_GUARD_H
 #define TIDE_CYCLE_GUARD_H
 
-#include "cycle_load.h"
+#include "cycle_snapshot.h"
 #include "cycle_rows.h"
 
 /* flags of cycle_execute() */
