@@ -7,10 +7,11 @@
  *      (try_cycle_lock); NULL at once if another cycle holds it;
  *   2. a tide.cycles row, and the transaction-local setting tide.cycle_id
  *      that the state-machine triggers copy into tide.job_events;
- *   3. load (cycle_load.c): nodes lost marked down (R-C3); then, unless
+ *   3. load: nodes lost marked down (cycle_lost.c, R-C3); then, unless
  *      nothing changed since the last complete cycle (quiet: tide.change_seq
  *      as it recorded, no clock-driven decision due; the cycle row is all it
- *      writes), one query per table into the engine's snapshot;
+ *      writes), one query per table into the engine's snapshot
+ *      (cycle_load.c);
  *   4. decide: tide_decide() (src/engine, plain C);
  *   5. write: placements (cycle_place.c), then evictions (cycle_evict.c);
  *   6. record: the cycle row's counters and load/decide/write times, and
@@ -49,9 +50,10 @@
 #include "cycle.h"
 #include "cycle_evict.h"
 #include "cycle_load.h"
-#include "cycle_shapes.h"
+#include "cycle_lost.h"
 #include "cycle_place.h"
 #include "cycle_rows.h"
+#include "cycle_shapes.h"
 #include "cycle_timer.h"
 
 PG_FUNCTION_INFO_V1(tide_run_cycle);

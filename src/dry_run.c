@@ -28,6 +28,7 @@
 
 #include "cycle_evict.h"
 #include "cycle_load.h"
+#include "cycle_lost.h"
 #include "cycle_rows.h"
 #include "gpumask.h"
 #include "resvec.h"
