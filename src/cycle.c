@@ -21,21 +21,23 @@
  * insert trigger (one NOTIFY per node that got work) and tide._evict (the
  * victims' nodes).
  *
- * The cycle's files (each calls only those below it; docs/development.md):
+ * The cycle's files (each calls only files listed after it; the drawing is
+ * in docs/development.md):
  *
  *   cycle.c        orchestration: lock, cycle row, load, decide, write, record
+ *   cycle_lost.c   nodes whose launcher went silent (R-C3), marked down
  *   cycle_load.c   every query the cycle reads with, into the engine's snapshot
  *   cycle_jobs.c   the pending jobs and their tasks, streamed into it
- *   cycle_loader.c what both halves of the load share: lookups by name
- *   cycle_snapshot.h  the snapshot as loaded, with what the writes need
- *   cycle_lost.c   nodes whose launcher went silent (R-C3), marked down
  *   cycle_recv.c   a load query's rows streamed to a callback, no tuple table
+ *   cycle_loader.c what both halves of the load share: lookups by name
+ *   cycle_shapes.c the typical workload of frag queues: refreshed, loaded
+ *   cycle_labels.c labels (jsonb) as the snapshot's label ids
  *   cycle_place.c  placements written: jobs, allocations, reasons, backlog
  *   cycle_guard.c  the cycle's writes without triggers: node locks, R-C4, NOTIFYs
  *   cycle_evict.c  evictions written: victims and held resources
- *   cycle_rows.c   the arrays the writes unnest, the labels the load reads
- *   cycle_shapes.c the typical workload of frag queues: refreshed, loaded
- *   cycle_timer.h  the clocks of the phase timings
+ *   cycle_rows.c   the arrays the writes unnest
+ *   cycle_snapshot.h  the snapshot as loaded (CycleLoad), a type only
+ *   cycle_timer.h  the clocks of the phase timings, inline only
  *   settings.h     the settings (defined in pg_tide.c)
  */
 #include "postgres.h"

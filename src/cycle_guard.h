@@ -24,15 +24,6 @@ extern int	cycle_execute_waiting(const char *sql, const char *skip_sql, int narg
 								  Datum *args, int flags, const char *what);
 
 /*
- * The rows of the engine's placements of the jobs keep[] allows (every
- * placement when keep is NULL), into rows (placement_rows_init'ed here);
- * node_text (nnodes slots, zeroed by the caller) gets the name of each node
- * placed on, as text, once.
- */
-extern void cycle_placement_rows(const CycleLoad *l, const TideResult *r, const bool *keep,
-								 PlacementRows *rows, Datum *node_text);
-
-/*
  * Lock the nodes the engine placed on and check R-C4 over them with what
  * the placements add; set dropped[j] for the jobs placed on a node that is
  * gone, not ready, held by another transaction or would be overcommitted.

@@ -12,9 +12,9 @@
 #include "utils/timestamp.h"
 
 #include "cycle_jobs.h"
+#include "cycle_labels.h"
 #include "cycle_loader.h"
 #include "cycle_recv.h"
-#include "cycle_rows.h"
 
 /*
  * The pending jobs with their tasks, one row per task (a job without any:

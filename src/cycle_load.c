@@ -27,9 +27,9 @@
 #include "utils/timestamp.h"
 
 #include "cycle_jobs.h"
+#include "cycle_labels.h"
 #include "cycle_load.h"
 #include "cycle_loader.h"
-#include "cycle_rows.h"
 #include "cycle_shapes.h"
 #include "cycle_timer.h"
 #include "gpumask.h"

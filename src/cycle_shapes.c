@@ -19,7 +19,7 @@
 #include "utils/builtins.h"
 #include "utils/timestamp.h"
 
-#include "cycle_rows.h"
+#include "cycle_labels.h"
 #include "cycle_shapes.h"
 #include "cycle_timer.h"
 #include "resvec.h"
