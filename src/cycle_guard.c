@@ -46,6 +46,7 @@
 #include "utils/snapmgr.h"
 
 #include "cycle_guard.h"
+#include "cycle_rows.h"
 #include "gpumask.h"
 #include "resvec.h"
 #include "settings.h"

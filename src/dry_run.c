@@ -31,7 +31,6 @@
 #include "cycle_lost.h"
 #include "cycle_rows.h"
 #include "gpumask.h"
-#include "resvec.h"
 
 PG_FUNCTION_INFO_V1(tide_dry_run);
 
