@@ -7,10 +7,11 @@
  *      (try_cycle_lock); NULL at once if another cycle holds it;
  *   2. a tide.cycles row, and the transaction-local setting tide.cycle_id
  *      that the state-machine triggers copy into tide.job_events;
- *   3. load (cycle_load.c): nodes lost marked down (R-C3); then, unless
+ *   3. load: nodes lost marked down (cycle_lost.c, R-C3); then, unless
  *      nothing changed since the last complete cycle (quiet: tide.change_seq
  *      as it recorded, no clock-driven decision due; the cycle row is all it
- *      writes), one query per table into the engine's snapshot;
+ *      writes), one query per table into the engine's snapshot
+ *      (cycle_load.c);
  *   4. decide: tide_decide() (src/engine, plain C);
  *   5. write: placements (cycle_place.c), then evictions (cycle_evict.c);
  *   6. record: the cycle row's counters and load/decide/write times, and
@@ -19,6 +20,25 @@
  * Launchers are notified by triggers, delivered at commit: the allocations'
  * insert trigger (one NOTIFY per node that got work) and tide._evict (the
  * victims' nodes).
+ *
+ * The cycle's files (each calls only files listed after it; the drawing is
+ * in docs/development.md):
+ *
+ *   cycle.c        orchestration: lock, cycle row, load, decide, write, record
+ *   cycle_lost.c   nodes whose launcher went silent (R-C3), marked down
+ *   cycle_load.c   every query the cycle reads with, into the engine's snapshot
+ *   cycle_jobs.c   the pending jobs and their tasks, streamed into it
+ *   cycle_recv.c   a load query's rows streamed to a callback, no tuple table
+ *   cycle_loader.c what both halves of the load share: lookups by name
+ *   cycle_shapes.c the typical workload of frag queues: refreshed, loaded
+ *   cycle_labels.c labels (jsonb) as the snapshot's label ids
+ *   cycle_place.c  placements written: jobs, allocations, reasons, backlog
+ *   cycle_guard.c  the cycle's writes without triggers: node locks, R-C4, NOTIFYs
+ *   cycle_evict.c  evictions written: victims and held resources
+ *   cycle_rows.c   the arrays the writes unnest
+ *   cycle_snapshot.h  the snapshot as loaded (CycleLoad), a type only
+ *   cycle_timer.h  the clocks of the phase timings, inline only
+ *   settings.h     the settings (defined in pg_tide.c)
  */
 #include "postgres.h"
 
@@ -29,12 +49,13 @@
 #include "utils/memutils.h"
 #include "utils/timestamp.h"
 
-#include "cycle.h"
 #include "cycle_evict.h"
 #include "cycle_load.h"
-#include "cycle_shapes.h"
+#include "cycle_lost.h"
 #include "cycle_place.h"
 #include "cycle_rows.h"
+#include "cycle_shapes.h"
+#include "cycle_timer.h"
 #include "writer.h"
 
 PG_FUNCTION_INFO_V1(tide_run_cycle);

@@ -4,7 +4,7 @@
 #ifndef TIDE_CYCLE_EVICT_H
 #define TIDE_CYCLE_EVICT_H
 
-#include "cycle_load.h"
+#include "cycle_snapshot.h"
 #include "cycle_rows.h"
 
 /*

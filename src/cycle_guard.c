@@ -45,10 +45,11 @@
 #include "utils/resowner.h"
 #include "utils/snapmgr.h"
 
-#include "cycle.h"
 #include "cycle_guard.h"
+#include "cycle_rows.h"
 #include "gpumask.h"
 #include "resvec.h"
+#include "settings.h"
 #include "writer.h"
 
 /* work_mem (kB) of the cycle's trigger-less writes, at least */
@@ -185,27 +186,6 @@ cycle_execute_waiting(const char *sql, const char *skip_sql, int nargs, Oid *typ
 	}
 	PG_END_TRY();
 	return ret;
-}
-
-void
-cycle_placement_rows(const CycleLoad *l, const TideResult *r, const bool *keep,
-					 PlacementRows *rows, Datum *node_text)
-{
-	TideSnapshot *s = l->s;
-
-	placement_rows_init(rows, r->nplacements);
-	for (int i = 0; i < r->nplacements; i++)
-	{
-		const TidePlacement *p = &r->placements[i];
-		int			ri = l->role_base[p->job] + p->role;
-
-		if (keep != NULL && !keep[p->job])
-			continue;
-		if (node_text[p->node] == (Datum) 0)
-			node_text[p->node] = CStringGetTextDatum(s->nodes[p->node].name);
-		placement_rows_add(rows, s->jobs[p->job].id, CStringGetTextDatum(l->role_name[ri]), p->replica,
-						   node_text[p->node], l->role_request[ri], p->gpus, p->gpu_milli);
-	}
 }
 
 /* Does a node's capacity now (a resvec datum) differ from the one loaded? */

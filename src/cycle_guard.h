@@ -5,11 +5,11 @@
 #ifndef TIDE_CYCLE_GUARD_H
 #define TIDE_CYCLE_GUARD_H
 
-#include "cycle_load.h"
+#include "cycle_snapshot.h"
 #include "cycle_rows.h"
 
 /* flags of cycle_execute() */
-#define CYCLE_WRITING		1	/* tide._cycle_writing() is true meanwhile */
+#define CYCLE_WRITING		1	/* tide._writer() is 'cycle_write' meanwhile */
 #define CYCLE_NO_TRIGGERS	2	/* and no trigger fires (implies CYCLE_WRITING) */
 
 /* One statement of the cycle's own (SPI_execute_with_args, no row limit). */
@@ -22,15 +22,6 @@ extern int	cycle_execute(const char *sql, int nargs, Oid *types, Datum *args, in
  */
 extern int	cycle_execute_waiting(const char *sql, const char *skip_sql, int nargs, Oid *types,
 								  Datum *args, int flags, const char *what);
-
-/*
- * The rows of the engine's placements of the jobs keep[] allows (every
- * placement when keep is NULL), into rows (placement_rows_init'ed here);
- * node_text (nnodes slots, zeroed by the caller) gets the name of each node
- * placed on, as text, once.
- */
-extern void cycle_placement_rows(const CycleLoad *l, const TideResult *r, const bool *keep,
-								 PlacementRows *rows, Datum *node_text);
 
 /*
  * Lock the nodes the engine placed on and check R-C4 over them with what

@@ -1,7 +1,7 @@
 /*
  * cycle_jobs.c: the pending jobs of the load (cycle_load.c) with their
  * tasks, streamed from one query (cycle_recv.c) into the snapshot's job
- * and role arrays (see cycle_load_int.h).
+ * and role arrays (see cycle_loader.h).
  */
 #include "postgres.h"
 
@@ -11,9 +11,10 @@
 #include "utils/memutils.h"
 #include "utils/timestamp.h"
 
-#include "cycle_load_int.h"
+#include "cycle_jobs.h"
+#include "cycle_labels.h"
+#include "cycle_loader.h"
 #include "cycle_recv.h"
-#include "cycle_rows.h"
 
 /*
  * The pending jobs with their tasks, one row per task (a job without any:

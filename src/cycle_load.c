@@ -22,16 +22,16 @@
 #include "executor/spi.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
-#include "utils/hsearch.h"
 #include "utils/memutils.h"
 #include "utils/snapmgr.h"
 #include "utils/timestamp.h"
 
-#include "cycle.h"
+#include "cycle_jobs.h"
+#include "cycle_labels.h"
 #include "cycle_load.h"
-#include "cycle_load_int.h"
-#include "cycle_rows.h"
+#include "cycle_loader.h"
 #include "cycle_shapes.h"
+#include "cycle_timer.h"
 #include "gpumask.h"
 #include "resvec.h"
 
@@ -199,30 +199,6 @@ col_notnull(Loader *ld, SPITupleTable *t, uint64 row, int colno)
 	return col(ld, t, row, colno, &isnull);
 }
 
-/* Index of the name of len bytes at key (no NUL needed) in the map, or -1. */
-int
-loader_name_index_len(const NameMap *m, const char *key, int len)
-{
-	int			lo = 0,
-				hi = m->n - 1;
-
-	while (lo <= hi)
-	{
-		int			mid = (lo + hi) / 2;
-		int			cmp = strncmp(m->names[mid], key, len);
-
-		if (cmp == 0 && m->names[mid][len] != '\0')
-			cmp = 1;			/* key is a prefix of the name */
-		if (cmp == 0)
-			return mid;
-		if (cmp < 0)
-			lo = mid + 1;
-		else
-			hi = mid - 1;
-	}
-	return -1;
-}
-
 /* Index of a name in the map, or -1. */
 static int
 name_index(const NameMap *m, const char *key)
@@ -257,56 +233,6 @@ intern_name(Loader *ld, const char *name)
 				 errhint("Remove names no job needs from tide.nodes.capacity or tide.queues quota and capability.")));
 }
 
-/*
- * Names only jobs use (R-A2).  The snapshot's name table holds what nodes,
- * queues and live allocations name; a job that asks for any other resource
- * or card type can never fit, so it is marked unschedulable with that name
- * instead of adding it to the table: one tenant's made-up names can never
- * fill the table every other job's placement needs.  reason: the pending
- * reason's text, one per name.  Returns 1 + the id.
- */
-#define UNKNOWN_KEY_LEN 320		/* a reason with a card type of up to 255 bytes */
-
-typedef struct UnknownEntry
-{
-	char		key[UNKNOWN_KEY_LEN];
-	int32		id;
-} UnknownEntry;
-
-int32
-loader_unknown_name(Loader *ld, const char *reason)
-{
-	char		key[UNKNOWN_KEY_LEN];
-	UnknownEntry *e;
-	bool		found;
-
-	if (ld->unknown == NULL)
-	{
-		HASHCTL		ctl;
-
-		ctl.keysize = UNKNOWN_KEY_LEN;
-		ctl.entrysize = sizeof(UnknownEntry);
-		ctl.hcxt = ld->l->mcxt;
-		ld->unknown = hash_create("tide unknown names", 64, &ctl,
-								  HASH_ELEM | HASH_STRINGS | HASH_CONTEXT);
-	}
-	strlcpy(key, reason, sizeof(key));
-	e = hash_search(ld->unknown, key, HASH_ENTER, &found);
-	if (!found)
-	{
-		if (ld->nunknown == ld->unknown_cap)
-		{
-			ld->unknown_cap = ld->unknown_cap == 0 ? 64 : ld->unknown_cap * 2;
-			ld->unknown_names = ld->nunknown == 0
-				? MemoryContextAlloc(ld->l->mcxt, sizeof(char *) * ld->unknown_cap)
-				: repalloc(ld->unknown_names, sizeof(char *) * ld->unknown_cap);
-		}
-		ld->unknown_names[ld->nunknown] = MemoryContextStrdup(ld->l->mcxt, key);
-		e->id = ld->nunknown++;
-	}
-	return e->id + 1;
-}
-
 /* Intern every name of a resvec column (pass 1). */
 static void
 intern_resvec_column(Loader *ld, SPITupleTable *t, int colno)
@@ -338,28 +264,6 @@ intern_text_column(Loader *ld, SPITupleTable *t, int colno)
 	}
 }
 
-/*
- * Fill v (nres, zeroed) from a resvec: its quantities in milli.  Returns
- * the first name the snapshot does not know, or NULL.
- */
-const char *
-loader_resvec_to_vec(TideSnapshot *s, Datum d, int64 *v)
-{
-	ResVec	   *rv = DatumGetResVecP(d);
-	const char *missing = NULL;
-
-	for (int k = 0; k < resvec_count(rv); k++)
-	{
-		int			r = tide_res_lookup(s, resvec_name(rv, k));
-
-		if (r >= 0)
-			v[r] = resvec_milli(rv, k);
-		else if (missing == NULL)
-			missing = resvec_name(rv, k);
-	}
-	return missing;
-}
-
 /* A limit vector: the names it lists limit, the others are unlimited (R-A1). */
 static void
 resvec_to_limit(TideSnapshot *s, Datum d, int64 *v)
@@ -378,17 +282,6 @@ placement_of(const char *pl)
 	if (pl && strcmp(pl, "frag") == 0)
 		return TIDE_PLACE_FRAG;
 	return TIDE_PLACE_PACK;
-}
-
-/* The engine's service type of a tide.jobs/queues service_type text (len bytes). */
-int
-loader_service_of_len(const char *s, int len)
-{
-	if (s && len == 9 && memcmp(s, "inference", 9) == 0)
-		return TIDE_SVC_INFERENCE;
-	if (s && len == 8 && memcmp(s, "training", 8) == 0)
-		return TIDE_SVC_TRAINING;
-	return TIDE_SVC_UNKNOWN;
 }
 
 static int

@@ -1,6 +1,6 @@
 /*
  * cycle_lost.c: nodes whose launcher went silent (R-C3), marked down by the
- * cycle before it loads, or listed by tide.dry_run() (see cycle_load.h).
+ * cycle before it loads, or listed by tide.dry_run() (see cycle_lost.h).
  */
 #include "postgres.h"
 
@@ -8,8 +8,8 @@
 #include "executor/spi.h"
 #include "utils/timestamp.h"
 
-#include "cycle.h"
-#include "cycle_load.h"
+#include "cycle_lost.h"
+#include "settings.h"
 
 /* R-C3: the nodes silent for longer than $1 (tide.node_timeout), and why. */
 #define LOST_NODES \

@@ -24,10 +24,11 @@
 #include "utils/builtins.h"
 #include "utils/snapmgr.h"
 
-#include "cycle.h"
 #include "cycle_guard.h"
 #include "cycle_place.h"
 #include "cycle_rows.h"
+#include "cycle_timer.h"
+#include "settings.h"
 
 /*
  * unnest() in the select list, not in FROM: set-returning functions there
@@ -446,6 +447,33 @@ write_jobs(const CycleLoad *l, const TideResult *r, int64 cycle_id, const bool *
 }
 
 /*
+ * The rows of the engine's placements of the jobs keep[] allows (every
+ * placement when keep is NULL), into rows (placement_rows_init'ed here);
+ * node_text (nnodes slots, zeroed by the caller) gets the name of each node
+ * placed on, as text, once.
+ */
+static void
+placement_rows_of(const CycleLoad *l, const TideResult *r, const bool *keep,
+				  PlacementRows *rows, Datum *node_text)
+{
+	TideSnapshot *s = l->s;
+
+	placement_rows_init(rows, r->nplacements);
+	for (int i = 0; i < r->nplacements; i++)
+	{
+		const TidePlacement *p = &r->placements[i];
+		int			ri = l->role_base[p->job] + p->role;
+
+		if (keep != NULL && !keep[p->job])
+			continue;
+		if (node_text[p->node] == (Datum) 0)
+			node_text[p->node] = CStringGetTextDatum(s->nodes[p->node].name);
+		placement_rows_add(rows, s->jobs[p->job].id, CStringGetTextDatum(l->role_name[ri]), p->replica,
+						   node_text[p->node], l->role_request[ri], p->gpus, p->gpu_milli);
+	}
+}
+
+/*
  * Allocations of the jobs write_jobs confirmed placed (on nodes
  * cycle_lock_nodes locked and checked), and their launchers woken.
  */
@@ -461,7 +489,7 @@ write_allocations(const CycleLoad *l, const TideResult *r, int64 cycle_id,
 	Oid			argtypes[PLACEMENT_ROWS_NARGS];
 	Datum	   *node_text = palloc0(sizeof(Datum) * (s->nnodes + 1));
 
-	cycle_placement_rows(l, r, confirmed, &rows, node_text);
+	placement_rows_of(l, r, confirmed, &rows, node_text);
 	out->allocs_made = rows.n;
 	placement_rows_args(&rows, types, cycle_id, args, argtypes);
 	INSTR_TIME_SET_CURRENT(t0);

@@ -4,7 +4,7 @@
 #ifndef TIDE_CYCLE_PLACE_H
 #define TIDE_CYCLE_PLACE_H
 
-#include "cycle_load.h"
+#include "cycle_snapshot.h"
 #include "cycle_rows.h"
 
 /* What the placement writes did, for the cycle row. */

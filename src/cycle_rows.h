@@ -1,6 +1,5 @@
 /*
- * cycle_rows.h: the arrays tide.run_cycle() writes with (cycle_rows.c),
- * and the one kind it reads into the snapshot in two places: labels.
+ * cycle_rows.h: the arrays tide.run_cycle() writes with (cycle_rows.c).
  *
  * The cycle writes set-based: each statement takes one array per column
  * and unnests them.  Allocations (cycle_place.c) and eviction holds
@@ -61,14 +60,5 @@ extern void placement_rows_add(PlacementRows *rows, int64 job_id, Datum role, in
 #define PLACEMENT_ROWS_NARGS 8
 extern void placement_rows_args(const PlacementRows *rows, const CycleTypes *types, int64 cycle_id,
 								Datum *args, Oid *argtypes);
-
-/*
- * Sorted label ids (tide_label_intern) of a jsonb object as the load
- * selects a node's labels or a job's or shape's node selector: each key
- * with its value's text as jsonb_each_text() gives it (null values are no
- * label), interned in key order (the database's collation); *n gets their
- * count; NULL for an empty object.  Allocated in mcxt.
- */
-extern int32 *cycle_label_ids(TideSnapshot *s, MemoryContext mcxt, Datum selector, int32 *n);
 
 #endif							/* TIDE_CYCLE_ROWS_H */

@@ -19,10 +19,11 @@
 #include "utils/builtins.h"
 #include "utils/timestamp.h"
 
-#include "cycle.h"
-#include "cycle_rows.h"
+#include "cycle_labels.h"
 #include "cycle_shapes.h"
+#include "cycle_timer.h"
 #include "resvec.h"
+#include "settings.h"
 
 /* More than frag keeps (its FRAG_MAX_SHAPES): it chooses the heaviest itself. */
 #define SHAPES_MAX	256

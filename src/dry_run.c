@@ -28,9 +28,9 @@
 
 #include "cycle_evict.h"
 #include "cycle_load.h"
+#include "cycle_lost.h"
 #include "cycle_rows.h"
 #include "gpumask.h"
-#include "resvec.h"
 
 PG_FUNCTION_INFO_V1(tide_dry_run);
 

@@ -10,7 +10,7 @@
 #include "fmgr.h"
 #include "utils/guc.h"
 
-#include "cycle.h"
+#include "settings.h"
 
 PG_MODULE_MAGIC;
 

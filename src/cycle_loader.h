@@ -1,15 +1,16 @@
 /*
- * cycle_load_int.h: what the two halves of the load share (private to
- * cycle_load.c, the cluster's rows and the order of the load, and
- * cycle_jobs.c, the pending jobs): the load in progress and its lookups.
+ * cycle_loader.h: what the two halves of the load share, below both
+ * (cycle_loader.c): the load in progress and its lookups.  cycle_load.c
+ * reads the cluster's rows and orders the load, cycle_jobs.c the pending
+ * jobs; neither calls back into the other.
  */
-#ifndef TIDE_CYCLE_LOAD_INT_H
-#define TIDE_CYCLE_LOAD_INT_H
+#ifndef TIDE_CYCLE_LOADER_H
+#define TIDE_CYCLE_LOADER_H
 
 #include "executor/spi.h"
 #include "utils/hsearch.h"
 
-#include "cycle_load.h"
+#include "cycle_snapshot.h"
 
 /*
  * Rows are deformed once and kept, one row per result table:
@@ -84,10 +85,4 @@ extern const char *loader_resvec_to_vec(TideSnapshot *s, Datum d, int64 *v);
 /* The engine's service type of a service_type text of len bytes. */
 extern int	loader_service_of_len(const char *s, int len);
 
-/*
- * cycle_jobs.c: the pending jobs and their roles into the snapshot, once
- * its names, nodes and queues are in.
- */
-extern void cycle_load_jobs(Loader *ld);
-
-#endif							/* TIDE_CYCLE_LOAD_INT_H */
+#endif							/* TIDE_CYCLE_LOADER_H */

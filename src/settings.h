@@ -1,0 +1,33 @@
+/*
+ * settings.h: the extension's settings (GUCs), defined and registered by
+ * _PG_init() in pg_tide.c, read by the parts of tide.run_cycle().
+ */
+#ifndef TIDE_SETTINGS_H
+#define TIDE_SETTINGS_H
+
+/*
+ * GUC tide.reason_updates_per_cycle: changed pending reasons a cycle writes
+ * into tide.jobs rows; the rest wait in tide.reason_backlog.  -1: no limit.
+ */
+extern int	tide_reason_updates_per_cycle;
+
+/*
+ * GUC tide.cycle_lock_timeout, milliseconds: how long the cycle waits for a
+ * job or node row another transaction holds before it skips such rows this
+ * cycle.  0: skip them at once.
+ */
+extern int	tide_cycle_lock_timeout;
+
+/* GUC tide.node_timeout, seconds: heartbeat age of a lost node (R-C3); 0: off */
+extern int	tide_node_timeout;
+
+/*
+ * GUCs of the recent workload shapes (cycle_shapes.c): tide.frag_shapes_jobs,
+ * the last submitted jobs they come from (0: none, frag then uses the
+ * pending requests), and tide.frag_shapes_refresh, seconds between the
+ * cycle's refreshes (0: every cycle that loads, -1: never by the cycle).
+ */
+extern int	tide_frag_shapes_jobs;
+extern int	tide_frag_shapes_refresh;
+
+#endif							/* TIDE_SETTINGS_H */
