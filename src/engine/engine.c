@@ -595,7 +595,6 @@ tide_decide(TideSnapshot *s)
 	}
 	r->counters.placements = r->nplacements;
 	r->counters.holds = r->nholds;
-	r->nwalk = r->nwalk;
 	/* holds are visible in r->holds; the snapshot forgets them now */
 	tide_holds_clear(&w);
 	return r;

@@ -6,7 +6,8 @@
  * it, not a node where the job's previous attempt failed, room for the
  * replica (vector, and per GPU: whole free GPUs, or one GPU with the share).
  *
- * Node order (R-L5): pack by default: the fullest node after placement.
+ * Node order (R-L5): frag by default, the least growth of fragmentation
+ * (frag.c); pack: the fullest node after placement; spread: the emptiest.
  * Nodes are kept in buckets by free whole GPUs (GPU nodes) or by the bit
  * length of free CPU (CPU nodes); pack walks buckets from the fullest that
  * could fit upward, spread from the emptiest down; inside a bucket, node
