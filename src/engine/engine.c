@@ -205,54 +205,6 @@ walk_record(TideWork *w, int j)
 	w->r->walk[w->r->nwalk++] = j;
 }
 
-/* R-O4 heap of queues: higher priority, then lower share, then name. */
-typedef struct QHeap
-{
-	int32_t    *q;
-	int			n;
-	double	   *share;
-	const TideSnapshot *s;
-	const int32_t *rank;
-} QHeap;
-
-static bool
-qbefore(const QHeap *h, int a, int b)
-{
-	const TideQueue *x = &h->s->queues[a];
-	const TideQueue *y = &h->s->queues[b];
-
-	if (x->priority != y->priority)
-		return x->priority > y->priority;
-	if (h->share[a] != h->share[b])
-		return h->share[a] < h->share[b];
-	return h->rank[a] < h->rank[b];
-}
-
-static void
-qsift_down(QHeap *h, int i)
-{
-	for (;;)
-	{
-		int			l = 2 * i + 1,
-					r = l + 1,
-					m = i;
-
-		if (l < h->n && qbefore(h, h->q[l], h->q[m]))
-			m = l;
-		if (r < h->n && qbefore(h, h->q[r], h->q[m]))
-			m = r;
-		if (m == i)
-			return;
-		{
-			int32_t		t = h->q[i];
-
-			h->q[i] = h->q[m];
-			h->q[m] = t;
-		}
-		i = m;
-	}
-}
-
 /* need + req * take, saturated (satmath.h); one test when nothing overflows. */
 static inline int64_t
 need_add(int64_t need, int64_t req, int take)
@@ -389,7 +341,7 @@ tide_decide(TideSnapshot *s)
 	int32_t    *qlist;
 	int32_t    *deferred;
 	int			ndeferred = 0;
-	QHeap		heap;
+	TideQueueHeap heap;
 
 	if (!s->index)
 		tide_snapshot_finish(s, NULL, 0);
@@ -436,11 +388,6 @@ tide_decide(TideSnapshot *s)
 	qstart = tide_work_alloc(&w, sizeof(int32_t) * (s->nqueues + 2));
 	qnext = tide_work_alloc(&w, sizeof(int32_t) * (s->nqueues + 1));
 	deferred = tide_work_alloc_raw(&w, sizeof(int32_t) * (s->njobs + 1));
-	heap.q = tide_work_alloc(&w, sizeof(int32_t) * (s->nqueues + 1));
-	heap.share = tide_work_alloc(&w, sizeof(double) * (s->nqueues + 1));
-	heap.s = s;
-	heap.rank = w.ix->queue_rank;
-	heap.n = 0;
 
 	/* holds from an earlier call on a kept snapshot never survive */
 	for (int i = 0; i < s->nnodes; i++)
@@ -469,16 +416,8 @@ tide_decide(TideSnapshot *s)
 	/* pass 1: non-idle, R-O4 across queues, guaranteed jobs placed */
 	qlist = tide_order_queue_jobs(&w, qstart);
 	for (int q = 0; q < s->nqueues; q++)
-	{
 		qnext[q] = qstart[q];
-		if (qstart[q + 1] > qstart[q])
-		{
-			heap.share[q] = tide_queue_share(s, &s->queues[q]);
-			heap.q[heap.n++] = q;
-		}
-	}
-	for (int i = heap.n / 2 - 1; i >= 0; i--)
-		qsift_down(&heap, i);
+	tide_queue_heap_init(&w, &heap, qstart);
 	while (heap.n > 0)
 	{
 		int			q = heap.q[0];
@@ -517,15 +456,9 @@ tide_decide(TideSnapshot *s)
 				walk_record(&w, j);
 		}
 		if (qnext[q] == qstart[q + 1])
-		{
-			heap.q[0] = heap.q[--heap.n];
-			qsift_down(&heap, 0);
-		}
+			tide_queue_heap_pop(&heap);
 		else if (placed)
-		{
-			heap.share[q] = tide_queue_share(s, &s->queues[q]);
-			qsift_down(&heap, 0);
-		}
+			tide_queue_heap_update(&heap);
 	}
 
 	/* pass 2: borrowing jobs, in the order they were set aside */

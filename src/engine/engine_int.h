@@ -183,7 +183,21 @@ extern int	tide_bitlen(int64_t v);
 extern const char *tide_label_name(const TideSnapshot *s, int id);
 
 /* order.c */
+
+/* R-O4 heap of queues: the queue at q[0] goes next. */
+typedef struct TideQueueHeap
+{
+	int32_t    *q;
+	int			n;
+	double	   *share;
+	const TideSnapshot *s;
+	const int32_t *rank;
+} TideQueueHeap;
+
 extern int32_t *tide_order_queue_jobs(TideWork *w, int32_t *starts);
+extern void tide_queue_heap_init(TideWork *w, TideQueueHeap *h, const int32_t *starts);
+extern void tide_queue_heap_pop(TideQueueHeap *h);
+extern void tide_queue_heap_update(TideQueueHeap *h);
 extern int32_t *tide_order_idle_jobs(TideWork *w, int32_t *nidle);
 extern double tide_queue_share(const TideSnapshot *s, const TideQueue *q);
 
