@@ -19,6 +19,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "claims.h"
 #include "engine_int.h"
 #include "frag.h"
 #include "prep.h"

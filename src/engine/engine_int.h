@@ -161,7 +161,8 @@ typedef struct TideWork
 	int64_t    *hold_res;		/* [hold capacity * nres] pool for TideHold.res */
 	struct TideReasonSets *rsets;	/* reasons.c: r->reasons by content */
 	struct TideBlocks *blocks;	/* what to give back when mem.free is set */
-	struct TideEvictWork *ev;	/* evict.c: claims and victims, NULL when off */
+	struct TideClaimWork *claims;	/* claims.c: R-E6 claims, NULL when off */
+	struct TideEvictWork *ev;	/* evict.c: victims, NULL when off */
 } TideWork;
 
 /* work.c */
@@ -215,10 +216,7 @@ extern void tide_diagnose(TideWork *w, int j, int mode, TideOutcome *o);
 extern void tide_reserve(TideWork *w, int j, int mode, bool admitted);
 extern void tide_holds_clear(TideWork *w);
 
-/* evict.c (R-E1 to R-E6): no-ops unless the snapshot's evict is set */
-extern void tide_claims_begin(TideWork *w);
-extern void tide_claims_take(TideWork *w, int j);
-extern void tide_claims_give(TideWork *w, int j, bool placed);
+/* evict.c (R-E1 to R-E5): a no-op unless the snapshot's evict is set */
 extern void tide_evict_pass(TideWork *w);
 
 /* reasons.c */

@@ -234,3 +234,19 @@ tide_extra_replica_ok(TideWork *w, const TideJob *job, const TideNode *n,
 		return false;
 	return true;
 }
+
+/* Is node ni one that job j could use (ready, labels, card type, role)? */
+bool
+tide_node_usable(TideWork *w, int j, int ni)
+{
+	TideSnapshot *s = w->s;
+	const TideJob *job = &s->jobs[j];
+	const TideNode *n = &s->nodes[ni];
+
+	if (n->state != TIDE_NODE_READY || n->part < 0 || !tide_node_matches(job, n, ni, w->info[j].avoids))
+		return false;
+	for (int ri = 0; ri < job->nroles; ri++)
+		if (tide_part_allowed(w, j, &job->roles[ri], &w->ix->parts[n->part]))
+			return true;
+	return false;
+}

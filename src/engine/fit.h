@@ -86,6 +86,9 @@ tide_node_holds_apply(TideWork *w, const TideJob *job, const TideNode *n)
  */
 extern bool tide_node_matches(const TideJob *job, const TideNode *n, int nodeidx, bool avoid);
 
+/* Is node ni one that job j could use (ready, labels, card type, role)? */
+extern bool tide_node_usable(TideWork *w, int j, int ni);
+
 /* Could a node of job j's group other than its failed ones ever hold it (R-L4)? */
 extern bool tide_other_node_could_hold(TideWork *w, int j);
 
