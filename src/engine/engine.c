@@ -97,27 +97,21 @@ walk_record(TideWork *w, int j)
 	w->r->walk[w->r->nwalk++] = j;
 }
 
-TideResult *
-tide_decide(TideSnapshot *s)
+/*
+ * The result's arrays and the walk's scratch, sized from the snapshot:
+ * room for every replica's placement, a hold per reserving job and per
+ * replica of it, the largest gang.
+ */
+static void
+alloc_walk(TideWork *w)
 {
-	TideWork	w;
-	TideResult *r;
+	TideSnapshot *s = w->s;
+	TideResult *r = w->r;
 	int			nres = s->nres;
 	int64_t		total_replicas = 0;
 	int			max_replicas = 1;
 	int64_t		hold_cap = 0;
 	int64_t		max_running = 0;
-	int32_t    *qstart;
-	int32_t    *qnext;
-	int32_t    *qlist;
-	int32_t    *deferred;
-	int			ndeferred = 0;
-	TideQueueHeap heap;
-
-	if (!s->index)
-		tide_snapshot_finish(s, NULL, 0);
-	tide_work_begin(&w, s);
-	r = w.r;
 
 	for (int j = 0; j < s->njobs; j++)
 	{
@@ -141,54 +135,59 @@ tide_decide(TideSnapshot *s)
 	}
 
 	r->njobs = s->njobs;
-	r->outcomes = tide_work_alloc(&w, sizeof(TideOutcome) * (s->njobs + 1));
+	r->outcomes = tide_work_alloc(w, sizeof(TideOutcome) * (s->njobs + 1));
 	/* room for every replica, written as placed: not zeroed, mostly untouched */
-	r->placements = tide_work_alloc_raw(&w, sizeof(TidePlacement) * (total_replicas + 1));
-	r->holds = tide_work_alloc(&w, sizeof(TideHold) * (hold_cap + 1));
-	r->walk = tide_work_alloc_raw(&w, sizeof(int32_t) * (s->njobs + 1));
-	w.hold_res = tide_work_alloc(&w, sizeof(int64_t) * nres * (hold_cap + 1));
-	w.info = tide_work_alloc(&w, sizeof(TideJobInfo) * (s->njobs + 1));
-	w.queue_cards = tide_work_alloc(&w, sizeof(bool) * (s->nqueues + 1));
-	w.gang_nodes = tide_work_alloc(&w, sizeof(int32_t) * (max_replicas + 1));
-	w.held_nodes = tide_work_alloc(&w, sizeof(int32_t) * (s->nnodes + 1));
-	w.held_queues = tide_work_alloc(&w, sizeof(int32_t) * (s->nqueues + 1));
-	w.run_tmp = tide_work_alloc(&w, sizeof(int32_t) * (w.ix->nparts + max_running + 1));
-	w.vec = tide_work_alloc(&w, sizeof(int64_t) * (nres + 1));
-	w.vec2 = tide_work_alloc(&w, sizeof(int64_t) * (nres + 1));
-	w.group_nonidle = tide_work_alloc(&w, sizeof(int64_t) * nres * (w.ix->ngroups + 1));
-	qstart = tide_work_alloc(&w, sizeof(int32_t) * (s->nqueues + 2));
-	qnext = tide_work_alloc(&w, sizeof(int32_t) * (s->nqueues + 1));
-	deferred = tide_work_alloc_raw(&w, sizeof(int32_t) * (s->njobs + 1));
+	r->placements = tide_work_alloc_raw(w, sizeof(TidePlacement) * (total_replicas + 1));
+	r->holds = tide_work_alloc(w, sizeof(TideHold) * (hold_cap + 1));
+	r->walk = tide_work_alloc_raw(w, sizeof(int32_t) * (s->njobs + 1));
+	w->hold_res = tide_work_alloc(w, sizeof(int64_t) * nres * (hold_cap + 1));
+	w->info = tide_work_alloc(w, sizeof(TideJobInfo) * (s->njobs + 1));
+	w->queue_cards = tide_work_alloc(w, sizeof(bool) * (s->nqueues + 1));
+	w->gang_nodes = tide_work_alloc(w, sizeof(int32_t) * (max_replicas + 1));
+	w->held_nodes = tide_work_alloc(w, sizeof(int32_t) * (s->nnodes + 1));
+	w->held_queues = tide_work_alloc(w, sizeof(int32_t) * (s->nqueues + 1));
+	w->run_tmp = tide_work_alloc(w, sizeof(int32_t) * (w->ix->nparts + max_running + 1));
+	w->vec = tide_work_alloc(w, sizeof(int64_t) * (nres + 1));
+	w->vec2 = tide_work_alloc(w, sizeof(int64_t) * (nres + 1));
+	w->group_nonidle = tide_work_alloc(w, sizeof(int64_t) * nres * (w->ix->ngroups + 1));
+}
 
-	/* holds from an earlier call on a kept snapshot never survive */
-	for (int i = 0; i < s->nnodes; i++)
-		if (s->nodes[i].in_held_list)
-			w.held_nodes[w.nheld++] = i;
-	for (int i = 0; i < s->nqueues; i++)
-		if (s->queues[i].hold_job)
-			w.held_queues[w.nheld_queues++] = i;
-	tide_holds_clear(&w);
-
-	tide_prepare_jobs(&w);
-	tide_frag_begin(&w);
-	tide_claims_begin(&w);
-	for (int j = 0; j < s->njobs; j++)
+/* Every job pending until the walk says otherwise; R-A2 checks without a node scan. */
+static void
+check_jobs(TideWork *w)
+{
+	for (int j = 0; j < w->s->njobs; j++)
 	{
-		TideOutcome *o = &r->outcomes[j];
+		TideOutcome *o = &w->r->outcomes[j];
 
 		o->walk_pos = -1;
 		o->first_placement = -1;
 		o->status = TIDE_PENDING;
-		w.info[j].bad = !tide_static_check(&w, j, o);
-		if (w.info[j].bad)
+		w->info[j].bad = !tide_static_check(w, j, o);
+		if (w->info[j].bad)
 			o->status = TIDE_UNSCHEDULABLE;
 	}
+}
 
-	/* pass 1: non-idle, R-O4 across queues, guaranteed jobs placed */
-	qlist = tide_order_queue_jobs(&w, qstart);
+/*
+ * Pass 1: non-idle jobs, R-O4 across queues; guaranteed jobs are placed,
+ * borrowing ones set aside in deferred (their count returned).
+ */
+static int
+walk_queues(TideWork *w, int32_t *deferred)
+{
+	TideSnapshot *s = w->s;
+	TideResult *r = w->r;
+	int32_t    *qstart = tide_work_alloc(w, sizeof(int32_t) * (s->nqueues + 2));
+	int32_t    *qnext = tide_work_alloc(w, sizeof(int32_t) * (s->nqueues + 1));
+	int32_t    *qlist;
+	int			ndeferred = 0;
+	TideQueueHeap heap;
+
+	qlist = tide_order_queue_jobs(w, qstart);
 	for (int q = 0; q < s->nqueues; q++)
 		qnext[q] = qstart[q];
-	tide_queue_heap_init(&w, &heap, qstart);
+	tide_queue_heap_init(w, &heap, qstart);
 	while (heap.n > 0)
 	{
 		int			q = heap.q[0];
@@ -197,14 +196,14 @@ tide_decide(TideSnapshot *s)
 		int			klass;
 		bool		placed = false;
 
-		if (w.info[j].bad)
-			walk_record(&w, j);
-		else if ((klass = tide_admit(&w, j, o)) == TIDE_CLASS_NONE)
+		if (w->info[j].bad)
+			walk_record(w, j);
+		else if ((klass = tide_admit(w, j, o)) == TIDE_CLASS_NONE)
 		{
 			o->klass = TIDE_CLASS_NONE;
 			if (s->jobs[j].reserve)
-				tide_reserve(&w, j, MODE_BORROW, false);
-			walk_record(&w, j);
+				tide_reserve(w, j, MODE_BORROW, false);
+			walk_record(w, j);
 		}
 		else if (klass == TIDE_CLASS_BORROWING)
 		{
@@ -214,8 +213,8 @@ tide_decide(TideSnapshot *s)
 		else
 		{
 			o->klass = TIDE_CLASS_GUARANTEED;
-			placed = try_place(&w, j, MODE_GUARANTEED);
-			if (!placed && w.card_blocked_res >= 0 && w.card_blocked_mode == MODE_GUARANTEED &&
+			placed = try_place(w, j, MODE_GUARANTEED);
+			if (!placed && w->card_blocked_res >= 0 && w->card_blocked_mode == MODE_GUARANTEED &&
 				o->status == TIDE_PENDING)
 			{
 				/* card quota left no guaranteed place: try borrowing later */
@@ -224,68 +223,77 @@ tide_decide(TideSnapshot *s)
 				deferred[ndeferred++] = j;
 			}
 			else
-				walk_record(&w, j);
+				walk_record(w, j);
 		}
 		if (qnext[q] == qstart[q + 1])
 			tide_queue_heap_pop(&heap);
 		else if (placed)
 			tide_queue_heap_update(&heap);
 	}
+	return ndeferred;
+}
 
-	/* pass 2: borrowing jobs, in the order they were set aside */
+/* Pass 2: borrowing jobs, in the order they were set aside. */
+static void
+walk_borrowing(TideWork *w, const int32_t *deferred, int ndeferred)
+{
 	for (int i = 0; i < ndeferred; i++)
 	{
 		int			j = deferred[i];
-		TideOutcome *o = &r->outcomes[j];
+		TideOutcome *o = &w->r->outcomes[j];
 
 		o->nreasons = 0;
-		if (tide_admit(&w, j, o) == TIDE_CLASS_NONE)
+		if (tide_admit(w, j, o) == TIDE_CLASS_NONE)
 		{
 			o->status = TIDE_PENDING;
-			if (s->jobs[j].reserve)
-				tide_reserve(&w, j, MODE_BORROW, false);
+			if (w->s->jobs[j].reserve)
+				tide_reserve(w, j, MODE_BORROW, false);
 		}
 		else
-			try_place(&w, j, MODE_BORROW);
-		walk_record(&w, j);
+			try_place(w, j, MODE_BORROW);
+		walk_record(w, j);
 	}
+}
 
-	/* pass 3: idle jobs (R-O2), after every non-idle job */
+/* Pass 3: idle jobs (R-O2), after every non-idle job. */
+static void
+walk_idle(TideWork *w)
+{
+	TideSnapshot *s = w->s;
+	int			nres = s->nres;
+	int32_t		nidle;
+	int32_t    *idle = tide_order_idle_jobs(w, &nidle);
+
+	for (int g = 0; g < w->ix->ngroups; g++)
+		for (int q = 0; q < s->nqueues; q++)
+			if (w->ix->queue_group[q] == g)
+				for (int k = 0; k < nres; k++)
+					w->group_nonidle[(size_t) g * nres + k] =
+						tide_sat_add(w->group_nonidle[(size_t) g * nres + k], s->queues[q].usage[k]);
+	for (int i = 0; i < nidle; i++)
 	{
-		int32_t		nidle;
-		int32_t    *idle = tide_order_idle_jobs(&w, &nidle);
+		int			j = idle[i];
+		TideOutcome *o = &w->r->outcomes[j];
 
-		for (int g = 0; g < w.ix->ngroups; g++)
-			for (int q = 0; q < s->nqueues; q++)
-				if (w.ix->queue_group[q] == g)
-					for (int k = 0; k < nres; k++)
-						w.group_nonidle[(size_t) g * nres + k] =
-							tide_sat_add(w.group_nonidle[(size_t) g * nres + k], s->queues[q].usage[k]);
-		for (int i = 0; i < nidle; i++)
+		o->klass = TIDE_CLASS_IDLE;
+		if (!w->info[j].bad)
 		{
-			int			j = idle[i];
-			TideOutcome *o = &r->outcomes[j];
-
-			o->klass = TIDE_CLASS_IDLE;
-			if (!w.info[j].bad)
+			if (!tide_admit_idle(w, j, o))
 			{
-				if (!tide_admit_idle(&w, j, o))
-				{
-					if (s->jobs[j].reserve)
-						tide_reserve(&w, j, MODE_IDLE, false);
-				}
-				else
-					try_place(&w, j, MODE_IDLE);
+				if (s->jobs[j].reserve)
+					tide_reserve(w, j, MODE_IDLE, false);
 			}
-			walk_record(&w, j);
+			else
+				try_place(w, j, MODE_IDLE);
 		}
+		walk_record(w, j);
 	}
+}
 
-	/* evictions for jobs left pending (evict.c, when the snapshot asks) */
-	tide_holds_clear(&w);
-	tide_evict_pass(&w);
-
-	for (int j = 0; j < s->njobs; j++)
+static void
+count_outcomes(TideResult *r)
+{
+	for (int j = 0; j < r->njobs; j++)
 	{
 		TideOutcome *o = &r->outcomes[j];
 
@@ -299,7 +307,45 @@ tide_decide(TideSnapshot *s)
 	}
 	r->counters.placements = r->nplacements;
 	r->counters.holds = r->nholds;
+}
+
+TideResult *
+tide_decide(TideSnapshot *s)
+{
+	TideWork	w;
+	int32_t    *deferred;
+	int			ndeferred;
+
+	if (!s->index)
+		tide_snapshot_finish(s, NULL, 0);
+	tide_work_begin(&w, s);
+	alloc_walk(&w);
+
+	/* holds from an earlier call on a kept snapshot never survive */
+	for (int i = 0; i < s->nnodes; i++)
+		if (s->nodes[i].in_held_list)
+			w.held_nodes[w.nheld++] = i;
+	for (int i = 0; i < s->nqueues; i++)
+		if (s->queues[i].hold_job)
+			w.held_queues[w.nheld_queues++] = i;
+	tide_holds_clear(&w);
+
+	tide_prepare_jobs(&w);
+	tide_frag_begin(&w);
+	tide_claims_begin(&w);
+	check_jobs(&w);
+
+	deferred = tide_work_alloc_raw(&w, sizeof(int32_t) * (s->njobs + 1));
+	ndeferred = walk_queues(&w, deferred);
+	walk_borrowing(&w, deferred, ndeferred);
+	walk_idle(&w);
+
+	/* evictions for jobs left pending (evict.c, when the snapshot asks) */
+	tide_holds_clear(&w);
+	tide_evict_pass(&w);
+
+	count_outcomes(w.r);
 	/* holds are visible in r->holds; the snapshot forgets them now */
 	tide_holds_clear(&w);
-	return r;
+	return w.r;
 }

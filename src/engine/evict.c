@@ -395,38 +395,20 @@ fail_seen(TideWork *w, uint64_t key, bool insert)
 	return false;
 }
 
-/* Try to make room for job j by evicting; true when it evicted. */
+/*
+ * The nodes job j could use (usable), what is free on them (free_sum) and
+ * their capacity (cap_sum); false when there is none.
+ */
 static bool
-evict_for(TideWork *w, int j, Cand *chosen, bool *usable, int64_t *free_sum, int64_t *cap_sum)
+usable_space(TideWork *w, int j, bool *usable, int64_t *free_sum, int64_t *cap_sum)
 {
 	TideSnapshot *s = w->s;
-	TideEvictWork *ev = w->ev;
-	TideResult *r = w->r;
-	const TideJob *job = &s->jobs[j];
-	TideOutcome *o = &r->outcomes[j];
-	bool		e1 = o->klass == TIDE_CLASS_GUARANTEED;
-	bool		e2 = job->service == TIDE_SVC_INFERENCE && o->klass != TIDE_CLASS_NONE;
-	bool		e3 = s->queues[job->queue].preemption_within == TIDE_PREEMPT_LOWER_PRIORITY;
-	int			nch = 0;
-	bool		fits = false;
-	bool		dirty = false;
-	int			start = r->nplacements;
 	bool		any_usable = false;
-	uint64_t	key;
 
-	if (!(e1 || e2 || e3))
-		return false;
-	key = fail_key(w, j, e3);
-	if (key && fail_seen(w, key, false))
-		return false;
 	for (int ni = 0; ni < s->nnodes; ni++)
 		any_usable |= (usable[ni] = tide_node_usable(w, j, ni));
 	if (!any_usable)
-	{
-		if (key)
-			fail_seen(w, key, true);
 		return false;
-	}
 	memset(free_sum, 0, sizeof(int64_t) * w->nres);
 	memset(cap_sum, 0, sizeof(int64_t) * w->nres);
 	for (int ni = 0; ni < s->nnodes; ni++)
@@ -438,57 +420,80 @@ evict_for(TideWork *w, int j, Cand *chosen, bool *usable, int64_t *free_sum, int
 										   tide_sat_sub(s->nodes[ni].capacity[k], s->nodes[ni].used[k]));
 				cap_sum[k] = tide_sat_add(cap_sum[k], s->nodes[ni].capacity[k]);
 			}
+	return true;
+}
 
-	/*
-	 * Greedy, least harm first: release candidates (a rule allows them, they
-	 * hold something j could use) until a dry run places j.  A dry run is
-	 * tried only when the usable free space could hold j's minimum and a
-	 * node just freed has room for one of its replicas.
-	 */
-	for (int h = 0; h < ev->nvictims && !fits; h++)
+/* What a preemptor may evict (R-E1 to R-E3) and the space it could use. */
+typedef struct Preemptor
+{
+	int			j;
+	bool		e1,
+				e2,
+				e3;
+	bool	   *usable;			/* [nnodes] */
+	int64_t    *free_sum;		/* [nres] */
+	int64_t    *cap_sum;		/* [nres] */
+} Preemptor;
+
+/*
+ * Greedy, least harm first: release candidates (a rule allows them, they
+ * hold something j could use) until a dry run places j.  A dry run is
+ * tried only when the usable free space could hold j's minimum and a
+ * node just freed has room for one of its replicas.  The released victims
+ * are in chosen[0..*nch-1]; true when j fits with them gone.
+ */
+static bool
+release_until_fit(TideWork *w, const Preemptor *p, Cand *chosen, int *nch)
+{
+	TideSnapshot *s = w->s;
+	TideEvictWork *ev = w->ev;
+	int			j = p->j;
+	bool		dirty = false;
+	int			start;
+
+	for (int h = 0; h < ev->nvictims; h++)
 	{
 		int			vi = ev->harm[h];
 		Victim	   *v = &ev->victims[vi];
-		int			rule = victim_rule(w, j, e1, e2, e3, v);
+		int			rule = victim_rule(w, j, p->e1, p->e2, p->e3, v);
 		bool		useful = false;
 
 		if (!rule)
 			continue;
 		for (int k = 0; k < v->count && !useful; k++)
-			useful = usable[s->running[ev->order[v->first + k]].node];
+			useful = p->usable[s->running[ev->order[v->first + k]].node];
 		if (!useful)
 			continue;
 		victim_apply(w, v, -1);
-		dirty |= victim_sum(w, j, v, usable, free_sum);
-		chosen[nch].v = vi;
-		chosen[nch].rule = rule;
-		nch++;
-		if (dirty && enough_in_sum(w, j, free_sum, cap_sum))
+		dirty |= victim_sum(w, j, v, p->usable, p->free_sum);
+		chosen[*nch].v = vi;
+		chosen[*nch].rule = rule;
+		(*nch)++;
+		if (dirty && enough_in_sum(w, j, p->free_sum, p->cap_sum))
 		{
 			dirty = false;
-			if (dry_run(w, j, e1 || e2, &start))
+			if (dry_run(w, j, p->e1 || p->e2, &start))
 			{
-				fits = true;
 				tide_rollback(w, start);
+				return true;
 			}
 		}
 	}
-	if (!fits)
-	{
-		for (int k = nch - 1; k >= 0; k--)
-			victim_apply(w, &ev->victims[chosen[k].v], +1);
-		if (key)
-			fail_seen(w, key, true);
-		return false;
-	}
+	return false;
+}
 
-	/* reprieve, most harmful first, every victim j can do without */
+/* Reprieve, most harmful first, every victim j can do without; the count left. */
+static int
+reprieve(TideWork *w, const Preemptor *p, Cand *chosen, int nch)
+{
+	int			start;
+
 	for (int k = nch - 2; k >= 0; k--)
 	{
-		Victim	   *v = &ev->victims[chosen[k].v];
+		Victim	   *v = &w->ev->victims[chosen[k].v];
 
 		victim_apply(w, v, +1);
-		if (dry_run(w, j, e1 || e2, &start))
+		if (dry_run(w, p->j, p->e1 || p->e2, &start))
 		{
 			tide_rollback(w, start);
 			memmove(&chosen[k], &chosen[k + 1], sizeof(Cand) * (nch - k - 1));
@@ -497,14 +502,21 @@ evict_for(TideWork *w, int j, Cand *chosen, bool *usable, int64_t *free_sum, int
 		else
 			victim_apply(w, v, -1);
 	}
+	return nch;
+}
 
-	/* the placement that is held for j (R-E6): charged as if j ran */
-	if (!dry_run(w, j, e1 || e2, &start))
-	{
-		for (int k = nch - 1; k >= 0; k--)
-			victim_apply(w, &ev->victims[chosen[k].v], +1);
-		return false;			/* cannot happen: the same state fitted */
-	}
+/*
+ * The placements from start on become j's claims (R-E6), not placed but
+ * held; the chosen victims are evicted.
+ */
+static void
+record_eviction(TideWork *w, int j, int start, const Cand *chosen, int nch)
+{
+	TideResult *r = w->r;
+	TideEvictWork *ev = w->ev;
+	const TideJob *job = &w->s->jobs[j];
+	TideOutcome *o = &r->outcomes[j];
+
 	for (int i = start; i < r->nplacements; i++)
 	{
 		const TidePlacement *pl = &r->placements[i];
@@ -538,6 +550,56 @@ evict_for(TideWork *w, int j, Cand *chosen, bool *usable, int64_t *free_sum, int
 	tide_reason_add(w, o, R_EVICTING, -1, -1, nch, 0, 0, 0);
 	r->counters.preemptors++;
 	r->counters.jobs_evicted += nch;
+}
+
+/* Try to make room for job j by evicting; true when it evicted. */
+static bool
+evict_for(TideWork *w, int j, Cand *chosen, bool *usable, int64_t *free_sum, int64_t *cap_sum)
+{
+	TideSnapshot *s = w->s;
+	const TideJob *job = &s->jobs[j];
+	TideOutcome *o = &w->r->outcomes[j];
+	Preemptor	p;
+	int			nch = 0;
+	int			start = w->r->nplacements;
+	uint64_t	key;
+
+	p.j = j;
+	p.e1 = o->klass == TIDE_CLASS_GUARANTEED;
+	p.e2 = job->service == TIDE_SVC_INFERENCE && o->klass != TIDE_CLASS_NONE;
+	p.e3 = s->queues[job->queue].preemption_within == TIDE_PREEMPT_LOWER_PRIORITY;
+	p.usable = usable;
+	p.free_sum = free_sum;
+	p.cap_sum = cap_sum;
+	if (!(p.e1 || p.e2 || p.e3))
+		return false;
+	key = fail_key(w, j, p.e3);
+	if (key && fail_seen(w, key, false))
+		return false;
+	if (!usable_space(w, j, usable, free_sum, cap_sum))
+	{
+		if (key)
+			fail_seen(w, key, true);
+		return false;
+	}
+	if (!release_until_fit(w, &p, chosen, &nch))
+	{
+		for (int k = nch - 1; k >= 0; k--)
+			victim_apply(w, &w->ev->victims[chosen[k].v], +1);
+		if (key)
+			fail_seen(w, key, true);
+		return false;
+	}
+	nch = reprieve(w, &p, chosen, nch);
+
+	/* the placement that is held for j (R-E6): charged as if j ran */
+	if (!dry_run(w, j, p.e1 || p.e2, &start))
+	{
+		for (int k = nch - 1; k >= 0; k--)
+			victim_apply(w, &w->ev->victims[chosen[k].v], +1);
+		return false;			/* cannot happen: the same state fitted */
+	}
+	record_eviction(w, j, start, chosen, nch);
 	return true;
 }
 

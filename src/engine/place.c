@@ -316,6 +316,127 @@ tide_place_job(TideWork *w, int j, int mode)
 	return false;
 }
 
+/* What tide_diagnose() counts over the group's nodes, filter by filter. */
+typedef struct Diagnosis
+{
+	int			typed;			/* partition allowed */
+	int			labeled;		/* and labels match */
+	int			staticok;		/* and big enough, empty */
+	int			ready;			/* and ready */
+	int			avoided;		/* of those: the job's failed nodes (R-L4) */
+	int			card;			/* card keys over the queue's limits */
+	int			held;			/* would fit but for holds (R-L2) */
+	int			fit;			/* would fit */
+	int64_t		hold_job;		/* the first holder met */
+	int			shortc[TIDE_MAX_RES];	/* nodes short of each resource */
+	int			bigres;			/* a resource a replica is too big for */
+	int64_t		largest;		/* the most of it a node has */
+} Diagnosis;
+
+/* Count, for role ri of job j in group g, how far its nodes pass the filters. */
+static void
+diagnose_count(TideWork *w, int j, int ri, int mode, const TideGroup *g, Diagnosis *d)
+{
+	TideSnapshot *s = w->s;
+	const TideJob *job = &s->jobs[j];
+	const TideRole *role = &job->roles[ri];
+	const int64_t *req = role->request;
+
+	memset(d, 0, sizeof(*d));
+	d->bigres = -1;
+	for (int k = g->lo; k < g->hi; k++)
+	{
+		int			ni = w->ix->order[k];
+		TideNode   *n = &s->nodes[ni];
+		const TidePart *p = &w->ix->parts[n->part];
+		int			small;
+
+		if (!tide_part_allowed(w, j, role, p))
+			continue;
+		d->typed++;
+		{
+			TideJob		nosel = *job;
+
+			nosel.navoid = 0;
+			if (!tide_node_matches(&nosel, n, ni, false))
+				continue;
+		}
+		d->labeled++;
+		small = tide_node_too_small(w, n, req);
+		if (d->bigres < 0)
+			d->bigres = small;
+		if (d->bigres >= 0)
+		{
+			int64_t		have = d->bigres == TIDE_RES_GPU && n->ngpus * (int64_t) TIDE_MILLI < n->capacity[d->bigres]
+				? n->ngpus * (int64_t) TIDE_MILLI : n->capacity[d->bigres];
+
+			if (have > d->largest)
+				d->largest = have;
+		}
+		if (small >= 0)
+			continue;
+		d->staticok++;
+		if (n->state != TIDE_NODE_READY)
+			continue;
+		d->ready++;
+		if (!tide_node_matches(job, n, ni, w->info[j].avoids))
+		{
+			d->avoided++;
+			continue;
+		}
+		if (!tide_part_card_ok(w, job, p, role, mode, true))
+		{
+			d->card++;
+			continue;
+		}
+		if (tide_node_fits(w, job, n, req, false))
+			d->fit++;
+		else if (tide_node_fits(w, job, n, req, true))
+		{
+			d->held++;
+			if (d->hold_job == 0)
+				d->hold_job = n->hold_job;
+		}
+		else
+		{
+			for (int r = 0; r < w->nres; r++)
+				if (req[r] > 0 && tide_sat_sub(n->capacity[r], n->used[r]) < req[r])
+					d->shortc[r]++;
+			if (req[TIDE_RES_GPU] > 0 &&
+				tide_sat_sub(n->capacity[TIDE_RES_GPU], n->used[TIDE_RES_GPU]) >= req[TIDE_RES_GPU])
+				d->shortc[TIDE_RES_GPU]++;	/* enough in sum, not on one GPU / whole GPUs */
+		}
+	}
+}
+
+/* The ready nodes without room: how many, and the two resources most short. */
+static void
+diagnose_no_room(TideWork *w, TideOutcome *o, int ri, const Diagnosis *d)
+{
+	const int  *shortc = d->shortc;
+	int			nshort = d->ready - d->avoided - d->card - d->held - d->fit;
+	int			r1 = -1,
+				r2 = -1;
+
+	if (nshort > 0)
+	{
+		for (int r = 0; r < w->nres; r++)
+		{
+			if (shortc[r] == 0)
+				continue;
+			if (r1 < 0 || shortc[r] > shortc[r1])
+			{
+				r2 = r1;
+				r1 = r;
+			}
+			else if (r2 < 0 || shortc[r] > shortc[r2])
+				r2 = r;
+		}
+		tide_reason_add(w, o, R_NO_ROOM, r1, ri, nshort, r1 >= 0 ? shortc[r1] : 0,
+						r2 >= 0 ? shortc[r2] : 0, r2);
+	}
+}
+
 /*
  * Why did job j not fit (R-C2, R-A2)?  One pass over the group's nodes for
  * the role that failed, counting each filter; every blocking reason found
@@ -330,19 +451,13 @@ tide_diagnose(TideWork *w, int j, int mode, TideOutcome *o)
 	int			ri = w->fail_role >= 0 ? w->fail_role : 0;
 	const TideRole *role = &job->roles[ri];
 	const int64_t *req = role->request;
-	const TideGroup *g;
-	int			typed = 0,
-				labeled = 0,
-				staticok = 0,
-				ready = 0,
-				avoided = 0,
-				card = 0,
-				held = 0,
-				fit = 0;
-	int64_t		hold_job = 0;
-	int			shortc[TIDE_MAX_RES];
-	int			bigres = -1;
-	int64_t		largest = 0;
+	Diagnosis	d;
+	int			bigres,
+				staticok,
+				held,
+				avoided;
+	int64_t		largest,
+				hold_job;
 
 	if (w->info[j].group < 0)
 	{
@@ -350,73 +465,15 @@ tide_diagnose(TideWork *w, int j, int mode, TideOutcome *o)
 		o->status = TIDE_UNSCHEDULABLE;
 		return;
 	}
-	g = &w->ix->groups[w->info[j].group];
-	memset(shortc, 0, sizeof(shortc));
-	for (int k = g->lo; k < g->hi; k++)
-	{
-		int			ni = w->ix->order[k];
-		TideNode   *n = &s->nodes[ni];
-		const TidePart *p = &w->ix->parts[n->part];
-		int			small;
+	diagnose_count(w, j, ri, mode, &w->ix->groups[w->info[j].group], &d);
+	bigres = d.bigres;
+	largest = d.largest;
+	staticok = d.staticok;
+	held = d.held;
+	avoided = d.avoided;
+	hold_job = d.hold_job;
 
-		if (!tide_part_allowed(w, j, role, p))
-			continue;
-		typed++;
-		{
-			TideJob		nosel = *job;
-
-			nosel.navoid = 0;
-			if (!tide_node_matches(&nosel, n, ni, false))
-				continue;
-		}
-		labeled++;
-		small = tide_node_too_small(w, n, req);
-		if (bigres < 0)
-			bigres = small;
-		if (bigres >= 0)
-		{
-			int64_t		have = bigres == TIDE_RES_GPU && n->ngpus * (int64_t) TIDE_MILLI < n->capacity[bigres]
-				? n->ngpus * (int64_t) TIDE_MILLI : n->capacity[bigres];
-
-			if (have > largest)
-				largest = have;
-		}
-		if (small >= 0)
-			continue;
-		staticok++;
-		if (n->state != TIDE_NODE_READY)
-			continue;
-		ready++;
-		if (!tide_node_matches(job, n, ni, w->info[j].avoids))
-		{
-			avoided++;
-			continue;
-		}
-		if (!tide_part_card_ok(w, job, p, role, mode, true))
-		{
-			card++;
-			continue;
-		}
-		if (tide_node_fits(w, job, n, req, false))
-			fit++;
-		else if (tide_node_fits(w, job, n, req, true))
-		{
-			held++;
-			if (hold_job == 0)
-				hold_job = n->hold_job;
-		}
-		else
-		{
-			for (int r = 0; r < w->nres; r++)
-				if (req[r] > 0 && tide_sat_sub(n->capacity[r], n->used[r]) < req[r])
-					shortc[r]++;
-			if (req[TIDE_RES_GPU] > 0 &&
-				tide_sat_sub(n->capacity[TIDE_RES_GPU], n->used[TIDE_RES_GPU]) >= req[TIDE_RES_GPU])
-				shortc[TIDE_RES_GPU]++;	/* enough in sum, not on one GPU / whole GPUs */
-		}
-	}
-
-	if (typed == 0)
+	if (d.typed == 0)
 	{
 		if (req[TIDE_RES_GPU] > 0)
 			tide_reason_add(w, o, R_NO_TYPE, -1, ri, 0, 0, 0, job->gpu_type);
@@ -425,7 +482,7 @@ tide_diagnose(TideWork *w, int j, int mode, TideOutcome *o)
 		o->status = TIDE_UNSCHEDULABLE;
 		return;
 	}
-	if (labeled == 0)
+	if (d.labeled == 0)
 	{
 		tide_reason_add(w, o, R_NO_LABEL, -1, ri, 0, 0, 0, j);
 		o->status = TIDE_UNSCHEDULABLE;
@@ -437,7 +494,7 @@ tide_diagnose(TideWork *w, int j, int mode, TideOutcome *o)
 		o->status = TIDE_UNSCHEDULABLE;
 		return;
 	}
-	if (ready == 0)
+	if (d.ready == 0)
 	{
 		tide_reason_add(w, o, R_NOT_READY, -1, ri, staticok, 0, 0, job->gpu_type);
 		return;
@@ -446,7 +503,7 @@ tide_diagnose(TideWork *w, int j, int mode, TideOutcome *o)
 		tide_reason_add(w, o, R_GANG, -1, ri, w->info[j].min_replicas, w->placed_count, 0, 0);
 	if (held > 0)
 		tide_reason_add(w, o, R_HELD, -1, ri, held, 0, 0, hold_job);
-	if (card > 0 && w->card_blocked_res >= 0)
+	if (d.card > 0 && w->card_blocked_res >= 0)
 	{
 		const TideQueue *q = &s->queues[job->queue];
 		int			t = w->card_blocked_res;
@@ -457,29 +514,7 @@ tide_diagnose(TideWork *w, int j, int mode, TideOutcome *o)
 			tide_reason_add(w, o, R_CARD_CAP, t, ri, tide_sat_add(q->usage[t], q->idle_usage[t]), req[TIDE_RES_GPU],
 							q->capability[t], job->queue);
 	}
-	if (avoided > 0 && fit == 0)
+	if (avoided > 0 && d.fit == 0)
 		tide_reason_add(w, o, R_AVOID, -1, ri, avoided, 0, 0, 0);
-	{
-		int			nshort = ready - avoided - card - held - fit;
-		int			r1 = -1,
-					r2 = -1;
-
-		if (nshort > 0)
-		{
-			for (int r = 0; r < w->nres; r++)
-			{
-				if (shortc[r] == 0)
-					continue;
-				if (r1 < 0 || shortc[r] > shortc[r1])
-				{
-					r2 = r1;
-					r1 = r;
-				}
-				else if (r2 < 0 || shortc[r] > shortc[r2])
-					r2 = r;
-			}
-			tide_reason_add(w, o, R_NO_ROOM, r1, ri, nshort, r1 >= 0 ? shortc[r1] : 0,
-							r2 >= 0 ? shortc[r2] : 0, r2);
-		}
-	}
+	diagnose_no_room(w, o, ri, &d);
 }
