@@ -27,14 +27,15 @@
 /*
  * Try to place job j (already admitted) in mode; fills its outcome.  A
  * failure is diagnosed once per shape (R-C2) and reserves when asked (R-L2).
- * Returns true when placed.
+ * The result says whether it was placed and which card key blocked it.
  */
-static bool
+static TidePlaceResult
 try_place_one(TideWork *w, int j, int mode)
 {
 	TideOutcome *o = &w->r->outcomes[j];
 	TideShape  *slot = NULL;
 	int			start = w->r->nplacements;
+	TidePlaceResult pr;
 
 	if (w->info[j].cacheable)
 	{
@@ -49,45 +50,47 @@ try_place_one(TideWork *w, int j, int mode)
 			o->status = rep->status;
 			o->nreasons = rep->nreasons;
 			o->reasons = rep->reasons;
-			w->placed_count = 0;
-			w->card_blocked_res = -1;
+			memset(&pr, 0, sizeof(pr));
+			pr.fail_role = -1;
+			pr.card.res = -1;
 			if (w->s->jobs[j].reserve && o->status == TIDE_PENDING)
 				tide_reserve(w, j, mode, true);
-			return false;
+			return pr;
 		}
 	}
-	if (tide_place_job(w, j, mode))
+	pr = tide_place_job(w, j, mode);
+	if (pr.placed)
 	{
 		o->status = TIDE_PLACED;
 		o->first_placement = start;
 		o->nplacements = w->r->nplacements - start;
 		o->nreasons = 0;
-		return true;
+		return pr;
 	}
 	o->status = TIDE_PENDING;
 	o->nreasons = 0;
-	tide_diagnose(w, j, mode, o);
+	tide_diagnose(w, j, mode, o, &pr);
 	/* a failure that depended on card quota is not a property of the shape */
-	if (slot && w->card_blocked_res < 0)
+	if (slot && pr.card.res < 0)
 		tide_shape_remember(w, slot, j);
 	/* a job the card quota sends to the borrowing pass reserves there, once */
 	if (w->s->jobs[j].reserve && o->status == TIDE_PENDING &&
-		!(mode == MODE_GUARANTEED && w->card_blocked_res >= 0 &&
-		  w->card_blocked_mode == MODE_GUARANTEED))
+		!(mode == MODE_GUARANTEED && pr.card.res >= 0 &&
+		  pr.card.mode == MODE_GUARANTEED))
 		tide_reserve(w, j, mode, true);
-	return false;
+	return pr;
 }
 
 /* try_place_one, with the resources held for j by evictions (R-E6) freed for it. */
-static bool
+static TidePlaceResult
 try_place(TideWork *w, int j, int mode)
 {
-	bool		placed;
+	TidePlaceResult pr;
 
 	tide_claims_take(w, j);
-	placed = try_place_one(w, j, mode);
-	tide_claims_give(w, j, placed);
-	return placed;
+	pr = try_place_one(w, j, mode);
+	tide_claims_give(w, j, pr.placed);
+	return pr;
 }
 
 static void
@@ -212,9 +215,12 @@ walk_queues(TideWork *w, int32_t *deferred)
 		}
 		else
 		{
+			TidePlaceResult pr;
+
 			o->klass = TIDE_CLASS_GUARANTEED;
-			placed = try_place(w, j, MODE_GUARANTEED);
-			if (!placed && w->card_blocked_res >= 0 && w->card_blocked_mode == MODE_GUARANTEED &&
+			pr = try_place(w, j, MODE_GUARANTEED);
+			placed = pr.placed;
+			if (!placed && pr.card.res >= 0 && pr.card.mode == MODE_GUARANTEED &&
 				o->status == TIDE_PENDING)
 			{
 				/* card quota left no guaranteed place: try borrowing later */

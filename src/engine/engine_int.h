@@ -153,11 +153,6 @@ typedef struct TideWork
 	int32_t	   *run_start;		/* CSR of running allocations per node, or NULL */
 	int32_t	   *run_list;
 	int32_t	   *run_tmp;
-	/* set while placing one job */
-	int32_t		fail_role;
-	int32_t		placed_count;
-	int32_t		card_blocked_res;	/* a card key that excluded a partition, or -1 */
-	int32_t		card_blocked_mode;
 	int64_t    *hold_res;		/* [hold capacity * nres] pool for TideHold.res */
 	struct TideReasonSets *rsets;	/* reasons.c: r->reasons by content */
 	struct TideBlocks *blocks;	/* what to give back when mem.free is set */
@@ -208,9 +203,26 @@ extern bool tide_admit_idle(TideWork *w, int j, TideOutcome *o);
 extern bool tide_static_check(TideWork *w, int j, TideOutcome *o);
 
 /* place.c */
-extern bool tide_place_job(TideWork *w, int j, int mode);
+
+/* A card key that excluded a partition (R-A1), from tide_part_card_ok(). */
+typedef struct TideCardBlock
+{
+	int32_t		res;			/* the card type's resource, -1 none */
+	int32_t		mode;			/* MODE_GUARANTEED: its quota; MODE_BORROW: capability */
+} TideCardBlock;
+
+/* How far placing one job got. */
+typedef struct TidePlaceResult
+{
+	bool		placed;			/* at least its gang minimum landed */
+	int32_t		fail_role;		/* the first role short of a node, -1 none */
+	int32_t		placed_count;	/* replicas placed before giving up */
+	TideCardBlock card;			/* a card key that blocked a partition */
+} TidePlaceResult;
+
+extern TidePlaceResult tide_place_job(TideWork *w, int j, int mode);
 extern void tide_rollback(TideWork *w, int start);
-extern void tide_diagnose(TideWork *w, int j, int mode, TideOutcome *o);
+extern void tide_diagnose(TideWork *w, int j, int mode, TideOutcome *o, TidePlaceResult *pr);
 
 /* reserve.c */
 extern void tide_reserve(TideWork *w, int j, int mode, bool admitted);

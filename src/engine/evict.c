@@ -287,7 +287,7 @@ dry_run(TideWork *w, int j, bool card_quota, int *start)
 		return false;
 	mode = card_quota || klass == TIDE_CLASS_GUARANTEED ? MODE_GUARANTEED : MODE_BORROW;
 	*start = w->r->nplacements;
-	return tide_place_job(w, j, mode);
+	return tide_place_job(w, j, mode).placed;
 }
 
 /* Aggregate check before a dry run: could the usable free space hold j's minimum? */

@@ -182,7 +182,7 @@ tide_node_fits(TideWork *w, const TideJob *job, const TideNode *n,
  */
 bool
 tide_part_card_ok(TideWork *w, const TideJob *job, const TidePart *p,
-				  const TideRole *role, int mode, bool record)
+				  const TideRole *role, int mode, TideCardBlock *block)
 {
 	const TideQueue *q = &w->s->queues[job->queue];
 	int			t = p->gpu_type;
@@ -198,20 +198,20 @@ tide_part_card_ok(TideWork *w, const TideJob *job, const TidePart *p,
 	}
 	if (tide_over4(q->capability[t], q->usage[t], q->idle_usage[t], held, add))
 	{
-		if (record)
+		if (block)
 		{
-			w->card_blocked_res = t;
-			w->card_blocked_mode = MODE_BORROW;
+			block->res = t;
+			block->mode = MODE_BORROW;
 		}
 		return false;
 	}
 	if (mode == MODE_GUARANTEED && q->quota[t] != TIDE_UNLIMITED &&
 		tide_over4(q->quota[t], q->usage[t], held, 0, add))
 	{
-		if (record && w->card_blocked_res < 0)
+		if (block && block->res < 0)
 		{
-			w->card_blocked_res = t;
-			w->card_blocked_mode = MODE_GUARANTEED;
+			block->res = t;
+			block->mode = MODE_GUARANTEED;
 		}
 		return false;
 	}

@@ -2,8 +2,7 @@
  * fit.h: does it fit?  The checks that admission, placement, reservation
  * and eviction share, in one module below all of them (fit.c).  They read
  * the snapshot and the work state and change neither, except that
- * tide_node_fits() counts node_checks and tide_part_card_ok() may record
- * which card key blocked a partition.
+ * tide_node_fits() counts node_checks.
  *
  * Limits (R-A1): a queue's accounted usage never reaches INT64_MAX, which
  * means "this much or more" (satmath.h); the inline helpers below are the
@@ -110,9 +109,12 @@ extern uint64_t tide_node_gpus_for(const TideNode *n, int64_t gpu, bool use_held
 extern bool tide_node_fits(TideWork *w, const TideJob *job, const TideNode *n,
 						   const int64_t *req, bool ignore_holds);
 
-/* Card keys of a replica in partition p within the queue's limits (R-A1)? */
+/*
+ * Card keys of a replica in partition p within the queue's limits (R-A1)?
+ * If not and block is not NULL, block says which key and which limit.
+ */
 extern bool tide_part_card_ok(TideWork *w, const TideJob *job, const TidePart *p,
-							  const TideRole *role, int mode, bool record);
+							  const TideRole *role, int mode, TideCardBlock *block);
 
 /* A replica beyond the gang minimum keeps the queue within capability? */
 extern bool tide_extra_replica_ok(TideWork *w, const TideJob *job, const TideNode *n,

@@ -24,9 +24,10 @@
 #include "fit.h"
 #include "frag.h"
 
-/* Allowed partitions of a role, card keys checked, in partition order. */
+/* Allowed partitions of a role, card keys checked (blocks noted), in partition order. */
 static int
-allowed_parts(TideWork *w, int j, const TideRole *role, int mode, int32_t *out)
+allowed_parts(TideWork *w, int j, const TideRole *role, int mode, int32_t *out,
+			  TideCardBlock *block)
 {
 	const TideGroup *g = &w->ix->groups[w->info[j].group];
 	const TideJob *job = &w->s->jobs[j];
@@ -38,7 +39,7 @@ allowed_parts(TideWork *w, int j, const TideRole *role, int mode, int32_t *out)
 
 		if (!tide_part_allowed(w, j, role, p))
 			continue;
-		if (!tide_part_card_ok(w, job, p, role, mode, true))
+		if (!tide_part_card_ok(w, job, p, role, mode, block))
 			continue;
 		out[n++] = pi;
 	}
@@ -158,7 +159,7 @@ search(TideWork *w, int j, const int32_t *parts, int nparts, const int64_t *req,
 
 /* Choose a node for the next replica of role ri; rem replicas of it are left. */
 static int
-find_node(TideWork *w, int j, int ri, int mode, int rem, int32_t *parts)
+find_node(TideWork *w, int j, int ri, int mode, int rem, int32_t *parts, TideCardBlock *block)
 {
 	TideSnapshot *s = w->s;
 	const TideJob *job = &s->jobs[j];
@@ -168,7 +169,7 @@ find_node(TideWork *w, int j, int ri, int mode, int rem, int32_t *parts)
 	int			nparts;
 	int64_t		gpu = req[TIDE_RES_GPU];
 
-	nparts = allowed_parts(w, j, role, mode, parts);
+	nparts = allowed_parts(w, j, role, mode, parts, block);
 	if (nparts == 0)
 		return -1;
 
@@ -264,12 +265,12 @@ tide_rollback(TideWork *w, int start)
 }
 
 /*
- * Place job j in the given mode; true when at least its gang minimum
+ * Place job j in the given mode; placed when at least its gang minimum
  * landed (R-L3).  Replicas beyond the minimum are placed when they fit and
  * the queue stays within capability.  On failure nothing stays placed and
- * w->fail_role / w->placed_count say how far it got.
+ * the result says how far it got.
  */
-bool
+TidePlaceResult
 tide_place_job(TideWork *w, int j, int mode)
 {
 	TideSnapshot *s = w->s;
@@ -279,10 +280,12 @@ tide_place_job(TideWork *w, int j, int mode)
 	int			min = w->info[j].min_replicas;
 	int			left = w->info[j].total_replicas;
 	int32_t    *parts = w->run_tmp;
+	TidePlaceResult res;
 
 	w->ngang = 0;
-	w->fail_role = -1;
-	w->card_blocked_res = -1;
+	res.fail_role = -1;
+	res.card.res = -1;
+	res.card.mode = 0;
 	for (int ri = 0; ri < job->nroles; ri++)
 	{
 		const TideRole *role = &job->roles[ri];
@@ -293,14 +296,14 @@ tide_place_job(TideWork *w, int j, int mode)
 
 			if (placed + left < min)
 				break;			/* the minimum is out of reach */
-			ni = find_node(w, j, ri, mode, role->replicas - rep, parts);
+			ni = find_node(w, j, ri, mode, role->replicas - rep, parts, &res.card);
 			if (ni >= 0 && placed >= min &&
 				!tide_extra_replica_ok(w, job, &s->nodes[ni], role->request))
 				ni = -1;
 			if (ni < 0)
 			{
-				if (w->fail_role < 0)
-					w->fail_role = ri;
+				if (res.fail_role < 0)
+					res.fail_role = ri;
 				left -= role->replicas - rep;
 				break;
 			}
@@ -309,11 +312,11 @@ tide_place_job(TideWork *w, int j, int mode)
 			left--;
 		}
 	}
-	w->placed_count = placed;
-	if (placed >= min && placed > 0)
-		return true;
-	tide_rollback(w, start);
-	return false;
+	res.placed_count = placed;
+	res.placed = placed >= min && placed > 0;
+	if (!res.placed)
+		tide_rollback(w, start);
+	return res;
 }
 
 /* What tide_diagnose() counts over the group's nodes, filter by filter. */
@@ -335,7 +338,8 @@ typedef struct Diagnosis
 
 /* Count, for role ri of job j in group g, how far its nodes pass the filters. */
 static void
-diagnose_count(TideWork *w, int j, int ri, int mode, const TideGroup *g, Diagnosis *d)
+diagnose_count(TideWork *w, int j, int ri, int mode, const TideGroup *g, Diagnosis *d,
+			   TideCardBlock *block)
 {
 	TideSnapshot *s = w->s;
 	const TideJob *job = &s->jobs[j];
@@ -384,7 +388,7 @@ diagnose_count(TideWork *w, int j, int ri, int mode, const TideGroup *g, Diagnos
 			d->avoided++;
 			continue;
 		}
-		if (!tide_part_card_ok(w, job, p, role, mode, true))
+		if (!tide_part_card_ok(w, job, p, role, mode, block))
 		{
 			d->card++;
 			continue;
@@ -439,16 +443,17 @@ diagnose_no_room(TideWork *w, TideOutcome *o, int ri, const Diagnosis *d)
 
 /*
  * Why did job j not fit (R-C2, R-A2)?  One pass over the group's nodes for
- * the role that failed, counting each filter; every blocking reason found
- * is kept.  Sets o->status to unschedulable when no node could ever take
- * one replica.
+ * the role that failed (pr from tide_place_job), counting each filter;
+ * every blocking reason found is kept, and card keys that block are noted
+ * in pr->card.  Sets o->status to unschedulable when no node could ever
+ * take one replica.
  */
 void
-tide_diagnose(TideWork *w, int j, int mode, TideOutcome *o)
+tide_diagnose(TideWork *w, int j, int mode, TideOutcome *o, TidePlaceResult *pr)
 {
 	TideSnapshot *s = w->s;
 	const TideJob *job = &s->jobs[j];
-	int			ri = w->fail_role >= 0 ? w->fail_role : 0;
+	int			ri = pr->fail_role >= 0 ? pr->fail_role : 0;
 	const TideRole *role = &job->roles[ri];
 	const int64_t *req = role->request;
 	Diagnosis	d;
@@ -465,7 +470,7 @@ tide_diagnose(TideWork *w, int j, int mode, TideOutcome *o)
 		o->status = TIDE_UNSCHEDULABLE;
 		return;
 	}
-	diagnose_count(w, j, ri, mode, &w->ix->groups[w->info[j].group], &d);
+	diagnose_count(w, j, ri, mode, &w->ix->groups[w->info[j].group], &d, &pr->card);
 	bigres = d.bigres;
 	largest = d.largest;
 	staticok = d.staticok;
@@ -500,15 +505,15 @@ tide_diagnose(TideWork *w, int j, int mode, TideOutcome *o)
 		return;
 	}
 	if (w->info[j].min_replicas > 1)
-		tide_reason_add(w, o, R_GANG, -1, ri, w->info[j].min_replicas, w->placed_count, 0, 0);
+		tide_reason_add(w, o, R_GANG, -1, ri, w->info[j].min_replicas, pr->placed_count, 0, 0);
 	if (held > 0)
 		tide_reason_add(w, o, R_HELD, -1, ri, held, 0, 0, hold_job);
-	if (d.card > 0 && w->card_blocked_res >= 0)
+	if (d.card > 0 && pr->card.res >= 0)
 	{
 		const TideQueue *q = &s->queues[job->queue];
-		int			t = w->card_blocked_res;
+		int			t = pr->card.res;
 
-		if (w->card_blocked_mode == MODE_GUARANTEED)
+		if (pr->card.mode == MODE_GUARANTEED)
 			tide_reason_add(w, o, R_CARD_QUOTA, t, ri, q->usage[t], req[TIDE_RES_GPU], q->quota[t], job->queue);
 		else
 			tide_reason_add(w, o, R_CARD_CAP, t, ri, tide_sat_add(q->usage[t], q->idle_usage[t]), req[TIDE_RES_GPU],
