@@ -15,6 +15,8 @@
 #include "claims.h"
 #include "fit.h"
 #include "hash.h"
+#include "snapshot_int.h"
+#include "work.h"
 
 typedef struct TideClaimWork
 {

@@ -19,10 +19,15 @@
 #include <math.h>
 #include <string.h>
 
+#include "admit.h"
 #include "claims.h"
-#include "engine_int.h"
+#include "evict.h"
 #include "frag.h"
+#include "order.h"
+#include "place.h"
 #include "prep.h"
+#include "reserve.h"
+#include "work.h"
 
 /*
  * Try to place job j (already admitted) in mode; fills its outcome.  A

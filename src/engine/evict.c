@@ -30,10 +30,14 @@
  */
 #include <string.h>
 
+#include "admit.h"
 #include "claims.h"
+#include "evict.h"
 #include "fit.h"
 #include "hash.h"
+#include "place.h"
 #include "sort.h"
+#include "work.h"
 
 typedef struct Victim
 {

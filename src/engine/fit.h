@@ -13,6 +13,13 @@
 
 #include "engine_int.h"
 
+/* A card key that excluded a partition (R-A1), from tide_part_card_ok(). */
+typedef struct TideCardBlock
+{
+	int32_t		res;			/* the card type's resource, -1 none */
+	int32_t		mode;			/* MODE_GUARANTEED: its quota; MODE_BORROW: capability */
+} TideCardBlock;
+
 /*
  * Would used + ask exceed limit?  used is a saturated sum (usage + held,
  * satmath.h).  Whatever the limit, the sum must stay below INT64_MAX: that

@@ -47,8 +47,11 @@
  */
 #include <string.h>
 
+#include "fit.h"
 #include "frag.h"
 #include "hash.h"
+#include "snapshot_int.h"
+#include "work.h"
 
 #define FRAG_MAX_SHAPES	64		/* shapes kept, heaviest first */
 #define FRAG_ROOM_SHIFT	4		/* GPU milli lost counts 16 x milli short of room */

@@ -12,8 +12,9 @@
  */
 #include <math.h>
 
-#include "engine_int.h"
+#include "order.h"
 #include "sort.h"
+#include "work.h"
 
 /* R-O3 then R-O1: retry lane, priority, created_at, id (then index: total). */
 static int

@@ -23,6 +23,8 @@
 
 #include "fit.h"
 #include "frag.h"
+#include "place.h"
+#include "snapshot_int.h"
 
 /* Allowed partitions of a role, card keys checked (blocks noted), in partition order. */
 static int

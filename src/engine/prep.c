@@ -16,6 +16,7 @@
 #include "fit.h"
 #include "hash.h"
 #include "prep.h"
+#include "work.h"
 
 /*
  * The queue a shape's node search depends on: only a queue that limits a

@@ -6,6 +6,13 @@
 
 #include "engine_int.h"
 
+typedef struct TideShape
+{
+	uint64_t	hash;
+	int32_t		job;			/* representative job + 1, 0 = empty */
+	int32_t		mode;
+} TideShape;
+
 /* Once per decide, before the walk: w->info, w->minreq and w->queue_cards. */
 extern void tide_prepare_jobs(TideWork *w);
 

@@ -14,6 +14,8 @@
 #include <string.h>
 
 #include "fit.h"
+#include "reserve.h"
+#include "work.h"
 
 /* Running allocations grouped by node (CSR), built on first need. */
 static void

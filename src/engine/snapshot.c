@@ -8,6 +8,7 @@
 
 #include "engine_int.h"
 #include "hash.h"
+#include "snapshot_int.h"
 #include "sort.h"
 
 /* Label pairs "key=value" interned to small integers (open addressing). */
