@@ -38,18 +38,17 @@ static TidePlaceResult
 try_place_one(TideWork *w, int j, int mode)
 {
 	TideOutcome *o = &w->r->outcomes[j];
-	TideShape  *slot = NULL;
+	TideShapeProbe probe;
 	int			start = w->r->nplacements;
 	TidePlaceResult pr;
 
 	if (w->info[j].cacheable)
 	{
-		bool		found;
+		int			same = tide_shape_find(w, j, mode, &probe);
 
-		slot = tide_shape_find(w, j, mode, &found);
-		if (found)
+		if (same >= 0)
 		{
-			const TideOutcome *rep = &w->r->outcomes[slot->job - 1];
+			const TideOutcome *rep = &w->r->outcomes[same];
 
 			w->r->counters.shape_cache_hits++;
 			o->status = rep->status;
@@ -76,8 +75,8 @@ try_place_one(TideWork *w, int j, int mode)
 	o->nreasons = 0;
 	tide_diagnose(w, j, mode, o, &pr);
 	/* a failure that depended on card quota is not a property of the shape */
-	if (slot && pr.card.res < 0)
-		tide_shape_remember(w, slot, j);
+	if (w->info[j].cacheable && pr.card.res < 0)
+		tide_shape_remember(w, &probe, j);
 	/* a job the card quota sends to the borrowing pass reserves there, once */
 	if (w->s->jobs[j].reserve && o->status == TIDE_PENDING &&
 		!(mode == MODE_GUARANTEED && pr.card.res >= 0 &&

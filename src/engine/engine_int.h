@@ -120,6 +120,7 @@ typedef struct TideWork
 	int32_t	   *held_queues;
 	int32_t		nheld_queues;
 	struct TideShape *shapes;	/* prep.c: failed shapes, NULL until the first */
+	int32_t    *shape_slot;		/* their table (hash.h) */
 	uint64_t	shape_mask;
 	int32_t		nshapes;
 	int64_t    *vec;			/* [nres] scratch */

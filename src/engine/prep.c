@@ -70,6 +70,33 @@ same_shape(const TideSnapshot *s, const TideWork *w, int a, int b)
 	return true;
 }
 
+/* A shape cache lookup: the job and the key it is looked up by. */
+typedef struct ShapeKey
+{
+	const TideWork *w;
+	int			j;
+	uint64_t	hash;
+	int32_t		mode;
+} ShapeKey;
+
+static bool
+shape_is(const void *ctx, int32_t entry)
+{
+	const ShapeKey *key = ctx;
+	const TideShape *e = &key->w->shapes[entry];
+
+	return e->hash == key->hash && e->mode == key->mode &&
+		same_shape(key->w->s, key->w, e->job, key->j);
+}
+
+static uint64_t
+shape_entry_hash(const void *ctx, int32_t entry)
+{
+	const TideWork *w = ctx;
+
+	return w->shapes[entry].hash;
+}
+
 /*
  * The shape table holds the failed shapes, few even in a large backlog:
  * it starts small and doubles at half full.
@@ -77,65 +104,54 @@ same_shape(const TideSnapshot *s, const TideWork *w, int a, int b)
 static void
 shapes_grow(TideWork *w)
 {
-	TideShape  *old = w->shapes;
+	int32_t    *old = w->shape_slot;
 	uint64_t	n = old ? w->shape_mask + 1 : 0;
 
 	w->shape_mask = old ? w->shape_mask * 2 + 1 : 255;
-	w->shapes = tide_work_alloc(w, sizeof(TideShape) * (w->shape_mask + 1));
-	for (uint64_t i = 0; i < n; i++)
-		if (old[i].job)
-		{
-			uint64_t	k = tide_hash_slot(old[i].hash, w->shape_mask);
-
-			while (w->shapes[k].job)
-				k = (k + 1) & w->shape_mask;
-			w->shapes[k] = old[i];
-		}
+	w->shape_slot = tide_work_alloc(w, sizeof(int32_t) * (w->shape_mask + 1));
+	w->shapes = tide_work_grow(w, w->shapes, sizeof(TideShape) * w->nshapes,
+							   sizeof(TideShape) * (w->shape_mask + 1) / 2);
+	tide_table_rehash(w->shape_slot, w->shape_mask, old, n, shape_entry_hash, w);
 	if (old)
 		tide_work_release(w, old);
 }
 
 /*
- * The shape cache's entry for job j placed in mode: *found when a job of
- * the same shape already failed in that mode (its outcome answers for j),
- * else the free slot where tide_shape_remember() records j if it fails.
+ * The shape cache for job j placed in mode: the job of the same shape
+ * that already failed in that mode (its outcome answers for j), else -1;
+ * probe says where tide_shape_remember() records j if it fails.
  */
-TideShape *
-tide_shape_find(TideWork *w, int j, int mode, bool *found)
+int
+tide_shape_find(TideWork *w, int j, int mode, TideShapeProbe *probe)
 {
-	uint64_t	h;
+	ShapeKey	key;
 	uint64_t	k;
 
 	if (!w->queue_cards[w->s->jobs[j].queue] && mode != MODE_IDLE)
 		mode = MODE_BORROW;		/* modes differ only in card checks */
-	h = tide_hash_mix(w->info[j].hash, (uint64_t) mode);
 	if ((uint64_t) (w->nshapes + 1) * 2 > w->shape_mask)
 		shapes_grow(w);
-	k = tide_hash_slot(h, w->shape_mask);
-
-	*found = false;
-	while (w->shapes[k].job)
-	{
-		TideShape  *e = &w->shapes[k];
-
-		if (e->hash == h && e->mode == mode && same_shape(w->s, w, e->job - 1, j))
-		{
-			*found = true;
-			return e;
-		}
-		k = (k + 1) & w->shape_mask;
-	}
-	w->shapes[k].hash = h;
-	w->shapes[k].mode = mode;
-	return &w->shapes[k];
+	key.w = w;
+	key.j = j;
+	key.hash = tide_hash_mix(w->info[j].hash, (uint64_t) mode);
+	key.mode = mode;
+	k = tide_table_find(w->shape_slot, w->shape_mask, key.hash, shape_is, &key);
+	probe->hash = key.hash;
+	probe->mode = mode;
+	probe->slot = k;
+	return w->shape_slot[k] ? w->shapes[w->shape_slot[k] - 1].job : -1;
 }
 
-/* Job j failed in the mode its slot (from tide_shape_find) was found for. */
+/* Job j failed in the mode probe (from tide_shape_find) was made for. */
 void
-tide_shape_remember(TideWork *w, TideShape *slot, int j)
+tide_shape_remember(TideWork *w, const TideShapeProbe *probe, int j)
 {
-	slot->job = j + 1;
-	w->nshapes++;
+	TideShape  *e = &w->shapes[w->nshapes];
+
+	e->hash = probe->hash;
+	e->mode = probe->mode;
+	e->job = j;
+	w->shape_slot[probe->slot] = ++w->nshapes;
 }
 
 /* need + req * take, saturated (satmath.h); one test when nothing overflows. */
@@ -151,6 +167,40 @@ need_add(int64_t need, int64_t req, int take)
 	return tide_sat_add(need, tide_sat_mul(req, take));
 }
 
+static uint64_t
+vec_hash(const int64_t *v, int nres)
+{
+	uint64_t	h = 0;
+
+	for (int r = 0; r < nres; r++)
+		h = tide_hash_mix(h, (uint64_t) v[r]);
+	return h;
+}
+
+/* The distinct gang minimums (entries: offsets into vecs) and one to find. */
+typedef struct MinreqKey
+{
+	const int64_t *vecs;
+	int			nres;
+	const int64_t *need;
+} MinreqKey;
+
+static bool
+minreq_is(const void *ctx, int32_t entry)
+{
+	const MinreqKey *key = ctx;
+
+	return memcmp(key->vecs + entry, key->need, sizeof(int64_t) * key->nres) == 0;
+}
+
+static uint64_t
+minreq_entry_hash(const void *ctx, int32_t entry)
+{
+	const MinreqKey *key = ctx;
+
+	return vec_hash(key->vecs + entry, key->nres);
+}
+
 /*
  * Where the gang minimum need[0..nres-1] is in w->minreq, stored there if
  * new: a backlog has few distinct minimums, so jobs share them instead of
@@ -161,11 +211,11 @@ static int32_t
 minreq_intern(TideWork *w, const int64_t *need)
 {
 	size_t		bytes = sizeof(int64_t) * w->nres;
-	uint64_t	h = 0;
-	uint32_t	k;
+	MinreqKey	key;
+	uint64_t	k;
 
-	for (int r = 0; r < w->nres; r++)
-		h = tide_hash_mix(h, (uint64_t) need[r]);
+	key.nres = w->nres;
+	key.need = need;
 	if ((w->nminreq + 1) * 2 > (int32_t) w->minreq_mask)
 	{
 		int32_t    *old = w->minreq_slot;
@@ -175,29 +225,15 @@ minreq_intern(TideWork *w, const int64_t *need)
 		w->minreq_slot = tide_work_alloc(w, sizeof(int32_t) * (w->minreq_mask + 1));
 		w->minreq = tide_work_grow(w, w->minreq, bytes * w->nminreq,
 								   bytes * (w->minreq_mask + 1) / 2);
-		for (uint32_t i = 0; i < n; i++)
-			if (old[i])
-			{
-				const int64_t *v = w->minreq + old[i] - 1;
-				uint64_t	g = 0;
-
-				for (int r = 0; r < w->nres; r++)
-					g = tide_hash_mix(g, (uint64_t) v[r]);
-				k = (uint32_t) tide_hash_slot(g, w->minreq_mask);
-				while (w->minreq_slot[k])
-					k = (k + 1) & w->minreq_mask;
-				w->minreq_slot[k] = old[i];
-			}
+		key.vecs = w->minreq;
+		tide_table_rehash(w->minreq_slot, w->minreq_mask, old, n, minreq_entry_hash, &key);
 		if (old)
 			tide_work_release(w, old);
 	}
-	k = (uint32_t) tide_hash_slot(h, w->minreq_mask);
-	while (w->minreq_slot[k])
-	{
-		if (memcmp(w->minreq + w->minreq_slot[k] - 1, need, bytes) == 0)
-			return w->minreq_slot[k] - 1;
-		k = (k + 1) & w->minreq_mask;
-	}
+	key.vecs = w->minreq;
+	k = tide_table_find(w->minreq_slot, w->minreq_mask, vec_hash(need, w->nres), minreq_is, &key);
+	if (w->minreq_slot[k])
+		return w->minreq_slot[k] - 1;
 	memcpy(w->minreq + (size_t) w->nminreq * w->nres, need, bytes);
 	w->minreq_slot[k] = w->nminreq * w->nres + 1;
 	return w->nminreq++ * w->nres;

@@ -9,14 +9,22 @@
 typedef struct TideShape
 {
 	uint64_t	hash;
-	int32_t		job;			/* representative job + 1, 0 = empty */
+	int32_t		job;			/* the job that failed: its outcome answers */
 	int32_t		mode;
 } TideShape;
 
 /* Once per decide, before the walk: w->info, w->minreq and w->queue_cards. */
 extern void tide_prepare_jobs(TideWork *w);
 
-extern TideShape *tide_shape_find(TideWork *w, int j, int mode, bool *found);
-extern void tide_shape_remember(TideWork *w, TideShape *slot, int j);
+/* Where a failed shape goes in the cache, from tide_shape_find(). */
+typedef struct TideShapeProbe
+{
+	uint64_t	hash;
+	int32_t		mode;
+	uint64_t	slot;
+} TideShapeProbe;
+
+extern int	tide_shape_find(TideWork *w, int j, int mode, TideShapeProbe *probe);
+extern void tide_shape_remember(TideWork *w, const TideShapeProbe *probe, int j);
 
 #endif							/* TIDE_PREP_H */
