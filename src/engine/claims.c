@@ -201,7 +201,7 @@ note_held_by_claims(TideWork *w)
 		{
 			key = tide_hash_mix(w->info[j].hash, (uint64_t) job->queue + 1);
 			key = key ? key : 1;
-			k = key & mask;
+			k = tide_hash_slot(key, mask);
 			while (keys[k] && keys[k] != key)
 				k = (k + 1) & mask;
 			if (keys[k] == key)

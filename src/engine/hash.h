@@ -30,6 +30,17 @@ tide_hash_mix(uint64_t h, uint64_t v)
 	return h * 0xff51afd7ed558ccdULL;
 }
 
+/* n words folded in order by tide_hash_mix() from 0: a resource vector's hash. */
+static inline uint64_t
+tide_hash_vec(const int64_t *v, int n)
+{
+	uint64_t	h = 0;
+
+	for (int i = 0; i < n; i++)
+		h = tide_hash_mix(h, (uint64_t) v[i]);
+	return h;
+}
+
 /*
  * The slot of hash h in a table of mask + 1 slots (a power of two): the
  * low bits of tide_hash_mix() depend only on the low bits of what it

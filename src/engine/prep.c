@@ -167,16 +167,6 @@ need_add(int64_t need, int64_t req, int take)
 	return tide_sat_add(need, tide_sat_mul(req, take));
 }
 
-static uint64_t
-vec_hash(const int64_t *v, int nres)
-{
-	uint64_t	h = 0;
-
-	for (int r = 0; r < nres; r++)
-		h = tide_hash_mix(h, (uint64_t) v[r]);
-	return h;
-}
-
 /* The distinct gang minimums (entries: offsets into vecs) and one to find. */
 typedef struct MinreqKey
 {
@@ -198,7 +188,7 @@ minreq_entry_hash(const void *ctx, int32_t entry)
 {
 	const MinreqKey *key = ctx;
 
-	return vec_hash(key->vecs + entry, key->nres);
+	return tide_hash_vec(key->vecs + entry, key->nres);
 }
 
 /*
@@ -231,7 +221,7 @@ minreq_intern(TideWork *w, const int64_t *need)
 			tide_work_release(w, old);
 	}
 	key.vecs = w->minreq;
-	k = tide_table_find(w->minreq_slot, w->minreq_mask, vec_hash(need, w->nres), minreq_is, &key);
+	k = tide_table_find(w->minreq_slot, w->minreq_mask, tide_hash_vec(need, w->nres), minreq_is, &key);
 	if (w->minreq_slot[k])
 		return w->minreq_slot[k] - 1;
 	memcpy(w->minreq + (size_t) w->nminreq * w->nres, need, bytes);
