@@ -10,6 +10,7 @@
  * are checked per partition when a node is chosen (tide_part_card_ok in
  * fit.c, with the limit tests tide_over() and tide_over4()).
  */
+#include "admit.h"
 #include "fit.h"
 
 /*

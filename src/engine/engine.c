@@ -13,189 +13,88 @@
  * A job that fits is placed, one that does not is skipped and the walk goes
  * on (R-L1); a reserving job that does not fit holds what it lacks (R-L2).
  * A job shape that failed fails again for the rest of the walk (nothing is
- * released inside a cycle), so the shape cache answers repeats in O(1).
+ * released inside a cycle), so the shape cache (prep.c) answers repeats in
+ * O(1).
  */
 #include <math.h>
 #include <string.h>
 
-#include "engine_int.h"
-#include "hash.h"
+#include "admit.h"
+#include "claims.h"
+#include "evict.h"
 #include "frag.h"
-
-/*
- * The queue a shape's node search depends on: only a queue that limits a
- * card type filters nodes differently from another; -1 for the others, so
- * one failed shape answers for every queue without card limits.
- */
-static int
-shape_queue(const TideWork *w, const TideJob *job)
-{
-	return w->queue_cards[job->queue] ? job->queue : -1;
-}
-
-/* Everything that decides whether a job fits, hashed (the shape cache key). */
-static uint64_t
-shape_hash(const TideWork *w, const TideJob *job, const TideJobInfo *in)
-{
-	const TideSnapshot *s = w->s;
-	uint64_t	h = tide_hash_mix(0, (uint64_t) (shape_queue(w, job) + 1));
-
-	h = tide_hash_mix(h, job->idle);
-	h = tide_hash_mix(h, (uint64_t) in->min_replicas);
-	h = tide_hash_mix(h, (uint64_t) (job->gpu_type + 1));
-	for (int i = 0; i < job->nselector; i++)
-		h = tide_hash_mix(h, (uint64_t) job->selector[i]);
-	for (int ri = 0; ri < job->nroles; ri++)
-	{
-		h = tide_hash_mix(h, (uint64_t) job->roles[ri].replicas);
-		for (int r = 0; r < s->nres; r++)
-			h = tide_hash_mix(h, (uint64_t) job->roles[ri].request[r]);
-	}
-	return h;
-}
-
-static bool
-same_shape(const TideSnapshot *s, const TideWork *w, int a, int b)
-{
-	const TideJob *x = &s->jobs[a];
-	const TideJob *y = &s->jobs[b];
-
-	if (shape_queue(w, x) != shape_queue(w, y) || x->idle != y->idle || x->gpu_type != y->gpu_type ||
-		x->nroles != y->nroles || x->nselector != y->nselector ||
-		w->info[a].min_replicas != w->info[b].min_replicas)
-		return false;
-	for (int i = 0; i < x->nselector; i++)
-		if (x->selector[i] != y->selector[i])
-			return false;
-	for (int ri = 0; ri < x->nroles; ri++)
-		if (x->roles[ri].replicas != y->roles[ri].replicas ||
-			memcmp(x->roles[ri].request, y->roles[ri].request, sizeof(int64_t) * s->nres) != 0)
-			return false;
-	return true;
-}
-
-/*
- * The shape table holds the failed shapes, few even in a large backlog:
- * it starts small and doubles at half full.
- */
-static void
-shapes_grow(TideWork *w)
-{
-	TideShape  *old = w->shapes;
-	uint64_t	n = old ? w->shape_mask + 1 : 0;
-
-	w->shape_mask = old ? w->shape_mask * 2 + 1 : 255;
-	w->shapes = tide_work_alloc(w, sizeof(TideShape) * (w->shape_mask + 1));
-	for (uint64_t i = 0; i < n; i++)
-		if (old[i].job)
-		{
-			uint64_t	k = tide_hash_slot(old[i].hash, w->shape_mask);
-
-			while (w->shapes[k].job)
-				k = (k + 1) & w->shape_mask;
-			w->shapes[k] = old[i];
-		}
-	if (old)
-		tide_work_release(w, old);
-}
-
-static TideShape *
-shape_slot(TideWork *w, int j, int mode, bool *found)
-{
-	uint64_t	h;
-	uint64_t	k;
-
-	if (!w->queue_cards[w->s->jobs[j].queue] && mode != MODE_IDLE)
-		mode = MODE_BORROW;		/* modes differ only in card checks */
-	h = tide_hash_mix(w->info[j].hash, (uint64_t) mode);
-	if ((uint64_t) (w->nshapes + 1) * 2 > w->shape_mask)
-		shapes_grow(w);
-	k = tide_hash_slot(h, w->shape_mask);
-
-	*found = false;
-	while (w->shapes[k].job)
-	{
-		TideShape  *e = &w->shapes[k];
-
-		if (e->hash == h && e->mode == mode && same_shape(w->s, w, e->job - 1, j))
-		{
-			*found = true;
-			return e;
-		}
-		k = (k + 1) & w->shape_mask;
-	}
-	w->shapes[k].hash = h;
-	w->shapes[k].mode = mode;
-	return &w->shapes[k];
-}
+#include "order.h"
+#include "place.h"
+#include "prep.h"
+#include "reserve.h"
+#include "work.h"
 
 /*
  * Try to place job j (already admitted) in mode; fills its outcome.  A
  * failure is diagnosed once per shape (R-C2) and reserves when asked (R-L2).
- * Returns true when placed.
+ * The result says whether it was placed and which card key blocked it.
  */
-static bool
+static TidePlaceResult
 try_place_one(TideWork *w, int j, int mode)
 {
 	TideOutcome *o = &w->r->outcomes[j];
-	TideShape  *slot = NULL;
+	TideShapeProbe probe;
 	int			start = w->r->nplacements;
+	TidePlaceResult pr;
 
 	if (w->info[j].cacheable)
 	{
-		bool		found;
+		int			same = tide_shape_find(w, j, mode, &probe);
 
-		slot = shape_slot(w, j, mode, &found);
-		if (found)
+		if (same >= 0)
 		{
-			const TideOutcome *rep = &w->r->outcomes[slot->job - 1];
+			const TideOutcome *rep = &w->r->outcomes[same];
 
 			w->r->counters.shape_cache_hits++;
 			o->status = rep->status;
 			o->nreasons = rep->nreasons;
 			o->reasons = rep->reasons;
-			w->placed_count = 0;
-			w->card_blocked_res = -1;
+			memset(&pr, 0, sizeof(pr));
+			pr.fail_role = -1;
+			pr.card.res = -1;
 			if (w->s->jobs[j].reserve && o->status == TIDE_PENDING)
 				tide_reserve(w, j, mode, true);
-			return false;
+			return pr;
 		}
 	}
-	if (tide_place_job(w, j, mode))
+	pr = tide_place_job(w, j, mode);
+	if (pr.placed)
 	{
 		o->status = TIDE_PLACED;
 		o->first_placement = start;
 		o->nplacements = w->r->nplacements - start;
 		o->nreasons = 0;
-		return true;
+		return pr;
 	}
 	o->status = TIDE_PENDING;
 	o->nreasons = 0;
-	tide_diagnose(w, j, mode, o);
+	tide_diagnose(w, j, mode, o, &pr);
 	/* a failure that depended on card quota is not a property of the shape */
-	if (slot && w->card_blocked_res < 0)
-	{
-		slot->job = j + 1;
-		w->nshapes++;
-	}
+	if (w->info[j].cacheable && pr.card.res < 0)
+		tide_shape_remember(w, &probe, j);
 	/* a job the card quota sends to the borrowing pass reserves there, once */
 	if (w->s->jobs[j].reserve && o->status == TIDE_PENDING &&
-		!(mode == MODE_GUARANTEED && w->card_blocked_res >= 0 &&
-		  w->card_blocked_mode == MODE_GUARANTEED))
+		!(mode == MODE_GUARANTEED && pr.card.res >= 0 &&
+		  pr.card.mode == MODE_GUARANTEED))
 		tide_reserve(w, j, mode, true);
-	return false;
+	return pr;
 }
 
 /* try_place_one, with the resources held for j by evictions (R-E6) freed for it. */
-static bool
+static TidePlaceResult
 try_place(TideWork *w, int j, int mode)
 {
-	bool		placed;
+	TidePlaceResult pr;
 
 	tide_claims_take(w, j);
-	placed = try_place_one(w, j, mode);
-	tide_claims_give(w, j, placed);
-	return placed;
+	pr = try_place_one(w, j, mode);
+	tide_claims_give(w, j, pr.placed);
+	return pr;
 }
 
 static void
@@ -205,196 +104,21 @@ walk_record(TideWork *w, int j)
 	w->r->walk[w->r->nwalk++] = j;
 }
 
-/* R-O4 heap of queues: higher priority, then lower share, then name. */
-typedef struct QHeap
-{
-	int32_t    *q;
-	int			n;
-	double	   *share;
-	const TideSnapshot *s;
-	const int32_t *rank;
-} QHeap;
-
-static bool
-qbefore(const QHeap *h, int a, int b)
-{
-	const TideQueue *x = &h->s->queues[a];
-	const TideQueue *y = &h->s->queues[b];
-
-	if (x->priority != y->priority)
-		return x->priority > y->priority;
-	if (h->share[a] != h->share[b])
-		return h->share[a] < h->share[b];
-	return h->rank[a] < h->rank[b];
-}
-
-static void
-qsift_down(QHeap *h, int i)
-{
-	for (;;)
-	{
-		int			l = 2 * i + 1,
-					r = l + 1,
-					m = i;
-
-		if (l < h->n && qbefore(h, h->q[l], h->q[m]))
-			m = l;
-		if (r < h->n && qbefore(h, h->q[r], h->q[m]))
-			m = r;
-		if (m == i)
-			return;
-		{
-			int32_t		t = h->q[i];
-
-			h->q[i] = h->q[m];
-			h->q[m] = t;
-		}
-		i = m;
-	}
-}
-
-/* need + req * take, saturated (satmath.h); one test when nothing overflows. */
-static inline int64_t
-need_add(int64_t need, int64_t req, int take)
-{
-	int64_t		p,
-				sum;
-
-	if (__builtin_expect(!__builtin_mul_overflow(req, (int64_t) take, &p) &&
-						 !__builtin_add_overflow(need, p, &sum), 1))
-		return sum;
-	return tide_sat_add(need, tide_sat_mul(req, take));
-}
-
 /*
- * Where the gang minimum need[0..nres-1] is in w->minreq, stored there if
- * new: a backlog has few distinct minimums, so jobs share them instead of
- * each filling a vector.  Open addressing over offset + 1, grown at half
- * full.
+ * The result's arrays and the walk's scratch, sized from the snapshot:
+ * room for every replica's placement, a hold per reserving job and per
+ * replica of it, the largest gang.
  */
-static int32_t
-minreq_intern(TideWork *w, const int64_t *need)
-{
-	size_t		bytes = sizeof(int64_t) * w->nres;
-	uint64_t	h = 0;
-	uint32_t	k;
-
-	for (int r = 0; r < w->nres; r++)
-		h = tide_hash_mix(h, (uint64_t) need[r]);
-	if ((w->nminreq + 1) * 2 > (int32_t) w->minreq_mask)
-	{
-		int32_t    *old = w->minreq_slot;
-		uint32_t	n = old ? w->minreq_mask + 1 : 0;
-
-		w->minreq_mask = old ? w->minreq_mask * 2 + 1 : 255;
-		w->minreq_slot = tide_work_alloc(w, sizeof(int32_t) * (w->minreq_mask + 1));
-		w->minreq = tide_work_grow(w, w->minreq, bytes * w->nminreq,
-								   bytes * (w->minreq_mask + 1) / 2);
-		for (uint32_t i = 0; i < n; i++)
-			if (old[i])
-			{
-				const int64_t *v = w->minreq + old[i] - 1;
-				uint64_t	g = 0;
-
-				for (int r = 0; r < w->nres; r++)
-					g = tide_hash_mix(g, (uint64_t) v[r]);
-				k = (uint32_t) tide_hash_slot(g, w->minreq_mask);
-				while (w->minreq_slot[k])
-					k = (k + 1) & w->minreq_mask;
-				w->minreq_slot[k] = old[i];
-			}
-		if (old)
-			tide_work_release(w, old);
-	}
-	k = (uint32_t) tide_hash_slot(h, w->minreq_mask);
-	while (w->minreq_slot[k])
-	{
-		if (memcmp(w->minreq + w->minreq_slot[k] - 1, need, bytes) == 0)
-			return w->minreq_slot[k] - 1;
-		k = (k + 1) & w->minreq_mask;
-	}
-	memcpy(w->minreq + (size_t) w->nminreq * w->nres, need, bytes);
-	w->minreq_slot[k] = w->nminreq * w->nres + 1;
-	return w->nminreq++ * w->nres;
-}
-
-/* Derived per-job data: group, replica counts, gang minimum vector, shape hash. */
 static void
-prepare_jobs(TideWork *w)
+alloc_walk(TideWork *w)
 {
 	TideSnapshot *s = w->s;
-
-	/* which queues limit a card type (a node's gpu_type) */
-	for (int q = 0; q < s->nqueues; q++)
-		for (int pi = 0; pi < w->ix->nparts; pi++)
-		{
-			int			t = w->ix->parts[pi].gpu_type;
-
-			if (t >= 0 && (s->queues[q].capability[t] != TIDE_UNLIMITED ||
-						   s->queues[q].quota[t] != TIDE_UNLIMITED))
-				w->queue_cards[q] = true;
-		}
-
-	for (int j = 0; j < s->njobs; j++)
-	{
-		TideJob    *job = &s->jobs[j];
-		TideJobInfo *in = &w->info[j];
-		int64_t    *need = w->vec;
-		int			left;
-
-		memset(need, 0, sizeof(int64_t) * w->nres);
-
-		in->group = (job->queue >= 0 && job->queue < s->nqueues) ? w->ix->queue_group[job->queue] : -1;
-		in->total_replicas = tide_job_replicas(job);
-		in->min_replicas = job->min_available > 0 && job->min_available < in->total_replicas
-			? job->min_available : in->total_replicas;
-		left = in->min_replicas;
-		for (int ri = 0; ri < job->nroles && left > 0; ri++)
-		{
-			const TideRole *role = &job->roles[ri];
-			int			take = role->replicas < left ? role->replicas : left;
-
-			if (take <= 0)
-				continue;		/* no replicas: nothing to add (never subtract) */
-
-			/*
-			 * replicas x request and the sum over roles saturate: a minimum
-			 * of INT64_MAX is "too large to count" (tide_static_check)
-			 */
-			for (int r = 0; r < w->nres; r++)
-				need[r] = need_add(need[r], role->request[r], take);
-			if (job->gpu_type >= 0 && role->request[job->gpu_type] == 0)
-				need[job->gpu_type] = need_add(need[job->gpu_type], role->request[TIDE_RES_GPU], take);
-			left -= take;
-		}
-		in->minreq = minreq_intern(w, need);
-		in->avoids = job->navoid > 0 && tide_other_node_could_hold(w, j);
-		in->cacheable = job->navoid == 0 && job->time_limit == 0;
-		in->hash = in->cacheable ? shape_hash(w, job, in) : 0;
-	}
-}
-
-TideResult *
-tide_decide(TideSnapshot *s)
-{
-	TideWork	w;
-	TideResult *r;
+	TideResult *r = w->r;
 	int			nres = s->nres;
 	int64_t		total_replicas = 0;
 	int			max_replicas = 1;
 	int64_t		hold_cap = 0;
 	int64_t		max_running = 0;
-	int32_t    *qstart;
-	int32_t    *qnext;
-	int32_t    *qlist;
-	int32_t    *deferred;
-	int			ndeferred = 0;
-	QHeap		heap;
-
-	if (!s->index)
-		tide_snapshot_finish(s, NULL, 0);
-	tide_work_begin(&w, s);
-	r = w.r;
 
 	for (int j = 0; j < s->njobs; j++)
 	{
@@ -418,67 +142,59 @@ tide_decide(TideSnapshot *s)
 	}
 
 	r->njobs = s->njobs;
-	r->outcomes = tide_work_alloc(&w, sizeof(TideOutcome) * (s->njobs + 1));
+	r->outcomes = tide_work_alloc(w, sizeof(TideOutcome) * (s->njobs + 1));
 	/* room for every replica, written as placed: not zeroed, mostly untouched */
-	r->placements = tide_work_alloc_raw(&w, sizeof(TidePlacement) * (total_replicas + 1));
-	r->holds = tide_work_alloc(&w, sizeof(TideHold) * (hold_cap + 1));
-	r->walk = tide_work_alloc_raw(&w, sizeof(int32_t) * (s->njobs + 1));
-	w.hold_res = tide_work_alloc(&w, sizeof(int64_t) * nres * (hold_cap + 1));
-	w.info = tide_work_alloc(&w, sizeof(TideJobInfo) * (s->njobs + 1));
-	w.queue_cards = tide_work_alloc(&w, sizeof(bool) * (s->nqueues + 1));
-	w.gang_nodes = tide_work_alloc(&w, sizeof(int32_t) * (max_replicas + 1));
-	w.held_nodes = tide_work_alloc(&w, sizeof(int32_t) * (s->nnodes + 1));
-	w.held_queues = tide_work_alloc(&w, sizeof(int32_t) * (s->nqueues + 1));
-	w.run_tmp = tide_work_alloc(&w, sizeof(int32_t) * (w.ix->nparts + max_running + 1));
-	w.vec = tide_work_alloc(&w, sizeof(int64_t) * (nres + 1));
-	w.vec2 = tide_work_alloc(&w, sizeof(int64_t) * (nres + 1));
-	w.group_nonidle = tide_work_alloc(&w, sizeof(int64_t) * nres * (w.ix->ngroups + 1));
-	qstart = tide_work_alloc(&w, sizeof(int32_t) * (s->nqueues + 2));
-	qnext = tide_work_alloc(&w, sizeof(int32_t) * (s->nqueues + 1));
-	deferred = tide_work_alloc_raw(&w, sizeof(int32_t) * (s->njobs + 1));
-	heap.q = tide_work_alloc(&w, sizeof(int32_t) * (s->nqueues + 1));
-	heap.share = tide_work_alloc(&w, sizeof(double) * (s->nqueues + 1));
-	heap.s = s;
-	heap.rank = w.ix->queue_rank;
-	heap.n = 0;
+	r->placements = tide_work_alloc_raw(w, sizeof(TidePlacement) * (total_replicas + 1));
+	r->holds = tide_work_alloc(w, sizeof(TideHold) * (hold_cap + 1));
+	r->walk = tide_work_alloc_raw(w, sizeof(int32_t) * (s->njobs + 1));
+	w->hold_res = tide_work_alloc(w, sizeof(int64_t) * nres * (hold_cap + 1));
+	w->info = tide_work_alloc(w, sizeof(TideJobInfo) * (s->njobs + 1));
+	w->queue_cards = tide_work_alloc(w, sizeof(bool) * (s->nqueues + 1));
+	w->gang_nodes = tide_work_alloc(w, sizeof(int32_t) * (max_replicas + 1));
+	w->held_nodes = tide_work_alloc(w, sizeof(int32_t) * (s->nnodes + 1));
+	w->held_queues = tide_work_alloc(w, sizeof(int32_t) * (s->nqueues + 1));
+	w->run_tmp = tide_work_alloc(w, sizeof(int32_t) * (w->ix->nparts + max_running + 1));
+	w->vec = tide_work_alloc(w, sizeof(int64_t) * (nres + 1));
+	w->vec2 = tide_work_alloc(w, sizeof(int64_t) * (nres + 1));
+	w->group_nonidle = tide_work_alloc(w, sizeof(int64_t) * nres * (w->ix->ngroups + 1));
+}
 
-	/* holds from an earlier call on a kept snapshot never survive */
-	for (int i = 0; i < s->nnodes; i++)
-		if (s->nodes[i].in_held_list)
-			w.held_nodes[w.nheld++] = i;
-	for (int i = 0; i < s->nqueues; i++)
-		if (s->queues[i].hold_job)
-			w.held_queues[w.nheld_queues++] = i;
-	tide_holds_clear(&w);
-
-	prepare_jobs(&w);
-	tide_frag_begin(&w);
-	tide_claims_begin(&w);
-	for (int j = 0; j < s->njobs; j++)
+/* Every job pending until the walk says otherwise; R-A2 checks without a node scan. */
+static void
+check_jobs(TideWork *w)
+{
+	for (int j = 0; j < w->s->njobs; j++)
 	{
-		TideOutcome *o = &r->outcomes[j];
+		TideOutcome *o = &w->r->outcomes[j];
 
 		o->walk_pos = -1;
 		o->first_placement = -1;
 		o->status = TIDE_PENDING;
-		w.info[j].bad = !tide_static_check(&w, j, o);
-		if (w.info[j].bad)
+		w->info[j].bad = !tide_static_check(w, j, o);
+		if (w->info[j].bad)
 			o->status = TIDE_UNSCHEDULABLE;
 	}
+}
 
-	/* pass 1: non-idle, R-O4 across queues, guaranteed jobs placed */
-	qlist = tide_order_queue_jobs(&w, qstart);
+/*
+ * Pass 1: non-idle jobs, R-O4 across queues; guaranteed jobs are placed,
+ * borrowing ones set aside in deferred (their count returned).
+ */
+static int
+walk_queues(TideWork *w, int32_t *deferred)
+{
+	TideSnapshot *s = w->s;
+	TideResult *r = w->r;
+	int32_t    *qstart = tide_work_alloc(w, sizeof(int32_t) * (s->nqueues + 2));
+	int32_t    *qnext = tide_work_alloc(w, sizeof(int32_t) * (s->nqueues + 1));
+	int32_t    *qlist;
+	int			ndeferred = 0;
+	TideQueueHeap heap;
+
+	qlist = tide_order_queue_jobs(w, qstart);
 	for (int q = 0; q < s->nqueues; q++)
-	{
 		qnext[q] = qstart[q];
-		if (qstart[q + 1] > qstart[q])
-		{
-			heap.share[q] = tide_queue_share(s, &s->queues[q]);
-			heap.q[heap.n++] = q;
-		}
-	}
-	for (int i = heap.n / 2 - 1; i >= 0; i--)
-		qsift_down(&heap, i);
+	tide_queue_heap_init(w, &heap, qstart);
 	while (heap.n > 0)
 	{
 		int			q = heap.q[0];
@@ -487,14 +203,14 @@ tide_decide(TideSnapshot *s)
 		int			klass;
 		bool		placed = false;
 
-		if (w.info[j].bad)
-			walk_record(&w, j);
-		else if ((klass = tide_admit(&w, j, o)) == TIDE_CLASS_NONE)
+		if (w->info[j].bad)
+			walk_record(w, j);
+		else if ((klass = tide_admit(w, j, o)) == TIDE_CLASS_NONE)
 		{
 			o->klass = TIDE_CLASS_NONE;
 			if (s->jobs[j].reserve)
-				tide_reserve(&w, j, MODE_BORROW, false);
-			walk_record(&w, j);
+				tide_reserve(w, j, MODE_BORROW, false);
+			walk_record(w, j);
 		}
 		else if (klass == TIDE_CLASS_BORROWING)
 		{
@@ -503,9 +219,12 @@ tide_decide(TideSnapshot *s)
 		}
 		else
 		{
+			TidePlaceResult pr;
+
 			o->klass = TIDE_CLASS_GUARANTEED;
-			placed = try_place(&w, j, MODE_GUARANTEED);
-			if (!placed && w.card_blocked_res >= 0 && w.card_blocked_mode == MODE_GUARANTEED &&
+			pr = try_place(w, j, MODE_GUARANTEED);
+			placed = pr.placed;
+			if (!placed && pr.card.res >= 0 && pr.card.mode == MODE_GUARANTEED &&
 				o->status == TIDE_PENDING)
 			{
 				/* card quota left no guaranteed place: try borrowing later */
@@ -514,74 +233,77 @@ tide_decide(TideSnapshot *s)
 				deferred[ndeferred++] = j;
 			}
 			else
-				walk_record(&w, j);
+				walk_record(w, j);
 		}
 		if (qnext[q] == qstart[q + 1])
-		{
-			heap.q[0] = heap.q[--heap.n];
-			qsift_down(&heap, 0);
-		}
+			tide_queue_heap_pop(&heap);
 		else if (placed)
-		{
-			heap.share[q] = tide_queue_share(s, &s->queues[q]);
-			qsift_down(&heap, 0);
-		}
+			tide_queue_heap_update(&heap);
 	}
+	return ndeferred;
+}
 
-	/* pass 2: borrowing jobs, in the order they were set aside */
+/* Pass 2: borrowing jobs, in the order they were set aside. */
+static void
+walk_borrowing(TideWork *w, const int32_t *deferred, int ndeferred)
+{
 	for (int i = 0; i < ndeferred; i++)
 	{
 		int			j = deferred[i];
-		TideOutcome *o = &r->outcomes[j];
+		TideOutcome *o = &w->r->outcomes[j];
 
 		o->nreasons = 0;
-		if (tide_admit(&w, j, o) == TIDE_CLASS_NONE)
+		if (tide_admit(w, j, o) == TIDE_CLASS_NONE)
 		{
 			o->status = TIDE_PENDING;
-			if (s->jobs[j].reserve)
-				tide_reserve(&w, j, MODE_BORROW, false);
+			if (w->s->jobs[j].reserve)
+				tide_reserve(w, j, MODE_BORROW, false);
 		}
 		else
-			try_place(&w, j, MODE_BORROW);
-		walk_record(&w, j);
+			try_place(w, j, MODE_BORROW);
+		walk_record(w, j);
 	}
+}
 
-	/* pass 3: idle jobs (R-O2), after every non-idle job */
+/* Pass 3: idle jobs (R-O2), after every non-idle job. */
+static void
+walk_idle(TideWork *w)
+{
+	TideSnapshot *s = w->s;
+	int			nres = s->nres;
+	int32_t		nidle;
+	int32_t    *idle = tide_order_idle_jobs(w, &nidle);
+
+	for (int g = 0; g < w->ix->ngroups; g++)
+		for (int q = 0; q < s->nqueues; q++)
+			if (w->ix->queue_group[q] == g)
+				for (int k = 0; k < nres; k++)
+					w->group_nonidle[(size_t) g * nres + k] =
+						tide_sat_add(w->group_nonidle[(size_t) g * nres + k], s->queues[q].usage[k]);
+	for (int i = 0; i < nidle; i++)
 	{
-		int32_t		nidle;
-		int32_t    *idle = tide_order_idle_jobs(&w, &nidle);
+		int			j = idle[i];
+		TideOutcome *o = &w->r->outcomes[j];
 
-		for (int g = 0; g < w.ix->ngroups; g++)
-			for (int q = 0; q < s->nqueues; q++)
-				if (w.ix->queue_group[q] == g)
-					for (int k = 0; k < nres; k++)
-						w.group_nonidle[(size_t) g * nres + k] =
-							tide_sat_add(w.group_nonidle[(size_t) g * nres + k], s->queues[q].usage[k]);
-		for (int i = 0; i < nidle; i++)
+		o->klass = TIDE_CLASS_IDLE;
+		if (!w->info[j].bad)
 		{
-			int			j = idle[i];
-			TideOutcome *o = &r->outcomes[j];
-
-			o->klass = TIDE_CLASS_IDLE;
-			if (!w.info[j].bad)
+			if (!tide_admit_idle(w, j, o))
 			{
-				if (!tide_admit_idle(&w, j, o))
-				{
-					if (s->jobs[j].reserve)
-						tide_reserve(&w, j, MODE_IDLE, false);
-				}
-				else
-					try_place(&w, j, MODE_IDLE);
+				if (s->jobs[j].reserve)
+					tide_reserve(w, j, MODE_IDLE, false);
 			}
-			walk_record(&w, j);
+			else
+				try_place(w, j, MODE_IDLE);
 		}
+		walk_record(w, j);
 	}
+}
 
-	/* evictions for jobs left pending (evict.c, when the snapshot asks) */
-	tide_holds_clear(&w);
-	tide_evict_pass(&w);
-
-	for (int j = 0; j < s->njobs; j++)
+static void
+count_outcomes(TideResult *r)
+{
+	for (int j = 0; j < r->njobs; j++)
 	{
 		TideOutcome *o = &r->outcomes[j];
 
@@ -595,8 +317,45 @@ tide_decide(TideSnapshot *s)
 	}
 	r->counters.placements = r->nplacements;
 	r->counters.holds = r->nholds;
-	r->nwalk = r->nwalk;
+}
+
+TideResult *
+tide_decide(TideSnapshot *s)
+{
+	TideWork	w;
+	int32_t    *deferred;
+	int			ndeferred;
+
+	if (!s->index)
+		tide_snapshot_finish(s, NULL, 0);
+	tide_work_begin(&w, s);
+	alloc_walk(&w);
+
+	/* holds from an earlier call on a kept snapshot never survive */
+	for (int i = 0; i < s->nnodes; i++)
+		if (s->nodes[i].in_held_list)
+			w.held_nodes[w.nheld++] = i;
+	for (int i = 0; i < s->nqueues; i++)
+		if (s->queues[i].hold_job)
+			w.held_queues[w.nheld_queues++] = i;
+	tide_holds_clear(&w);
+
+	tide_prepare_jobs(&w);
+	tide_frag_begin(&w);
+	tide_claims_begin(&w);
+	check_jobs(&w);
+
+	deferred = tide_work_alloc_raw(&w, sizeof(int32_t) * (s->njobs + 1));
+	ndeferred = walk_queues(&w, deferred);
+	walk_borrowing(&w, deferred, ndeferred);
+	walk_idle(&w);
+
+	/* evictions for jobs left pending (evict.c, when the snapshot asks) */
+	tide_holds_clear(&w);
+	tide_evict_pass(&w);
+
+	count_outcomes(w.r);
 	/* holds are visible in r->holds; the snapshot forgets them now */
 	tide_holds_clear(&w);
-	return r;
+	return w.r;
 }

@@ -1,29 +1,11 @@
 /*
- * engine_int.h: structures shared by the engine's files, not part of the API.
- *
- * A file calls only files listed below it, and the four stages never
- * call each other, so the calls form no circle:
- *
- *   engine.c     tide_decide(): the walk (R-O, R-L1), the shape cache
- *   evict.c      evictions after the walk (R-E1 to R-E6); its dry runs
- *                admit and place a job as the walk would
- *   ----------------------------------------------------------- stages
- *   order.c      which job first (R-O1 to R-O4)
- *   admit.c      may the queue hold the job (R-A1), can it ever (R-A2)
- *   place.c      a job's replicas on nodes (R-L3 to R-L6), why not
- *   reserve.c    reservations (R-L2)
- *   ----------------------------------------------------- below them
- *   frag.c       the frag node order (R-L5), for place.c (frag.h)
- *   fit.c        does it fit: node and partition filters, room on a
- *                node, the GPUs a replica would get, card keys, holds
- *                and backfill (fit.h)
- *   gpus.c       which GPUs of a node (R-L6)
- *   reason_memo.c > reasons.c   pending-reason texts (R-C2)
- *   work.c       scratch memory of one decide call
- *   snapshot.c   the input: interning, node index, charging
- *   sort.c       tide_sort (sort.h); headers hash.h and satmath.h
- *
- * Every stage can be read and tested with only the files below it.
+ * engine_int.h: the types the engine's files share, not part of the API:
+ * the node index (partitions, groups), the per-job data derived once per
+ * decide, and TideWork, the state of one tide_decide() call.  Each file's
+ * functions are declared in its own header (order.h, admit.h, place.h,
+ * reserve.h, evict.h, claims.h, prep.h, fit.h, frag.h, work.h,
+ * snapshot_int.h, sort.h); docs/development.md draws how they call each
+ * other.
  */
 #ifndef TIDE_ENGINE_INT_H
 #define TIDE_ENGINE_INT_H
@@ -104,13 +86,6 @@ typedef struct TideIndex
 	int32_t	   *queue_rank;		/* [nqueues] rank of the name */
 } TideIndex;
 
-typedef struct TideShape
-{
-	uint64_t	hash;
-	int32_t		job;			/* representative job + 1, 0 = empty */
-	int32_t		mode;
-} TideShape;
-
 /* Per job, derived once per decide. */
 typedef struct TideJobInfo
 {
@@ -144,7 +119,8 @@ typedef struct TideWork
 	int32_t		nheld;
 	int32_t	   *held_queues;
 	int32_t		nheld_queues;
-	TideShape  *shapes;			/* failed shapes, NULL until the first */
+	struct TideShape *shapes;	/* prep.c: failed shapes, NULL until the first */
+	int32_t    *shape_slot;		/* their table (hash.h) */
 	uint64_t	shape_mask;
 	int32_t		nshapes;
 	int64_t    *vec;			/* [nres] scratch */
@@ -153,59 +129,20 @@ typedef struct TideWork
 	int32_t	   *run_start;		/* CSR of running allocations per node, or NULL */
 	int32_t	   *run_list;
 	int32_t	   *run_tmp;
-	/* set while placing one job */
-	int32_t		fail_role;
-	int32_t		placed_count;
-	int32_t		card_blocked_res;	/* a card key that excluded a partition, or -1 */
-	int32_t		card_blocked_mode;
 	int64_t    *hold_res;		/* [hold capacity * nres] pool for TideHold.res */
 	struct TideReasonSets *rsets;	/* reasons.c: r->reasons by content */
 	struct TideBlocks *blocks;	/* what to give back when mem.free is set */
-	struct TideEvictWork *ev;	/* evict.c: claims and victims, NULL when off */
+	struct TideClaimWork *claims;	/* claims.c: R-E6 claims, NULL when off */
+	struct TideEvictWork *ev;	/* evict.c: victims, NULL when off */
 } TideWork;
 
-/* work.c */
-extern void tide_work_begin(TideWork *w, TideSnapshot *s);
-extern void *tide_work_alloc(TideWork *w, size_t size);
-extern void *tide_work_alloc_raw(TideWork *w, size_t size);
-extern void *tide_work_table(TideWork *w, size_t elem, uint64_t *mask);
-extern void tide_work_release(TideWork *w, void *p);
-extern void *tide_work_grow(TideWork *w, void *old, size_t old_size, size_t new_size);
-
-/* snapshot.c */
-extern void tide_node_reindex(TideSnapshot *s, TideNode *n);
-extern void tide_node_apply(TideSnapshot *s, TideNode *n, const int64_t *res,
-							uint64_t gpus, int gpu_milli, int sign);
-extern void tide_queue_apply(TideSnapshot *s, TideQueue *q, const TideNode *n,
-							 bool idle, const int64_t *res, int sign);
-extern int	tide_bucket_of(const TideSnapshot *s, const TideNode *n, const TidePart *p);
-extern int	tide_bitlen(int64_t v);
-extern const char *tide_label_name(const TideSnapshot *s, int id);
-
-/* order.c */
-extern int32_t *tide_order_queue_jobs(TideWork *w, int32_t *starts);
-extern int32_t *tide_order_idle_jobs(TideWork *w, int32_t *nidle);
-extern double tide_queue_share(const TideSnapshot *s, const TideQueue *q);
-
-/* admit.c */
-extern int	tide_admit(TideWork *w, int j, TideOutcome *o);
-extern bool tide_admit_idle(TideWork *w, int j, TideOutcome *o);
-extern bool tide_static_check(TideWork *w, int j, TideOutcome *o);
-
-/* place.c */
-extern bool tide_place_job(TideWork *w, int j, int mode);
-extern void tide_rollback(TideWork *w, int start);
-extern void tide_diagnose(TideWork *w, int j, int mode, TideOutcome *o);
-
-/* reserve.c */
-extern void tide_reserve(TideWork *w, int j, int mode, bool admitted);
-extern void tide_holds_clear(TideWork *w);
-
-/* evict.c (R-E1 to R-E6): no-ops unless the snapshot's evict is set */
-extern void tide_claims_begin(TideWork *w);
-extern void tide_claims_take(TideWork *w, int j);
-extern void tide_claims_give(TideWork *w, int j, bool placed);
-extern void tide_evict_pass(TideWork *w);
+/*
+ * reasons.c: every stage adds pending reasons (R-C2).  work.h and
+ * snapshot_int.h are included for reasons.c, which reaches them through
+ * this header.
+ */
+#include "snapshot_int.h"
+#include "work.h"
 
 /* reasons.c */
 extern void tide_reason_add(TideWork *w, TideOutcome *o, int code, int res, int role,

@@ -26,20 +26,18 @@
  * fits, nothing is evicted.  A victim is a whole job (R-E5).
  *
  * Holding (R-E6): the dry run's placement becomes claims, written by the
- * adapter and given back in the next cycles' snapshots.  The engine
- * charges the part of a claim that is free now to its node as if used, so
- * no other job takes it; when the walk reaches the claim's owner, its
- * claims are released for it alone.  The victims' part is still used
- * (releasing) until the launchers confirm, so nothing else can take it
- * either.  A claim lasts while some victim is stopping (waiting) and for
- * one more cycle; if its owner still does not fit then, it lapses and the
- * owner may evict again.
+ * adapter and given back in the next cycles' snapshots (claims.c).
  */
 #include <string.h>
 
+#include "admit.h"
+#include "claims.h"
+#include "evict.h"
 #include "fit.h"
 #include "hash.h"
+#include "place.h"
 #include "sort.h"
+#include "work.h"
 
 typedef struct Victim
 {
@@ -59,14 +57,6 @@ typedef struct Victim
 
 typedef struct TideEvictWork
 {
-	/* claims of earlier cycles */
-	int32_t    *claim_job;		/* [nclaims] job index, -1 unknown */
-	int64_t    *claim_res;		/* [nclaims * nres] the part charged */
-	uint64_t   *claim_gpus;
-	int32_t    *claim_milli;
-	bool	   *claim_on;		/* charged to its node now */
-	bool	   *job_claims;		/* [njobs] has claims */
-	bool	   *job_waiting;	/* [njobs] some victim still stopping */
 	/* victims */
 	int32_t    *order;			/* running indexes by job id */
 	Victim	   *victims;
@@ -93,114 +83,6 @@ tide_rule_name(int rule)
 			return "R-E3 preemption";
 	}
 	return "eviction";
-}
-
-/* Charge (+1) or release (-1) claim c's effective part on its node only. */
-static void
-claim_apply(TideWork *w, int c, int sign)
-{
-	TideSnapshot *s = w->s;
-	TideEvictWork *ev = w->ev;
-
-	tide_node_apply(s, &s->nodes[s->claims[c].node], ev->claim_res + (size_t) c * w->nres,
-					ev->claim_gpus[c], ev->claim_milli[c], sign);
-	ev->claim_on[c] = sign > 0;
-}
-
-/*
- * Claims of earlier cycles: charge the part of each that is free now (the
- * rest is still used by a victim that is stopping), so that no job but
- * its owner can use it.  Called after prepare_jobs: owners are not
- * cacheable (their fit depends on their claims).
- */
-void
-tide_claims_begin(TideWork *w)
-{
-	TideSnapshot *s = w->s;
-	TideEvictWork *ev;
-	int			nc = s->nclaims;
-
-	w->ev = NULL;
-	if (!s->evict)
-		return;
-	ev = tide_work_alloc(w, sizeof(TideEvictWork));
-	w->ev = ev;
-	ev->claim_job = tide_work_alloc(w, sizeof(int32_t) * (nc + 1));
-	ev->claim_res = tide_work_alloc(w, sizeof(int64_t) * w->nres * (nc + 1));
-	ev->claim_gpus = tide_work_alloc(w, sizeof(uint64_t) * (nc + 1));
-	ev->claim_milli = tide_work_alloc(w, sizeof(int32_t) * (nc + 1));
-	ev->claim_on = tide_work_alloc(w, sizeof(bool) * (nc + 1));
-	ev->job_claims = tide_work_alloc(w, sizeof(bool) * (s->njobs + 1));
-	ev->job_waiting = tide_work_alloc(w, sizeof(bool) * (s->njobs + 1));
-
-	for (int c = 0; c < nc; c++)
-	{
-		const TideClaim *cl = &s->claims[c];
-		int			j = tide_job_index(s, cl->job_id);
-		TideNode   *n;
-		int64_t    *eff = ev->claim_res + (size_t) c * w->nres;
-
-		ev->claim_job[c] = j;
-		if (j < 0 || cl->node < 0 || cl->node >= s->nnodes || !cl->res)
-		{
-			ev->claim_job[c] = -1;
-			continue;
-		}
-		ev->job_claims[j] = true;
-		if (cl->waiting)
-			ev->job_waiting[j] = true;
-		w->info[j].cacheable = false;
-		n = &s->nodes[cl->node];
-		for (int r = 0; r < w->nres; r++)
-		{
-			int64_t		avail = tide_sat_sub(n->capacity[r], n->used[r]);
-
-			eff[r] = cl->res[r] < avail ? cl->res[r] : avail;
-			if (eff[r] < 0)
-				eff[r] = 0;
-		}
-		if (cl->gpu_milli > 0)
-		{
-			int			g = cl->gpus ? __builtin_ctzll(cl->gpus) : -1;
-			int			m = 0;
-
-			if (g >= 0 && g < n->ngpus)
-				m = n->gpu_free[g] < cl->gpu_milli ? n->gpu_free[g] : cl->gpu_milli;
-			ev->claim_milli[c] = m;
-			ev->claim_gpus[c] = m > 0 ? (uint64_t) 1 << g : 0;
-			eff[TIDE_RES_GPU] = m;
-		}
-		else
-		{
-			ev->claim_gpus[c] = cl->gpus & n->free_whole;
-			ev->claim_milli[c] = 0;
-			if (cl->gpus)
-				eff[TIDE_RES_GPU] = (int64_t) __builtin_popcountll(ev->claim_gpus[c]) * TIDE_MILLI;
-		}
-		claim_apply(w, c, +1);
-	}
-}
-
-/* The walk reached job j: its claims are its own to use. */
-void
-tide_claims_take(TideWork *w, int j)
-{
-	if (!w->ev || !w->ev->job_claims[j])
-		return;
-	for (int c = 0; c < w->s->nclaims; c++)
-		if (w->ev->claim_job[c] == j && w->ev->claim_on[c])
-			claim_apply(w, c, -1);
-}
-
-/* Job j was tried: if it did not fit, hold its claims again. */
-void
-tide_claims_give(TideWork *w, int j, bool placed)
-{
-	if (!w->ev || !w->ev->job_claims[j] || placed)
-		return;
-	for (int c = 0; c < w->s->nclaims; c++)
-		if (w->ev->claim_job[c] == j && !w->ev->claim_on[c])
-			claim_apply(w, c, +1);
 }
 
 /* Live allocations by job id, then allocation id (then index: total). */
@@ -409,23 +291,7 @@ dry_run(TideWork *w, int j, bool card_quota, int *start)
 		return false;
 	mode = card_quota || klass == TIDE_CLASS_GUARANTEED ? MODE_GUARANTEED : MODE_BORROW;
 	*start = w->r->nplacements;
-	return tide_place_job(w, j, mode);
-}
-
-/* Is node ni one that job j could use (ready, labels, card type, role)? */
-static bool
-node_usable(TideWork *w, int j, int ni)
-{
-	TideSnapshot *s = w->s;
-	const TideJob *job = &s->jobs[j];
-	const TideNode *n = &s->nodes[ni];
-
-	if (n->state != TIDE_NODE_READY || n->part < 0 || !tide_node_matches(job, n, ni, w->info[j].avoids))
-		return false;
-	for (int ri = 0; ri < job->nroles; ri++)
-		if (tide_part_allowed(w, j, &job->roles[ri], &w->ix->parts[n->part]))
-			return true;
-	return false;
+	return tide_place_job(w, j, mode).placed;
 }
 
 /* Aggregate check before a dry run: could the usable free space hold j's minimum? */
@@ -533,38 +399,20 @@ fail_seen(TideWork *w, uint64_t key, bool insert)
 	return false;
 }
 
-/* Try to make room for job j by evicting; true when it evicted. */
+/*
+ * The nodes job j could use (usable), what is free on them (free_sum) and
+ * their capacity (cap_sum); false when there is none.
+ */
 static bool
-evict_for(TideWork *w, int j, Cand *chosen, bool *usable, int64_t *free_sum, int64_t *cap_sum)
+usable_space(TideWork *w, int j, bool *usable, int64_t *free_sum, int64_t *cap_sum)
 {
 	TideSnapshot *s = w->s;
-	TideEvictWork *ev = w->ev;
-	TideResult *r = w->r;
-	const TideJob *job = &s->jobs[j];
-	TideOutcome *o = &r->outcomes[j];
-	bool		e1 = o->klass == TIDE_CLASS_GUARANTEED;
-	bool		e2 = job->service == TIDE_SVC_INFERENCE && o->klass != TIDE_CLASS_NONE;
-	bool		e3 = s->queues[job->queue].preemption_within == TIDE_PREEMPT_LOWER_PRIORITY;
-	int			nch = 0;
-	bool		fits = false;
-	bool		dirty = false;
-	int			start = r->nplacements;
 	bool		any_usable = false;
-	uint64_t	key;
 
-	if (!(e1 || e2 || e3))
-		return false;
-	key = fail_key(w, j, e3);
-	if (key && fail_seen(w, key, false))
-		return false;
 	for (int ni = 0; ni < s->nnodes; ni++)
-		any_usable |= (usable[ni] = node_usable(w, j, ni));
+		any_usable |= (usable[ni] = tide_node_usable(w, j, ni));
 	if (!any_usable)
-	{
-		if (key)
-			fail_seen(w, key, true);
 		return false;
-	}
 	memset(free_sum, 0, sizeof(int64_t) * w->nres);
 	memset(cap_sum, 0, sizeof(int64_t) * w->nres);
 	for (int ni = 0; ni < s->nnodes; ni++)
@@ -576,57 +424,80 @@ evict_for(TideWork *w, int j, Cand *chosen, bool *usable, int64_t *free_sum, int
 										   tide_sat_sub(s->nodes[ni].capacity[k], s->nodes[ni].used[k]));
 				cap_sum[k] = tide_sat_add(cap_sum[k], s->nodes[ni].capacity[k]);
 			}
+	return true;
+}
 
-	/*
-	 * Greedy, least harm first: release candidates (a rule allows them, they
-	 * hold something j could use) until a dry run places j.  A dry run is
-	 * tried only when the usable free space could hold j's minimum and a
-	 * node just freed has room for one of its replicas.
-	 */
-	for (int h = 0; h < ev->nvictims && !fits; h++)
+/* What a preemptor may evict (R-E1 to R-E3) and the space it could use. */
+typedef struct Preemptor
+{
+	int			j;
+	bool		e1,
+				e2,
+				e3;
+	bool	   *usable;			/* [nnodes] */
+	int64_t    *free_sum;		/* [nres] */
+	int64_t    *cap_sum;		/* [nres] */
+} Preemptor;
+
+/*
+ * Greedy, least harm first: release candidates (a rule allows them, they
+ * hold something j could use) until a dry run places j.  A dry run is
+ * tried only when the usable free space could hold j's minimum and a
+ * node just freed has room for one of its replicas.  The released victims
+ * are in chosen[0..*nch-1]; true when j fits with them gone.
+ */
+static bool
+release_until_fit(TideWork *w, const Preemptor *p, Cand *chosen, int *nch)
+{
+	TideSnapshot *s = w->s;
+	TideEvictWork *ev = w->ev;
+	int			j = p->j;
+	bool		dirty = false;
+	int			start;
+
+	for (int h = 0; h < ev->nvictims; h++)
 	{
 		int			vi = ev->harm[h];
 		Victim	   *v = &ev->victims[vi];
-		int			rule = victim_rule(w, j, e1, e2, e3, v);
+		int			rule = victim_rule(w, j, p->e1, p->e2, p->e3, v);
 		bool		useful = false;
 
 		if (!rule)
 			continue;
 		for (int k = 0; k < v->count && !useful; k++)
-			useful = usable[s->running[ev->order[v->first + k]].node];
+			useful = p->usable[s->running[ev->order[v->first + k]].node];
 		if (!useful)
 			continue;
 		victim_apply(w, v, -1);
-		dirty |= victim_sum(w, j, v, usable, free_sum);
-		chosen[nch].v = vi;
-		chosen[nch].rule = rule;
-		nch++;
-		if (dirty && enough_in_sum(w, j, free_sum, cap_sum))
+		dirty |= victim_sum(w, j, v, p->usable, p->free_sum);
+		chosen[*nch].v = vi;
+		chosen[*nch].rule = rule;
+		(*nch)++;
+		if (dirty && enough_in_sum(w, j, p->free_sum, p->cap_sum))
 		{
 			dirty = false;
-			if (dry_run(w, j, e1 || e2, &start))
+			if (dry_run(w, j, p->e1 || p->e2, &start))
 			{
-				fits = true;
 				tide_rollback(w, start);
+				return true;
 			}
 		}
 	}
-	if (!fits)
-	{
-		for (int k = nch - 1; k >= 0; k--)
-			victim_apply(w, &ev->victims[chosen[k].v], +1);
-		if (key)
-			fail_seen(w, key, true);
-		return false;
-	}
+	return false;
+}
 
-	/* reprieve, most harmful first, every victim j can do without */
+/* Reprieve, most harmful first, every victim j can do without; the count left. */
+static int
+reprieve(TideWork *w, const Preemptor *p, Cand *chosen, int nch)
+{
+	int			start;
+
 	for (int k = nch - 2; k >= 0; k--)
 	{
-		Victim	   *v = &ev->victims[chosen[k].v];
+		Victim	   *v = &w->ev->victims[chosen[k].v];
 
 		victim_apply(w, v, +1);
-		if (dry_run(w, j, e1 || e2, &start))
+		if (dry_run(w, p->j, p->e1 || p->e2, &start))
 		{
 			tide_rollback(w, start);
 			memmove(&chosen[k], &chosen[k + 1], sizeof(Cand) * (nch - k - 1));
@@ -635,14 +506,21 @@ evict_for(TideWork *w, int j, Cand *chosen, bool *usable, int64_t *free_sum, int
 		else
 			victim_apply(w, v, -1);
 	}
+	return nch;
+}
 
-	/* the placement that is held for j (R-E6): charged as if j ran */
-	if (!dry_run(w, j, e1 || e2, &start))
-	{
-		for (int k = nch - 1; k >= 0; k--)
-			victim_apply(w, &ev->victims[chosen[k].v], +1);
-		return false;			/* cannot happen: the same state fitted */
-	}
+/*
+ * The placements from start on become j's claims (R-E6), not placed but
+ * held; the chosen victims are evicted.
+ */
+static void
+record_eviction(TideWork *w, int j, int start, const Cand *chosen, int nch)
+{
+	TideResult *r = w->r;
+	TideEvictWork *ev = w->ev;
+	const TideJob *job = &w->s->jobs[j];
+	TideOutcome *o = &r->outcomes[j];
+
 	for (int i = start; i < r->nplacements; i++)
 	{
 		const TidePlacement *pl = &r->placements[i];
@@ -676,118 +554,69 @@ evict_for(TideWork *w, int j, Cand *chosen, bool *usable, int64_t *free_sum, int
 	tide_reason_add(w, o, R_EVICTING, -1, -1, nch, 0, 0, 0);
 	r->counters.preemptors++;
 	r->counters.jobs_evicted += nch;
-	return true;
 }
 
-/* Would req fit on the node of claim c if the claim were free? */
+/* Try to make room for job j by evicting; true when it evicted. */
 static bool
-fits_with_claim(const TideWork *w, int c, const int64_t *req)
-{
-	const TideSnapshot *s = w->s;
-	const TideEvictWork *ev = w->ev;
-	const TideNode *n = &s->nodes[s->claims[c].node];
-	const int64_t *eff = ev->claim_res + (size_t) c * w->nres;
-	int64_t		gpu = req[TIDE_RES_GPU];
-
-	for (int r = 0; r < w->nres; r++)
-		if (req[r] > 0 && req[r] > tide_sat_add(tide_sat_sub(n->capacity[r], n->used[r]), eff[r]))
-			return false;
-	if (gpu >= TIDE_MILLI)
-		return __builtin_popcountll(n->free_whole | (ev->claim_milli[c] ? 0 : ev->claim_gpus[c])) >= gpu / TIDE_MILLI;
-	if (gpu > 0)
-		for (int g = 0; g < n->ngpus; g++)
-		{
-			int64_t		back = 0;
-
-			if ((ev->claim_gpus[c] >> g) & 1)
-				back = ev->claim_milli[c] ? ev->claim_milli[c] : TIDE_MILLI;
-			if (n->gpu_free[g] + back >= gpu)
-				return true;
-		}
-	return gpu <= 0;
-}
-
-/*
- * R-C2: a pending job that would fit on resources held for a preemptor
- * says so ("held for job 42 (1 node)"), as for a reservation.
- */
-static void
-note_held_by_claims(TideWork *w)
+evict_for(TideWork *w, int j, Cand *chosen, bool *usable, int64_t *free_sum, int64_t *cap_sum)
 {
 	TideSnapshot *s = w->s;
-	TideEvictWork *ev = w->ev;
-	bool		any = false;
-	uint64_t	mask;
-	uint64_t   *keys;
-	int64_t    *vals;			/* nodes << 48 | owner: one answer per job shape */
+	const TideJob *job = &s->jobs[j];
+	TideOutcome *o = &w->r->outcomes[j];
+	Preemptor	p;
+	int			nch = 0;
+	int			start = w->r->nplacements;
+	uint64_t	key;
 
-	for (int c = 0; c < s->nclaims && !any; c++)
-		any = ev->claim_on[c];
-	if (!any)
-		return;
-	keys = tide_work_table(w, sizeof(uint64_t), &mask);
-	vals = tide_work_table(w, sizeof(int64_t), &mask);
-	for (int j = 0; j < s->njobs; j++)
+	p.j = j;
+	p.e1 = o->klass == TIDE_CLASS_GUARANTEED;
+	p.e2 = job->service == TIDE_SVC_INFERENCE && o->klass != TIDE_CLASS_NONE;
+	p.e3 = s->queues[job->queue].preemption_within == TIDE_PREEMPT_LOWER_PRIORITY;
+	p.usable = usable;
+	p.free_sum = free_sum;
+	p.cap_sum = cap_sum;
+	if (!(p.e1 || p.e2 || p.e3))
+		return false;
+	key = fail_key(w, j, p.e3);
+	if (key && fail_seen(w, key, false))
+		return false;
+	if (!usable_space(w, j, usable, free_sum, cap_sum))
 	{
-		TideOutcome *o = &w->r->outcomes[j];
-		const TideJob *job = &s->jobs[j];
-		int			nodes = 0;
-		int64_t		owner = 0;
-		uint64_t	key = 0,
-					k = 0;
-
-		if (o->status != TIDE_PENDING || ev->job_claims[j] || w->info[j].bad ||
-			o->klass == TIDE_CLASS_NONE || o->nreasons >= TIDE_MAX_REASONS)
-			continue;
-		if (w->info[j].cacheable)
-		{
-			key = tide_hash_mix(w->info[j].hash, (uint64_t) job->queue + 1);
-			key = key ? key : 1;
-			k = key & mask;
-			while (keys[k] && keys[k] != key)
-				k = (k + 1) & mask;
-			if (keys[k] == key)
-			{
-				if (vals[k] > 0)
-					tide_reason_add(w, o, R_HELD, -1, -1, vals[k] >> 48, 0, 0, vals[k] & ((1LL << 48) - 1));
-				continue;
-			}
-		}
-		for (int c = 0; c < s->nclaims; c++)
-		{
-			bool		fit = false;
-
-			if (!ev->claim_on[c] || !node_usable(w, j, s->claims[c].node))
-				continue;
-			for (int ri = 0; ri < job->nroles && !fit; ri++)
-				fit = fits_with_claim(w, c, job->roles[ri].request);
-			if (fit)
-			{
-				nodes++;
-				if (!owner)
-					owner = s->claims[c].job_id;
-			}
-		}
-		if (nodes > 0)
-			tide_reason_add(w, o, R_HELD, -1, -1, nodes, 0, 0, owner);
-		/* nodes << 48 | owner must fit (no signed overflow): else no caching */
-		if (key && (nodes == 0 || (nodes < (1 << 15) && owner >= 0 && owner < (1LL << 48))))
-		{
-			keys[k] = key;
-			vals[k] = nodes > 0 ? ((int64_t) nodes << 48) | owner : 0;
-		}
+		if (key)
+			fail_seen(w, key, true);
+		return false;
 	}
+	if (!release_until_fit(w, &p, chosen, &nch))
+	{
+		for (int k = nch - 1; k >= 0; k--)
+			victim_apply(w, &w->ev->victims[chosen[k].v], +1);
+		if (key)
+			fail_seen(w, key, true);
+		return false;
+	}
+	nch = reprieve(w, &p, chosen, nch);
+
+	/* the placement that is held for j (R-E6): charged as if j ran */
+	if (!dry_run(w, j, p.e1 || p.e2, &start))
+	{
+		for (int k = nch - 1; k >= 0; k--)
+			victim_apply(w, &w->ev->victims[chosen[k].v], +1);
+		return false;			/* cannot happen: the same state fitted */
+	}
+	record_eviction(w, j, start, chosen, nch);
+	return true;
 }
 
 /*
  * The eviction pass, after the walk: claim owners first (waiting or
- * lapsed), then every job left pending, in walk order, may evict.
+ * lapsed, claims.c), then every job left pending, in walk order, may
+ * evict.
  */
 void
 tide_evict_pass(TideWork *w)
 {
 	TideSnapshot *s = w->s;
-	TideEvictWork *ev = w->ev;
+	TideEvictWork *ev;
 	TideResult *r = w->r;
 	int64_t		total = 0;
 	Cand	   *chosen;
@@ -795,31 +624,16 @@ tide_evict_pass(TideWork *w)
 	int64_t    *free_sum;
 	int64_t    *cap_sum;
 
-	if (!ev)
+	if (!s->evict)
 		return;
+	ev = tide_work_alloc(w, sizeof(TideEvictWork));
+	w->ev = ev;
 	for (int j = 0; j < s->njobs; j++)
 		total += w->info[j].total_replicas;
 	r->evictions = tide_work_alloc(w, sizeof(TideEviction) * (s->nrunning + 1));
 	r->new_claims = tide_work_alloc(w, sizeof(TideClaim) * (total + 1));
 
-	/* owners of earlier claims: still waiting, or lapsed (free for all now) */
-	for (int j = 0; j < s->njobs; j++)
-	{
-		TideOutcome *o = &r->outcomes[j];
-
-		if (!ev->job_claims[j] || o->status == TIDE_PLACED)
-			continue;
-		if (ev->job_waiting[j] && o->status == TIDE_PENDING)
-		{
-			o->evict_state = TIDE_EV_WAITING;
-			o->nreasons = 0;
-			tide_reason_add(w, o, R_EVICT_WAIT, -1, -1, 0, 0, 0, 0);
-			continue;
-		}
-		o->evict_state = TIDE_EV_LAPSED;
-		tide_claims_take(w, j);
-	}
-	note_held_by_claims(w);
+	tide_claims_settle(w);
 
 	build_victims(w);
 	if (ev->nvictims == 0)

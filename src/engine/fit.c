@@ -182,7 +182,7 @@ tide_node_fits(TideWork *w, const TideJob *job, const TideNode *n,
  */
 bool
 tide_part_card_ok(TideWork *w, const TideJob *job, const TidePart *p,
-				  const TideRole *role, int mode, bool record)
+				  const TideRole *role, int mode, TideCardBlock *block)
 {
 	const TideQueue *q = &w->s->queues[job->queue];
 	int			t = p->gpu_type;
@@ -198,20 +198,20 @@ tide_part_card_ok(TideWork *w, const TideJob *job, const TidePart *p,
 	}
 	if (tide_over4(q->capability[t], q->usage[t], q->idle_usage[t], held, add))
 	{
-		if (record)
+		if (block)
 		{
-			w->card_blocked_res = t;
-			w->card_blocked_mode = MODE_BORROW;
+			block->res = t;
+			block->mode = MODE_BORROW;
 		}
 		return false;
 	}
 	if (mode == MODE_GUARANTEED && q->quota[t] != TIDE_UNLIMITED &&
 		tide_over4(q->quota[t], q->usage[t], held, 0, add))
 	{
-		if (record && w->card_blocked_res < 0)
+		if (block && block->res < 0)
 		{
-			w->card_blocked_res = t;
-			w->card_blocked_mode = MODE_GUARANTEED;
+			block->res = t;
+			block->mode = MODE_GUARANTEED;
 		}
 		return false;
 	}
@@ -233,4 +233,20 @@ tide_extra_replica_ok(TideWork *w, const TideJob *job, const TideNode *n,
 				   q->held[n->gpu_type], req[TIDE_RES_GPU]))
 		return false;
 	return true;
+}
+
+/* Is node ni one that job j could use (ready, labels, card type, role)? */
+bool
+tide_node_usable(TideWork *w, int j, int ni)
+{
+	TideSnapshot *s = w->s;
+	const TideJob *job = &s->jobs[j];
+	const TideNode *n = &s->nodes[ni];
+
+	if (n->state != TIDE_NODE_READY || n->part < 0 || !tide_node_matches(job, n, ni, w->info[j].avoids))
+		return false;
+	for (int ri = 0; ri < job->nroles; ri++)
+		if (tide_part_allowed(w, j, &job->roles[ri], &w->ix->parts[n->part]))
+			return true;
+	return false;
 }

@@ -2,8 +2,7 @@
  * fit.h: does it fit?  The checks that admission, placement, reservation
  * and eviction share, in one module below all of them (fit.c).  They read
  * the snapshot and the work state and change neither, except that
- * tide_node_fits() counts node_checks and tide_part_card_ok() may record
- * which card key blocked a partition.
+ * tide_node_fits() counts node_checks.
  *
  * Limits (R-A1): a queue's accounted usage never reaches INT64_MAX, which
  * means "this much or more" (satmath.h); the inline helpers below are the
@@ -13,6 +12,13 @@
 #define TIDE_FIT_H
 
 #include "engine_int.h"
+
+/* A card key that excluded a partition (R-A1), from tide_part_card_ok(). */
+typedef struct TideCardBlock
+{
+	int32_t		res;			/* the card type's resource, -1 none */
+	int32_t		mode;			/* MODE_GUARANTEED: its quota; MODE_BORROW: capability */
+} TideCardBlock;
 
 /*
  * Would used + ask exceed limit?  used is a saturated sum (usage + held,
@@ -86,6 +92,9 @@ tide_node_holds_apply(TideWork *w, const TideJob *job, const TideNode *n)
  */
 extern bool tide_node_matches(const TideJob *job, const TideNode *n, int nodeidx, bool avoid);
 
+/* Is node ni one that job j could use (ready, labels, card type, role)? */
+extern bool tide_node_usable(TideWork *w, int j, int ni);
+
 /* Could a node of job j's group other than its failed ones ever hold it (R-L4)? */
 extern bool tide_other_node_could_hold(TideWork *w, int j);
 
@@ -107,9 +116,12 @@ extern uint64_t tide_node_gpus_for(const TideNode *n, int64_t gpu, bool use_held
 extern bool tide_node_fits(TideWork *w, const TideJob *job, const TideNode *n,
 						   const int64_t *req, bool ignore_holds);
 
-/* Card keys of a replica in partition p within the queue's limits (R-A1)? */
+/*
+ * Card keys of a replica in partition p within the queue's limits (R-A1)?
+ * If not and block is not NULL, block says which key and which limit.
+ */
 extern bool tide_part_card_ok(TideWork *w, const TideJob *job, const TidePart *p,
-							  const TideRole *role, int mode, bool record);
+							  const TideRole *role, int mode, TideCardBlock *block);
 
 /* A replica beyond the gang minimum keeps the queue within capability? */
 extern bool tide_extra_replica_ok(TideWork *w, const TideJob *job, const TideNode *n,

@@ -47,8 +47,11 @@
  */
 #include <string.h>
 
+#include "fit.h"
 #include "frag.h"
 #include "hash.h"
+#include "snapshot_int.h"
+#include "work.h"
 
 #define FRAG_MAX_SHAPES	64		/* shapes kept, heaviest first */
 #define FRAG_ROOM_SHIFT	4		/* GPU milli lost counts 16 x milli short of room */
@@ -92,23 +95,6 @@ typedef struct TideFrag
 	FragMemo   *memo;			/* [nnodes * FRAG_MEMO] */
 } TideFrag;
 
-static uint64_t
-mix(uint64_t h, uint64_t v)
-{
-	h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
-	return h * 0xff51afd7ed558ccdULL;
-}
-
-static uint64_t
-req_hash(int nres, const int64_t *req)
-{
-	uint64_t	h = 0;
-
-	for (int r = 0; r < nres; r++)
-		h = mix(h, (uint64_t) req[r]);
-	return h;
-}
-
 /* A candidate shape before scaling: request, type, selector, raw weight. */
 typedef struct RawShape
 {
@@ -123,10 +109,10 @@ typedef struct RawShape
 static uint64_t
 raw_hash(int nres, const RawShape *x)
 {
-	uint64_t	h = mix(req_hash(nres, x->req), (uint64_t) (x->gpu_type + 1));
+	uint64_t	h = tide_hash_mix(tide_hash_vec(x->req, nres), (uint64_t) (x->gpu_type + 1));
 
 	for (int i = 0; i < x->nsel; i++)
-		h = mix(h, (uint64_t) x->sel[i]);
+		h = tide_hash_mix(h, (uint64_t) x->sel[i]);
 	return h;
 }
 
@@ -213,21 +199,39 @@ set_shapes(TideFrag *f, int nres, RawShape *raw, int n, bool derived)
 	}
 }
 
-/* The slot table of collect() doubled, for raw[0..n-1]. */
+/* A collect() lookup: the shapes so far and the one looked for. */
+typedef struct RawKey
+{
+	const RawShape *raw;
+	const RawShape *x;
+	int			nres;
+} RawKey;
+
+static bool
+raw_is(const void *ctx, int32_t entry)
+{
+	const RawKey *key = ctx;
+
+	return key->raw[entry].hash == key->x->hash &&
+		raw_same(key->nres, &key->raw[entry], key->x);
+}
+
+static uint64_t
+raw_entry_hash(const void *ctx, int32_t entry)
+{
+	const RawKey *key = ctx;
+
+	return key->raw[entry].hash;
+}
+
+/* The slot table of collect() doubled. */
 static int32_t *
-grow_slots(TideWork *w, int32_t *old, uint64_t *tcap, const RawShape *raw, int n)
+grow_slots(TideWork *w, int32_t *old, uint64_t *tcap, const RawKey *key)
 {
 	uint64_t	cap = *tcap * 2;
 	int32_t    *slot = tide_work_alloc(w, sizeof(int32_t) * cap);
 
-	for (int i = 0; i < n; i++)
-	{
-		uint64_t	k = tide_hash_slot(raw[i].hash, cap - 1);
-
-		while (slot[k])
-			k = (k + 1) & (cap - 1);
-		slot[k] = i + 1;
-	}
+	tide_table_rehash(slot, cap - 1, old, *tcap, raw_entry_hash, key);
 	tide_work_release(w, old);
 	*tcap = cap;
 	return slot;
@@ -264,8 +268,11 @@ collect(TideWork *w, RawShape *raw, int cap, bool *derived)
 		/* distinct role requests of the pending jobs, open addressing */
 		uint64_t	tcap = 256;
 		int32_t    *slot;
+		RawKey		key;
 
 		slot = tide_work_alloc(w, sizeof(int32_t) * tcap);
+		key.raw = raw;
+		key.nres = s->nres;
 		for (int j = 0; j < s->njobs; j++)
 		{
 			const TideJob *job = &s->jobs[j];
@@ -284,10 +291,8 @@ collect(TideWork *w, RawShape *raw, int cap, bool *derived)
 				x.nsel = job->nselector;
 				x.weight = role->replicas;
 				x.hash = raw_hash(s->nres, &x);
-				k = tide_hash_slot(x.hash, tcap - 1);
-				while (slot[k] && !(raw[slot[k] - 1].hash == x.hash &&
-									raw_same(s->nres, &raw[slot[k] - 1], &x)))
-					k = (k + 1) & (tcap - 1);
+				key.x = &x;
+				k = tide_table_find(slot, tcap - 1, x.hash, raw_is, &key);
 				if (slot[k])
 					raw[slot[k] - 1].weight += x.weight;
 				else
@@ -295,7 +300,7 @@ collect(TideWork *w, RawShape *raw, int cap, bool *derived)
 					raw[n] = x;
 					slot[k] = ++n;
 					if ((uint64_t) n * 2 > tcap)
-						slot = grow_slots(w, slot, &tcap, raw, n);
+						slot = grow_slots(w, slot, &tcap, &key);
 				}
 			}
 		}
@@ -341,16 +346,16 @@ tide_frag_begin(TideWork *w)
 	raw = tide_work_alloc_raw(w, sizeof(RawShape) * (cap + 1));
 	n = collect(w, raw, cap, &derived);
 	set_shapes(f, s->nres, raw, n, derived);
-	h = mix(0, (uint64_t) f->nshapes);
+	h = tide_hash_mix(0, (uint64_t) f->nshapes);
 	for (int i = 0; i < f->nshapes; i++)
 	{
 		const FragShape *m = &f->shapes[i];
 
-		h = mix(h, req_hash(s->nres, m->req));
-		h = mix(h, (uint64_t) (m->gpu_type + 1));
-		h = mix(h, (uint64_t) m->weight);
+		h = tide_hash_mix(h, tide_hash_vec(m->req, s->nres));
+		h = tide_hash_mix(h, (uint64_t) (m->gpu_type + 1));
+		h = tide_hash_mix(h, (uint64_t) m->weight);
 		for (int k = 0; k < m->nsel; k++)
-			h = mix(h, (uint64_t) m->sel[k]);
+			h = tide_hash_mix(h, (uint64_t) m->sel[k]);
 	}
 	if (h != f->wl_hash)
 	{
@@ -476,7 +481,7 @@ tide_frag_delta(TideWork *w, const TideNode *n, const int64_t *req, bool use_hel
 {
 	TideFrag   *f = w->s->frag;
 	int			ni = (int) (n - w->s->nodes);
-	uint64_t	key = mix(req_hash(w->nres, req), use_held);
+	uint64_t	key = tide_hash_mix(tide_hash_vec(req, w->nres), use_held);
 	FragMemo   *e = &f->memo[(size_t) ni * FRAG_MEMO + (key >> 60) % FRAG_MEMO];
 
 	if (e->key == key && e->stamp == n->stamp && e->gen == f->gen)

@@ -4,7 +4,7 @@
 #ifndef TIDE_FRAG_H
 #define TIDE_FRAG_H
 
-#include "fit.h"
+#include "engine_int.h"
 
 /* Once per decide, before the walk: the typical workload (no-op without a frag queue). */
 extern void tide_frag_begin(TideWork *w);

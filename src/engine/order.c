@@ -5,14 +5,16 @@
  * order: retry jobs first, then higher priority, earlier created_at,
  * smaller id.  The walk (engine.c) takes the next job from the queue that
  * R-O4 ranks first at that moment: higher queue priority, then lower
- * dominant share of quota, then queue name.  Idle jobs come after every
+ * dominant share of quota, then queue name: the top of the queue heap
+ * (tide_queue_heap_*) kept here.  Idle jobs come after every
  * non-idle job (R-O2), in one list per resource group: retry first, then
  * R-O1.
  */
 #include <math.h>
 
-#include "engine_int.h"
+#include "order.h"
 #include "sort.h"
+#include "work.h"
 
 /* R-O3 then R-O1: retry lane, priority, created_at, id (then index: total). */
 static int
@@ -100,4 +102,86 @@ tide_queue_share(const TideSnapshot *s, const TideQueue *q)
 			share = (double) q->usage[r] / (double) q->quota[r];
 	}
 	return any ? share : INFINITY;
+}
+
+/* R-O4: queue a before queue b: higher priority, then lower share, then name. */
+static bool
+qbefore(const TideQueueHeap *h, int a, int b)
+{
+	const TideQueue *x = &h->s->queues[a];
+	const TideQueue *y = &h->s->queues[b];
+
+	if (x->priority != y->priority)
+		return x->priority > y->priority;
+	if (h->share[a] != h->share[b])
+		return h->share[a] < h->share[b];
+	return h->rank[a] < h->rank[b];
+}
+
+static void
+qsift_down(TideQueueHeap *h, int i)
+{
+	for (;;)
+	{
+		int			l = 2 * i + 1,
+					r = l + 1,
+					m = i;
+
+		if (l < h->n && qbefore(h, h->q[l], h->q[m]))
+			m = l;
+		if (r < h->n && qbefore(h, h->q[r], h->q[m]))
+			m = r;
+		if (m == i)
+			return;
+		{
+			int32_t		t = h->q[i];
+
+			h->q[i] = h->q[m];
+			h->q[m] = t;
+		}
+		i = m;
+	}
+}
+
+/*
+ * The R-O4 heap of the queues with non-idle jobs (starts as from
+ * tide_order_queue_jobs): the top is the queue whose next job the walk
+ * takes.
+ */
+void
+tide_queue_heap_init(TideWork *w, TideQueueHeap *h, const int32_t *starts)
+{
+	const TideSnapshot *s = w->s;
+
+	h->q = tide_work_alloc(w, sizeof(int32_t) * (s->nqueues + 1));
+	h->share = tide_work_alloc(w, sizeof(double) * (s->nqueues + 1));
+	h->s = s;
+	h->rank = w->ix->queue_rank;
+	h->n = 0;
+	for (int q = 0; q < s->nqueues; q++)
+		if (starts[q + 1] > starts[q])
+		{
+			h->share[q] = tide_queue_share(s, &s->queues[q]);
+			h->q[h->n++] = q;
+		}
+	for (int i = h->n / 2 - 1; i >= 0; i--)
+		qsift_down(h, i);
+}
+
+/* The top queue has no job left: out of the heap. */
+void
+tide_queue_heap_pop(TideQueueHeap *h)
+{
+	h->q[0] = h->q[--h->n];
+	qsift_down(h, 0);
+}
+
+/* The top queue placed a job: its share grew, it may sink. */
+void
+tide_queue_heap_update(TideQueueHeap *h)
+{
+	int			q = h->q[0];
+
+	h->share[q] = tide_queue_share(h->s, &h->s->queues[q]);
+	qsift_down(h, 0);
 }

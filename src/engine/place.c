@@ -6,7 +6,8 @@
  * it, not a node where the job's previous attempt failed, room for the
  * replica (vector, and per GPU: whole free GPUs, or one GPU with the share).
  *
- * Node order (R-L5): pack by default: the fullest node after placement.
+ * Node order (R-L5): frag by default, the least growth of fragmentation
+ * (frag.c); pack: the fullest node after placement; spread: the emptiest.
  * Nodes are kept in buckets by free whole GPUs (GPU nodes) or by the bit
  * length of free CPU (CPU nodes); pack walks buckets from the fullest that
  * could fit upward, spread from the emptiest down; inside a bucket, node
@@ -22,10 +23,13 @@
 
 #include "fit.h"
 #include "frag.h"
+#include "place.h"
+#include "snapshot_int.h"
 
-/* Allowed partitions of a role, card keys checked, in partition order. */
+/* Allowed partitions of a role, card keys checked (blocks noted), in partition order. */
 static int
-allowed_parts(TideWork *w, int j, const TideRole *role, int mode, int32_t *out)
+allowed_parts(TideWork *w, int j, const TideRole *role, int mode, int32_t *out,
+			  TideCardBlock *block)
 {
 	const TideGroup *g = &w->ix->groups[w->info[j].group];
 	const TideJob *job = &w->s->jobs[j];
@@ -37,7 +41,7 @@ allowed_parts(TideWork *w, int j, const TideRole *role, int mode, int32_t *out)
 
 		if (!tide_part_allowed(w, j, role, p))
 			continue;
-		if (!tide_part_card_ok(w, job, p, role, mode, true))
+		if (!tide_part_card_ok(w, job, p, role, mode, block))
 			continue;
 		out[n++] = pi;
 	}
@@ -157,7 +161,7 @@ search(TideWork *w, int j, const int32_t *parts, int nparts, const int64_t *req,
 
 /* Choose a node for the next replica of role ri; rem replicas of it are left. */
 static int
-find_node(TideWork *w, int j, int ri, int mode, int rem, int32_t *parts)
+find_node(TideWork *w, int j, int ri, int mode, int rem, int32_t *parts, TideCardBlock *block)
 {
 	TideSnapshot *s = w->s;
 	const TideJob *job = &s->jobs[j];
@@ -167,7 +171,7 @@ find_node(TideWork *w, int j, int ri, int mode, int rem, int32_t *parts)
 	int			nparts;
 	int64_t		gpu = req[TIDE_RES_GPU];
 
-	nparts = allowed_parts(w, j, role, mode, parts);
+	nparts = allowed_parts(w, j, role, mode, parts, block);
 	if (nparts == 0)
 		return -1;
 
@@ -263,12 +267,12 @@ tide_rollback(TideWork *w, int start)
 }
 
 /*
- * Place job j in the given mode; true when at least its gang minimum
+ * Place job j in the given mode; placed when at least its gang minimum
  * landed (R-L3).  Replicas beyond the minimum are placed when they fit and
  * the queue stays within capability.  On failure nothing stays placed and
- * w->fail_role / w->placed_count say how far it got.
+ * the result says how far it got.
  */
-bool
+TidePlaceResult
 tide_place_job(TideWork *w, int j, int mode)
 {
 	TideSnapshot *s = w->s;
@@ -278,10 +282,12 @@ tide_place_job(TideWork *w, int j, int mode)
 	int			min = w->info[j].min_replicas;
 	int			left = w->info[j].total_replicas;
 	int32_t    *parts = w->run_tmp;
+	TidePlaceResult res;
 
 	w->ngang = 0;
-	w->fail_role = -1;
-	w->card_blocked_res = -1;
+	res.fail_role = -1;
+	res.card.res = -1;
+	res.card.mode = 0;
 	for (int ri = 0; ri < job->nroles; ri++)
 	{
 		const TideRole *role = &job->roles[ri];
@@ -292,14 +298,14 @@ tide_place_job(TideWork *w, int j, int mode)
 
 			if (placed + left < min)
 				break;			/* the minimum is out of reach */
-			ni = find_node(w, j, ri, mode, role->replicas - rep, parts);
+			ni = find_node(w, j, ri, mode, role->replicas - rep, parts, &res.card);
 			if (ni >= 0 && placed >= min &&
 				!tide_extra_replica_ok(w, job, &s->nodes[ni], role->request))
 				ni = -1;
 			if (ni < 0)
 			{
-				if (w->fail_role < 0)
-					w->fail_role = ri;
+				if (res.fail_role < 0)
+					res.fail_role = ri;
 				left -= role->replicas - rep;
 				break;
 			}
@@ -308,49 +314,42 @@ tide_place_job(TideWork *w, int j, int mode)
 			left--;
 		}
 	}
-	w->placed_count = placed;
-	if (placed >= min && placed > 0)
-		return true;
-	tide_rollback(w, start);
-	return false;
+	res.placed_count = placed;
+	res.placed = placed >= min && placed > 0;
+	if (!res.placed)
+		tide_rollback(w, start);
+	return res;
 }
 
-/*
- * Why did job j not fit (R-C2, R-A2)?  One pass over the group's nodes for
- * the role that failed, counting each filter; every blocking reason found
- * is kept.  Sets o->status to unschedulable when no node could ever take
- * one replica.
- */
-void
-tide_diagnose(TideWork *w, int j, int mode, TideOutcome *o)
+/* What tide_diagnose() counts over the group's nodes, filter by filter. */
+typedef struct Diagnosis
+{
+	int			typed;			/* partition allowed */
+	int			labeled;		/* and labels match */
+	int			staticok;		/* and big enough, empty */
+	int			ready;			/* and ready */
+	int			avoided;		/* of those: the job's failed nodes (R-L4) */
+	int			card;			/* card keys over the queue's limits */
+	int			held;			/* would fit but for holds (R-L2) */
+	int			fit;			/* would fit */
+	int64_t		hold_job;		/* the first holder met */
+	int			shortc[TIDE_MAX_RES];	/* nodes short of each resource */
+	int			bigres;			/* a resource a replica is too big for */
+	int64_t		largest;		/* the most of it a node has */
+} Diagnosis;
+
+/* Count, for role ri of job j in group g, how far its nodes pass the filters. */
+static void
+diagnose_count(TideWork *w, int j, int ri, int mode, const TideGroup *g, Diagnosis *d,
+			   TideCardBlock *block)
 {
 	TideSnapshot *s = w->s;
 	const TideJob *job = &s->jobs[j];
-	int			ri = w->fail_role >= 0 ? w->fail_role : 0;
 	const TideRole *role = &job->roles[ri];
 	const int64_t *req = role->request;
-	const TideGroup *g;
-	int			typed = 0,
-				labeled = 0,
-				staticok = 0,
-				ready = 0,
-				avoided = 0,
-				card = 0,
-				held = 0,
-				fit = 0;
-	int64_t		hold_job = 0;
-	int			shortc[TIDE_MAX_RES];
-	int			bigres = -1;
-	int64_t		largest = 0;
 
-	if (w->info[j].group < 0)
-	{
-		tide_reason_add(w, o, R_NO_NODES, -1, -1, 0, 0, 0, job->queue);
-		o->status = TIDE_UNSCHEDULABLE;
-		return;
-	}
-	g = &w->ix->groups[w->info[j].group];
-	memset(shortc, 0, sizeof(shortc));
+	memset(d, 0, sizeof(*d));
+	d->bigres = -1;
 	for (int k = g->lo; k < g->hi; k++)
 	{
 		int			ni = w->ix->order[k];
@@ -360,7 +359,7 @@ tide_diagnose(TideWork *w, int j, int mode, TideOutcome *o)
 
 		if (!tide_part_allowed(w, j, role, p))
 			continue;
-		typed++;
+		d->typed++;
 		{
 			TideJob		nosel = *job;
 
@@ -368,54 +367,120 @@ tide_diagnose(TideWork *w, int j, int mode, TideOutcome *o)
 			if (!tide_node_matches(&nosel, n, ni, false))
 				continue;
 		}
-		labeled++;
+		d->labeled++;
 		small = tide_node_too_small(w, n, req);
-		if (bigres < 0)
-			bigres = small;
-		if (bigres >= 0)
+		if (d->bigres < 0)
+			d->bigres = small;
+		if (d->bigres >= 0)
 		{
-			int64_t		have = bigres == TIDE_RES_GPU && n->ngpus * (int64_t) TIDE_MILLI < n->capacity[bigres]
-				? n->ngpus * (int64_t) TIDE_MILLI : n->capacity[bigres];
+			int64_t		have = d->bigres == TIDE_RES_GPU && n->ngpus * (int64_t) TIDE_MILLI < n->capacity[d->bigres]
+				? n->ngpus * (int64_t) TIDE_MILLI : n->capacity[d->bigres];
 
-			if (have > largest)
-				largest = have;
+			if (have > d->largest)
+				d->largest = have;
 		}
 		if (small >= 0)
 			continue;
-		staticok++;
+		d->staticok++;
 		if (n->state != TIDE_NODE_READY)
 			continue;
-		ready++;
+		d->ready++;
 		if (!tide_node_matches(job, n, ni, w->info[j].avoids))
 		{
-			avoided++;
+			d->avoided++;
 			continue;
 		}
-		if (!tide_part_card_ok(w, job, p, role, mode, true))
+		if (!tide_part_card_ok(w, job, p, role, mode, block))
 		{
-			card++;
+			d->card++;
 			continue;
 		}
 		if (tide_node_fits(w, job, n, req, false))
-			fit++;
+			d->fit++;
 		else if (tide_node_fits(w, job, n, req, true))
 		{
-			held++;
-			if (hold_job == 0)
-				hold_job = n->hold_job;
+			d->held++;
+			if (d->hold_job == 0)
+				d->hold_job = n->hold_job;
 		}
 		else
 		{
 			for (int r = 0; r < w->nres; r++)
 				if (req[r] > 0 && tide_sat_sub(n->capacity[r], n->used[r]) < req[r])
-					shortc[r]++;
+					d->shortc[r]++;
 			if (req[TIDE_RES_GPU] > 0 &&
 				tide_sat_sub(n->capacity[TIDE_RES_GPU], n->used[TIDE_RES_GPU]) >= req[TIDE_RES_GPU])
-				shortc[TIDE_RES_GPU]++;	/* enough in sum, not on one GPU / whole GPUs */
+				d->shortc[TIDE_RES_GPU]++;	/* enough in sum, not on one GPU / whole GPUs */
 		}
 	}
+}
 
-	if (typed == 0)
+/* The ready nodes without room: how many, and the two resources most short. */
+static void
+diagnose_no_room(TideWork *w, TideOutcome *o, int ri, const Diagnosis *d)
+{
+	const int  *shortc = d->shortc;
+	int			nshort = d->ready - d->avoided - d->card - d->held - d->fit;
+	int			r1 = -1,
+				r2 = -1;
+
+	if (nshort > 0)
+	{
+		for (int r = 0; r < w->nres; r++)
+		{
+			if (shortc[r] == 0)
+				continue;
+			if (r1 < 0 || shortc[r] > shortc[r1])
+			{
+				r2 = r1;
+				r1 = r;
+			}
+			else if (r2 < 0 || shortc[r] > shortc[r2])
+				r2 = r;
+		}
+		tide_reason_add(w, o, R_NO_ROOM, r1, ri, nshort, r1 >= 0 ? shortc[r1] : 0,
+						r2 >= 0 ? shortc[r2] : 0, r2);
+	}
+}
+
+/*
+ * Why did job j not fit (R-C2, R-A2)?  One pass over the group's nodes for
+ * the role that failed (pr from tide_place_job), counting each filter;
+ * every blocking reason found is kept, and card keys that block are noted
+ * in pr->card.  Sets o->status to unschedulable when no node could ever
+ * take one replica.
+ */
+void
+tide_diagnose(TideWork *w, int j, int mode, TideOutcome *o, TidePlaceResult *pr)
+{
+	TideSnapshot *s = w->s;
+	const TideJob *job = &s->jobs[j];
+	int			ri = pr->fail_role >= 0 ? pr->fail_role : 0;
+	const TideRole *role = &job->roles[ri];
+	const int64_t *req = role->request;
+	Diagnosis	d;
+	int			bigres,
+				staticok,
+				held,
+				avoided;
+	int64_t		largest,
+				hold_job;
+
+	if (w->info[j].group < 0)
+	{
+		tide_reason_add(w, o, R_NO_NODES, -1, -1, 0, 0, 0, job->queue);
+		o->status = TIDE_UNSCHEDULABLE;
+		return;
+	}
+	diagnose_count(w, j, ri, mode, &w->ix->groups[w->info[j].group], &d, &pr->card);
+	bigres = d.bigres;
+	largest = d.largest;
+	staticok = d.staticok;
+	held = d.held;
+	avoided = d.avoided;
+	hold_job = d.hold_job;
+
+	if (d.typed == 0)
 	{
 		if (req[TIDE_RES_GPU] > 0)
 			tide_reason_add(w, o, R_NO_TYPE, -1, ri, 0, 0, 0, job->gpu_type);
@@ -424,7 +489,7 @@ tide_diagnose(TideWork *w, int j, int mode, TideOutcome *o)
 		o->status = TIDE_UNSCHEDULABLE;
 		return;
 	}
-	if (labeled == 0)
+	if (d.labeled == 0)
 	{
 		tide_reason_add(w, o, R_NO_LABEL, -1, ri, 0, 0, 0, j);
 		o->status = TIDE_UNSCHEDULABLE;
@@ -436,49 +501,27 @@ tide_diagnose(TideWork *w, int j, int mode, TideOutcome *o)
 		o->status = TIDE_UNSCHEDULABLE;
 		return;
 	}
-	if (ready == 0)
+	if (d.ready == 0)
 	{
 		tide_reason_add(w, o, R_NOT_READY, -1, ri, staticok, 0, 0, job->gpu_type);
 		return;
 	}
 	if (w->info[j].min_replicas > 1)
-		tide_reason_add(w, o, R_GANG, -1, ri, w->info[j].min_replicas, w->placed_count, 0, 0);
+		tide_reason_add(w, o, R_GANG, -1, ri, w->info[j].min_replicas, pr->placed_count, 0, 0);
 	if (held > 0)
 		tide_reason_add(w, o, R_HELD, -1, ri, held, 0, 0, hold_job);
-	if (card > 0 && w->card_blocked_res >= 0)
+	if (d.card > 0 && pr->card.res >= 0)
 	{
 		const TideQueue *q = &s->queues[job->queue];
-		int			t = w->card_blocked_res;
+		int			t = pr->card.res;
 
-		if (w->card_blocked_mode == MODE_GUARANTEED)
+		if (pr->card.mode == MODE_GUARANTEED)
 			tide_reason_add(w, o, R_CARD_QUOTA, t, ri, q->usage[t], req[TIDE_RES_GPU], q->quota[t], job->queue);
 		else
 			tide_reason_add(w, o, R_CARD_CAP, t, ri, tide_sat_add(q->usage[t], q->idle_usage[t]), req[TIDE_RES_GPU],
 							q->capability[t], job->queue);
 	}
-	if (avoided > 0 && fit == 0)
+	if (avoided > 0 && d.fit == 0)
 		tide_reason_add(w, o, R_AVOID, -1, ri, avoided, 0, 0, 0);
-	{
-		int			nshort = ready - avoided - card - held - fit;
-		int			r1 = -1,
-					r2 = -1;
-
-		if (nshort > 0)
-		{
-			for (int r = 0; r < w->nres; r++)
-			{
-				if (shortc[r] == 0)
-					continue;
-				if (r1 < 0 || shortc[r] > shortc[r1])
-				{
-					r2 = r1;
-					r1 = r;
-				}
-				else if (r2 < 0 || shortc[r] > shortc[r2])
-					r2 = r;
-			}
-			tide_reason_add(w, o, R_NO_ROOM, r1, ri, nshort, r1 >= 0 ? shortc[r1] : 0,
-							r2 >= 0 ? shortc[r2] : 0, r2);
-		}
-	}
+	diagnose_no_room(w, o, ri, &d);
 }

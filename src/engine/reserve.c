@@ -14,6 +14,8 @@
 #include <string.h>
 
 #include "fit.h"
+#include "reserve.h"
+#include "work.h"
 
 /* Running allocations grouped by node (CSR), built on first need. */
 static void
@@ -262,7 +264,7 @@ tide_reserve(TideWork *w, int j, int mode, bool admitted)
 
 				if (n->state != TIDE_NODE_READY || !tide_part_allowed(w, j, role, p) ||
 					!tide_node_matches(job, n, ni, w->info[j].avoids) ||
-					!tide_part_card_ok(w, job, p, role, mode, false))
+					!tide_part_card_ok(w, job, p, role, mode, NULL))
 					continue;
 				if (tide_node_too_small(w, n, role->request) >= 0)
 					continue;

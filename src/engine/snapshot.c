@@ -8,6 +8,7 @@
 
 #include "engine_int.h"
 #include "hash.h"
+#include "snapshot_int.h"
 #include "sort.h"
 
 /* Label pairs "key=value" interned to small integers (open addressing). */
@@ -82,23 +83,43 @@ tide_res_intern(TideSnapshot *s, const char *name)
 	return s->nres++;
 }
 
+/* A label lookup: the pairs so far and the key and value looked for. */
+typedef struct NameKey
+{
+	char	  **names;
+	const char *key;
+	size_t		kl;
+	const char *value;
+} NameKey;
+
+static bool
+name_is(const void *ctx, int32_t entry)
+{
+	const NameKey *k = ctx;
+	const char *n = k->names[entry];
+
+	return strncmp(n, k->key, k->kl) == 0 && n[k->kl] == '=' && strcmp(n + k->kl + 1, k->value) == 0;
+}
+
+static uint64_t
+name_entry_hash(const void *ctx, int32_t entry)
+{
+	const NameKey *k = ctx;
+
+	return tide_hash_bytes(k->names[entry], strlen(k->names[entry]), TIDE_HASH_BASIS);
+}
+
 static void
 names_grow(TideSnapshot *s, TideNames *t)
 {
 	uint32_t	ncap = t->cap ? t->cap * 2 : 64;
 	int32_t    *slots = tide_alloc(s, sizeof(int32_t) * ncap);
 	char	  **names = tide_alloc(s, sizeof(char *) * (ncap / 2));
+	NameKey		key = {t->names, NULL, 0, NULL};
 
+	tide_table_rehash(slots, ncap - 1, t->slots, t->cap, name_entry_hash, &key);
 	for (uint32_t i = 0; i < t->n; i++)
-	{
-		uint64_t	h = tide_hash_bytes(t->names[i], strlen(t->names[i]), TIDE_HASH_BASIS);
-		uint32_t	k = (uint32_t) h & (ncap - 1);
-
-		while (slots[k])
-			k = (k + 1) & (ncap - 1);
-		slots[k] = (int32_t) i + 1;
 		names[i] = t->names[i];
-	}
 	tide_free(s, t->slots);
 	tide_free(s, t->names);
 	t->slots = slots;
@@ -114,8 +135,9 @@ tide_label_intern(TideSnapshot *s, const char *key, const char *value)
 	size_t		kl = strlen(key),
 				vl = strlen(value);
 	uint64_t	h;
-	uint32_t	k;
+	uint64_t	k;
 	char	   *copy;
+	NameKey		nk;
 
 	if (s->labels == NULL)
 		s->labels = tide_alloc(s, sizeof(TideNames));
@@ -125,15 +147,13 @@ tide_label_intern(TideSnapshot *s, const char *key, const char *value)
 	h = tide_hash_bytes(key, kl, TIDE_HASH_BASIS);
 	h = tide_hash_bytes("=", 1, h);
 	h = tide_hash_bytes(value, vl, h);
-	k = (uint32_t) h & (t->cap - 1);
-	while (t->slots[k])
-	{
-		const char *n = t->names[t->slots[k] - 1];
-
-		if (strncmp(n, key, kl) == 0 && n[kl] == '=' && strcmp(n + kl + 1, value) == 0)
-			return t->slots[k] - 1;
-		k = (k + 1) & (t->cap - 1);
-	}
+	nk.names = t->names;
+	nk.key = key;
+	nk.kl = kl;
+	nk.value = value;
+	k = tide_table_find(t->slots, t->cap - 1, h, name_is, &nk);
+	if (t->slots[k])
+		return t->slots[k] - 1;
 	copy = tide_alloc(s, kl + vl + 2);
 	memcpy(copy, key, kl);
 	copy[kl] = '=';

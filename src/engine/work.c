@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "engine_int.h"
+#include "work.h"
 
 #define TIDE_MAX_BLOCKS 64
 

@@ -29,7 +29,6 @@ fit_work(FitWork *f, const Fx *fx)
 	f->w.nres = s->nres;
 	f->w.r = &f->r;
 	f->w.info = f->info;
-	f->w.card_blocked_res = -1;
 	for (int j = 0; j < s->njobs && j < 16; j++)
 		f->info[j].group = s->index->queue_group[s->jobs[j].queue];
 }
@@ -247,6 +246,7 @@ test_card_keys(void)
 	FxRun		runs[] = {{"a1", "q", "cpu=8, gpu=2", 0x3}};
 	Fx			fx;
 	FitWork		f;
+	TideCardBlock cb = {-1, 0};
 	const TidePart *pa;
 	int			t;
 	TideQueue  *q;
@@ -258,31 +258,31 @@ test_card_keys(void)
 	q = &fx.s->queues[0];
 	is_int(q->usage[t], 2000, "the running gpu=2 on the A100 node is charged as NVIDIA-A100=2 too");
 
-	ok(!tide_part_card_ok(&f.w, job(&fx, 1), pa, &job(&fx, 1)->roles[0], MODE_GUARANTEED, true),
+	ok(!tide_part_card_ok(&f.w, job(&fx, 1), pa, &job(&fx, 1)->roles[0], MODE_GUARANTEED, &cb),
 	   "guaranteed: 2 used + 1 asked is over the card quota of 2");
-	is_int(f.w.card_blocked_res, t, "the blocking card key is recorded");
-	is_int(f.w.card_blocked_mode, MODE_GUARANTEED, "as a quota block");
-	f.w.card_blocked_res = -1;
-	ok(tide_part_card_ok(&f.w, job(&fx, 1), pa, &job(&fx, 1)->roles[0], MODE_BORROW, true),
+	is_int(cb.res, t, "the blocking card key is recorded");
+	is_int(cb.mode, MODE_GUARANTEED, "as a quota block");
+	cb.res = -1;
+	ok(tide_part_card_ok(&f.w, job(&fx, 1), pa, &job(&fx, 1)->roles[0], MODE_BORROW, &cb),
 	   "borrowing: 2 used + 1 asked is within the card capability of 4");
-	ok(!tide_part_card_ok(&f.w, job(&fx, 2), pa, &job(&fx, 2)->roles[0], MODE_BORROW, true),
+	ok(!tide_part_card_ok(&f.w, job(&fx, 2), pa, &job(&fx, 2)->roles[0], MODE_BORROW, &cb),
 	   "borrowing: 2 used + 3 asked is over the card capability of 4");
-	is_int(f.w.card_blocked_mode, MODE_BORROW, "recorded as a capability block");
-	f.w.card_blocked_res = -1;
-	ok(!tide_part_card_ok(&f.w, job(&fx, 2), pa, &job(&fx, 2)->roles[0], MODE_BORROW, false) &&
-	   f.w.card_blocked_res == -1, "record = false leaves the work state alone");
-	ok(tide_part_card_ok(&f.w, job(&fx, 3), pa, &job(&fx, 3)->roles[0], MODE_GUARANTEED, true),
+	is_int(cb.mode, MODE_BORROW, "recorded as a capability block");
+	cb.res = -1;
+	ok(!tide_part_card_ok(&f.w, job(&fx, 2), pa, &job(&fx, 2)->roles[0], MODE_BORROW, NULL) &&
+	   cb.res == -1, "no block asked: nothing recorded");
+	ok(tide_part_card_ok(&f.w, job(&fx, 3), pa, &job(&fx, 3)->roles[0], MODE_GUARANTEED, &cb),
 	   "a request that names the card itself is left to admission");
-	ok(tide_part_card_ok(&f.w, job(&fx, 4), part_of(&fx, "c1"), &job(&fx, 4)->roles[0], MODE_GUARANTEED, true),
+	ok(tide_part_card_ok(&f.w, job(&fx, 4), part_of(&fx, "c1"), &job(&fx, 4)->roles[0], MODE_GUARANTEED, &cb),
 	   "no GPU asked, or a partition without a card type: no card key");
 
 	/* a queue hold counts against the card capability unless the job backfills */
 	fx.s->now = 100;
 	q->held[t] = 1500;
 	q->hold_shadow = 200;
-	ok(!tide_part_card_ok(&f.w, job(&fx, 1), pa, &job(&fx, 1)->roles[0], MODE_BORROW, false),
+	ok(!tide_part_card_ok(&f.w, job(&fx, 1), pa, &job(&fx, 1)->roles[0], MODE_BORROW, NULL),
 	   "2 used + 1.5 held + 1 asked is over the capability of 4");
-	ok(tide_part_card_ok(&f.w, job(&fx, 7), pa, &job(&fx, 7)->roles[0], MODE_BORROW, false),
+	ok(tide_part_card_ok(&f.w, job(&fx, 7), pa, &job(&fx, 7)->roles[0], MODE_BORROW, NULL),
 	   "a job that ends (110) before the holder starts (200) ignores the hold");
 	q->held[t] = 0;
 

@@ -1,0 +1,272 @@
+/*
+ * claims.c: resources held for a preemptor (R-E6).
+ *
+ * An eviction's dry run (evict.c) places its preemptor; that placement
+ * becomes claims, written by the adapter and given back in the next
+ * cycles' snapshots.  The engine charges the part of a claim that is free
+ * now to its node as if used, so no other job takes it; when the walk
+ * reaches the claim's owner, its claims are released for it alone.  The
+ * victims' part is still used (releasing) until the launchers confirm, so
+ * nothing else can take it either.  A claim lasts while some victim is
+ * stopping (waiting) and for one more cycle; if its owner still does not
+ * fit then, it lapses and the owner may evict again.  A pending job that
+ * would fit on claimed resources says whom they are held for (R-C2).
+ */
+#include "claims.h"
+#include "fit.h"
+#include "hash.h"
+#include "snapshot_int.h"
+#include "work.h"
+
+typedef struct TideClaimWork
+{
+	int32_t    *claim_job;		/* [nclaims] job index, -1 unknown */
+	int64_t    *claim_res;		/* [nclaims * nres] the part charged */
+	uint64_t   *claim_gpus;
+	int32_t    *claim_milli;
+	bool	   *claim_on;		/* charged to its node now */
+	bool	   *job_claims;		/* [njobs] has claims */
+	bool	   *job_waiting;	/* [njobs] some victim still stopping */
+} TideClaimWork;
+
+/* Charge (+1) or release (-1) claim c's effective part on its node only. */
+static void
+claim_apply(TideWork *w, int c, int sign)
+{
+	TideSnapshot *s = w->s;
+	TideClaimWork *ev = w->claims;
+
+	tide_node_apply(s, &s->nodes[s->claims[c].node], ev->claim_res + (size_t) c * w->nres,
+					ev->claim_gpus[c], ev->claim_milli[c], sign);
+	ev->claim_on[c] = sign > 0;
+}
+
+/*
+ * Claims of earlier cycles: charge the part of each that is free now (the
+ * rest is still used by a victim that is stopping), so that no job but
+ * its owner can use it.  Called after prepare_jobs: owners are not
+ * cacheable (their fit depends on their claims).
+ */
+void
+tide_claims_begin(TideWork *w)
+{
+	TideSnapshot *s = w->s;
+	TideClaimWork *ev;
+	int			nc = s->nclaims;
+
+	w->claims = NULL;
+	if (!s->evict)
+		return;
+	ev = tide_work_alloc(w, sizeof(TideClaimWork));
+	w->claims = ev;
+	ev->claim_job = tide_work_alloc(w, sizeof(int32_t) * (nc + 1));
+	ev->claim_res = tide_work_alloc(w, sizeof(int64_t) * w->nres * (nc + 1));
+	ev->claim_gpus = tide_work_alloc(w, sizeof(uint64_t) * (nc + 1));
+	ev->claim_milli = tide_work_alloc(w, sizeof(int32_t) * (nc + 1));
+	ev->claim_on = tide_work_alloc(w, sizeof(bool) * (nc + 1));
+	ev->job_claims = tide_work_alloc(w, sizeof(bool) * (s->njobs + 1));
+	ev->job_waiting = tide_work_alloc(w, sizeof(bool) * (s->njobs + 1));
+
+	for (int c = 0; c < nc; c++)
+	{
+		const TideClaim *cl = &s->claims[c];
+		int			j = tide_job_index(s, cl->job_id);
+		TideNode   *n;
+		int64_t    *eff = ev->claim_res + (size_t) c * w->nres;
+
+		ev->claim_job[c] = j;
+		if (j < 0 || cl->node < 0 || cl->node >= s->nnodes || !cl->res)
+		{
+			ev->claim_job[c] = -1;
+			continue;
+		}
+		ev->job_claims[j] = true;
+		if (cl->waiting)
+			ev->job_waiting[j] = true;
+		w->info[j].cacheable = false;
+		n = &s->nodes[cl->node];
+		for (int r = 0; r < w->nres; r++)
+		{
+			int64_t		avail = tide_sat_sub(n->capacity[r], n->used[r]);
+
+			eff[r] = cl->res[r] < avail ? cl->res[r] : avail;
+			if (eff[r] < 0)
+				eff[r] = 0;
+		}
+		if (cl->gpu_milli > 0)
+		{
+			int			g = cl->gpus ? __builtin_ctzll(cl->gpus) : -1;
+			int			m = 0;
+
+			if (g >= 0 && g < n->ngpus)
+				m = n->gpu_free[g] < cl->gpu_milli ? n->gpu_free[g] : cl->gpu_milli;
+			ev->claim_milli[c] = m;
+			ev->claim_gpus[c] = m > 0 ? (uint64_t) 1 << g : 0;
+			eff[TIDE_RES_GPU] = m;
+		}
+		else
+		{
+			ev->claim_gpus[c] = cl->gpus & n->free_whole;
+			ev->claim_milli[c] = 0;
+			if (cl->gpus)
+				eff[TIDE_RES_GPU] = (int64_t) __builtin_popcountll(ev->claim_gpus[c]) * TIDE_MILLI;
+		}
+		claim_apply(w, c, +1);
+	}
+}
+
+/* The walk reached job j: its claims are its own to use. */
+void
+tide_claims_take(TideWork *w, int j)
+{
+	if (!w->claims || !w->claims->job_claims[j])
+		return;
+	for (int c = 0; c < w->s->nclaims; c++)
+		if (w->claims->claim_job[c] == j && w->claims->claim_on[c])
+			claim_apply(w, c, -1);
+}
+
+/* Job j was tried: if it did not fit, hold its claims again. */
+void
+tide_claims_give(TideWork *w, int j, bool placed)
+{
+	if (!w->claims || !w->claims->job_claims[j] || placed)
+		return;
+	for (int c = 0; c < w->s->nclaims; c++)
+		if (w->claims->claim_job[c] == j && !w->claims->claim_on[c])
+			claim_apply(w, c, +1);
+}
+
+/* Would req fit on the node of claim c if the claim were free? */
+static bool
+fits_with_claim(const TideWork *w, int c, const int64_t *req)
+{
+	const TideSnapshot *s = w->s;
+	const TideClaimWork *ev = w->claims;
+	const TideNode *n = &s->nodes[s->claims[c].node];
+	const int64_t *eff = ev->claim_res + (size_t) c * w->nres;
+	int64_t		gpu = req[TIDE_RES_GPU];
+
+	for (int r = 0; r < w->nres; r++)
+		if (req[r] > 0 && req[r] > tide_sat_add(tide_sat_sub(n->capacity[r], n->used[r]), eff[r]))
+			return false;
+	if (gpu >= TIDE_MILLI)
+		return __builtin_popcountll(n->free_whole | (ev->claim_milli[c] ? 0 : ev->claim_gpus[c])) >= gpu / TIDE_MILLI;
+	if (gpu > 0)
+		for (int g = 0; g < n->ngpus; g++)
+		{
+			int64_t		back = 0;
+
+			if ((ev->claim_gpus[c] >> g) & 1)
+				back = ev->claim_milli[c] ? ev->claim_milli[c] : TIDE_MILLI;
+			if (n->gpu_free[g] + back >= gpu)
+				return true;
+		}
+	return gpu <= 0;
+}
+
+/*
+ * R-C2: a pending job that would fit on resources held for a preemptor
+ * says so ("held for job 42 (1 node)"), as for a reservation.
+ */
+static void
+note_held_by_claims(TideWork *w)
+{
+	TideSnapshot *s = w->s;
+	TideClaimWork *ev = w->claims;
+	bool		any = false;
+	uint64_t	mask;
+	uint64_t   *keys;
+	int64_t    *vals;			/* nodes << 48 | owner: one answer per job shape */
+
+	for (int c = 0; c < s->nclaims && !any; c++)
+		any = ev->claim_on[c];
+	if (!any)
+		return;
+	keys = tide_work_table(w, sizeof(uint64_t), &mask);
+	vals = tide_work_table(w, sizeof(int64_t), &mask);
+	for (int j = 0; j < s->njobs; j++)
+	{
+		TideOutcome *o = &w->r->outcomes[j];
+		const TideJob *job = &s->jobs[j];
+		int			nodes = 0;
+		int64_t		owner = 0;
+		uint64_t	key = 0,
+					k = 0;
+
+		if (o->status != TIDE_PENDING || ev->job_claims[j] || w->info[j].bad ||
+			o->klass == TIDE_CLASS_NONE || o->nreasons >= TIDE_MAX_REASONS)
+			continue;
+		if (w->info[j].cacheable)
+		{
+			key = tide_hash_mix(w->info[j].hash, (uint64_t) job->queue + 1);
+			key = key ? key : 1;
+			k = tide_hash_slot(key, mask);
+			while (keys[k] && keys[k] != key)
+				k = (k + 1) & mask;
+			if (keys[k] == key)
+			{
+				if (vals[k] > 0)
+					tide_reason_add(w, o, R_HELD, -1, -1, vals[k] >> 48, 0, 0, vals[k] & ((1LL << 48) - 1));
+				continue;
+			}
+		}
+		for (int c = 0; c < s->nclaims; c++)
+		{
+			bool		fit = false;
+
+			if (!ev->claim_on[c] || !tide_node_usable(w, j, s->claims[c].node))
+				continue;
+			for (int ri = 0; ri < job->nroles && !fit; ri++)
+				fit = fits_with_claim(w, c, job->roles[ri].request);
+			if (fit)
+			{
+				nodes++;
+				if (!owner)
+					owner = s->claims[c].job_id;
+			}
+		}
+		if (nodes > 0)
+			tide_reason_add(w, o, R_HELD, -1, -1, nodes, 0, 0, owner);
+		/* nodes << 48 | owner must fit (no signed overflow): else no caching */
+		if (key && (nodes == 0 || (nodes < (1 << 15) && owner >= 0 && owner < (1LL << 48))))
+		{
+			keys[k] = key;
+			vals[k] = nodes > 0 ? ((int64_t) nodes << 48) | owner : 0;
+		}
+	}
+}
+
+/*
+ * After the walk, before evictions: owners of earlier claims that are
+ * still waiting say so; lapsed claims are free for all now; then the jobs
+ * that would fit on claimed resources say whom they are held for.
+ */
+void
+tide_claims_settle(TideWork *w)
+{
+	TideSnapshot *s = w->s;
+	TideClaimWork *ev = w->claims;
+	TideResult *r = w->r;
+
+	if (!ev)
+		return;
+	/* owners of earlier claims: still waiting, or lapsed (free for all now) */
+	for (int j = 0; j < s->njobs; j++)
+	{
+		TideOutcome *o = &r->outcomes[j];
+
+		if (!ev->job_claims[j] || o->status == TIDE_PLACED)
+			continue;
+		if (ev->job_waiting[j] && o->status == TIDE_PENDING)
+		{
+			o->evict_state = TIDE_EV_WAITING;
+			o->nreasons = 0;
+			tide_reason_add(w, o, R_EVICT_WAIT, -1, -1, 0, 0, 0, 0);
+			continue;
+		}
+		o->evict_state = TIDE_EV_LAPSED;
+		tide_claims_take(w, j);
+	}
+	note_held_by_claims(w);
+}
