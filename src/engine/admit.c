@@ -11,6 +11,7 @@
  * fit.c, with the limit tests tide_over() and tide_over4()).
  */
 #include "fit.h"
+#include "reasons.h"
 
 /*
  * Does the queue stay within its capability of r with need more (held

@@ -38,6 +38,7 @@
 #include <string.h>
 
 #include "fit.h"
+#include "reasons.h"
 #include "hash.h"
 #include "sort.h"
 

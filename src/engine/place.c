@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "fit.h"
+#include "reasons.h"
 #include "frag.h"
 
 /* Allowed partitions of a role, card keys checked, in partition order. */
