@@ -674,7 +674,7 @@ evict_for(TideWork *w, int j, Cand *chosen, bool *usable, int64_t *free_sum, int
 	}
 	o->evict_state = TIDE_EV_EVICTED;
 	o->nreasons = 0;
-	tide_reason_add(w, o, R_EVICTING, -1, -1, nch, 0, 0, 0);
+	tide_reason_evicting(w, o, nch);
 	r->counters.preemptors++;
 	r->counters.jobs_evicted += nch;
 	return true;
@@ -750,7 +750,7 @@ note_held_by_claims(TideWork *w)
 			if (keys[k] == key)
 			{
 				if (vals[k] > 0)
-					tide_reason_add(w, o, R_HELD, -1, -1, vals[k] >> 48, 0, 0, vals[k] & ((1LL << 48) - 1));
+					tide_reason_held(w, o, -1, vals[k] >> 48, vals[k] & ((1LL << 48) - 1));
 				continue;
 			}
 		}
@@ -770,7 +770,7 @@ note_held_by_claims(TideWork *w)
 			}
 		}
 		if (nodes > 0)
-			tide_reason_add(w, o, R_HELD, -1, -1, nodes, 0, 0, owner);
+			tide_reason_held(w, o, -1, nodes, owner);
 		/* nodes << 48 | owner must fit (no signed overflow): else no caching */
 		if (key && (nodes == 0 || (nodes < (1 << 15) && owner >= 0 && owner < (1LL << 48))))
 		{
@@ -814,7 +814,7 @@ tide_evict_pass(TideWork *w)
 		{
 			o->evict_state = TIDE_EV_WAITING;
 			o->nreasons = 0;
-			tide_reason_add(w, o, R_EVICT_WAIT, -1, -1, 0, 0, 0, 0);
+			tide_reason_evict_wait(w, o);
 			continue;
 		}
 		o->evict_state = TIDE_EV_LAPSED;
