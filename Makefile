@@ -43,7 +43,7 @@ include $(PGXS)
 
 # PGXS does not track header dependencies: rebuild every object when any of
 # our headers changes (a stale struct layout crashes the server).
-$(OBJS): $(wildcard src/*.h src/core/*.h src/engine/*.h)
+$(OBJS): $(wildcard src/*.h src/core/*.h src/engine/*.h src/engine/*.def)
 
 $(EXTENSION)--$(EXTVERSION).sql: $(INSTALL_PARTS) pg_tide.control
 	@test -n "$(EXTVERSION)" || { echo "no default_version in pg_tide.control" >&2; exit 1; }
@@ -54,14 +54,14 @@ $(EXTENSION)--$(EXTVERSION).sql: $(INSTALL_PARTS) pg_tide.control
 tide-launcher: $(LAUNCHER_SRCS) $(CORE_SRCS) $(wildcard src/launcher/*.h src/core/*.h)
 	$(CC) $(TOOL_CFLAGS) -I$(PG_INCLUDEDIR) -o $@ $(LAUNCHER_SRCS) $(CORE_SRCS) -L$(PG_LIBDIR) -lpq
 
-tide-sim: $(SIM_SRCS) $(ENGINE_SRCS) $(CORE_SRCS) $(wildcard src/sim/*.h src/engine/*.h src/core/*.h)
+tide-sim: $(SIM_SRCS) $(ENGINE_SRCS) $(CORE_SRCS) $(wildcard src/sim/*.h src/engine/*.h src/engine/*.def src/core/*.h)
 	$(CC) $(TOOL_CFLAGS) -o $@ $(SIM_SRCS) $(ENGINE_SRCS) $(CORE_SRCS) -lm
 
 # C unit tests of the plain-C core and engine, linked without the server.
 # Each test/unit/test_*.c is one program that prints TAP.
 UNIT_SRCS = $(sort $(wildcard test/unit/test_*.c))
 UNIT_BINS = $(patsubst test/unit/%.c,test/unit/bin/%,$(UNIT_SRCS))
-test/unit/bin/%: test/unit/%.c test/unit/tap.h $(CORE_SRCS) $(ENGINE_SRCS) $(wildcard src/core/*.h src/engine/*.h)
+test/unit/bin/%: test/unit/%.c test/unit/tap.h $(CORE_SRCS) $(ENGINE_SRCS) $(wildcard src/core/*.h src/engine/*.h src/engine/*.def)
 	@mkdir -p test/unit/bin
 	$(CC) $(TOOL_CFLAGS) -fsanitize=address,undefined -fno-omit-frame-pointer -Itest/unit -o $@ $< $(CORE_SRCS) $(ENGINE_SRCS) -lm
 

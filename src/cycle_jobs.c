@@ -127,6 +127,20 @@ load_avoid(Loader *ld, TideJob *j, Datum d)
  */
 #define JOBS_INITIAL 256
 
+/*
+ * The reason of a job that asks for a gpu_type or a resource no node of its
+ * group has (R-A2), worded by the engine's table of reasons (palloc'd).
+ */
+static char *
+unknown_text(bool gpu_type, const char *name)
+{
+	size_t		len = strlen(name) + 128;
+	char	   *buf = palloc(len);
+
+	tide_reason_unknown_text(gpu_type, name, buf, len);
+	return buf;
+}
+
 static void *
 grow_array(MemoryContext mcxt, void *p, size_t elem, int cap)
 {
@@ -253,7 +267,7 @@ job_start(Loader *ld, const Datum *v, const bool *nulls)
 		gt = TextDatumGetCString(v[Anum_jobs_gpu_type - 1]);
 		j->gpu_type = tide_res_lookup(s, gt);
 		if (j->gpu_type < 0)
-			j->unknown_name = loader_unknown_name(ld, psprintf("no node with gpu_type %s in the resource group", gt));
+			j->unknown_name = loader_unknown_name(ld, unknown_text(true, gt));
 	}
 	if (!nulls[Anum_jobs_node_selector - 1])
 		j->selector = cycle_label_ids(s, l->mcxt, v[Anum_jobs_node_selector - 1], &j->nselector);
@@ -324,7 +338,7 @@ role_add(Loader *ld, const Datum *v)
 	memset(req, 0, sizeof(int64) * s->nres);
 	missing = loader_resvec_to_vec(s, unpack_short(v[Anum_jobs_request - 1], buf.data), req);
 	if (missing && j->unknown_name == 0)
-		j->unknown_name = loader_unknown_name(ld, psprintf("no node offers resource %s", missing));
+		j->unknown_name = loader_unknown_name(ld, unknown_text(false, missing));
 	j->nroles++;
 	s->nroles++;
 }

@@ -12,6 +12,7 @@
  */
 #include "admit.h"
 #include "fit.h"
+#include "reasons.h"
 
 /*
  * Does the queue stay within its capability of r with need more (held
@@ -30,11 +31,10 @@ within_capability(TideWork *w, const TideJob *job, const TideQueue *q, int r, in
 	/* non-idle and idle usage, saturated (for the reason's numbers) */
 	total = tide_sat_add(q->usage[r], q->idle_usage[r]);
 	if (held > 0 && !tide_over(q->capability[r], total, need))
-		tide_reason_add(w, o, R_HELD_QUEUE, r, job->queue, tide_sat_add(total, held), need,
-						q->capability[r], q->hold_job);
+		tide_reason_held_queue(w, o, r, job->queue, tide_sat_add(total, held), need, q->capability[r],
+							   q->hold_job);
 	else
-		tide_reason_add(w, o, R_CAPABILITY, r, -1, tide_sat_add(total, held), need,
-						q->capability[r], job->queue);
+		tide_reason_capability(w, o, r, tide_sat_add(total, held), need, q->capability[r], job->queue);
 	return false;
 }
 
@@ -100,7 +100,7 @@ tide_admit_idle(TideWork *w, int j, TideOutcome *o)
 		if (tide_over(cap[r], nonidle[r], need[r]))
 		{
 			ok = false;
-			tide_reason_add(w, o, R_QUOTA_IDLE, r, -1, nonidle[r], need[r], cap[r], g);
+			tide_reason_quota_idle(w, o, r, nonidle[r], need[r], cap[r], g);
 		}
 		if (!within_capability(w, job, q, r, held, need[r], o))
 			ok = false;
@@ -127,12 +127,12 @@ tide_static_check(TideWork *w, int j, TideOutcome *o)
 
 	if (job->unknown_name > 0 && job->unknown_name <= s->nunknown)
 	{
-		tide_reason_add(w, o, R_UNKNOWN_NAME, -1, -1, 0, 0, 0, job->unknown_name - 1);
+		tide_reason_unknown_name(w, o, job->unknown_name - 1);
 		return false;
 	}
 	if (job->nroles <= 0 || w->info[j].total_replicas <= 0)
 	{
-		tide_reason_add(w, o, R_NO_TASKS, -1, -1, 0, 0, 0, 0);
+		tide_reason_no_tasks(w, o);
 		return false;
 	}
 	for (int ri = 0; ri < job->nroles; ri++)
@@ -141,12 +141,12 @@ tide_static_check(TideWork *w, int j, TideOutcome *o)
 
 		if (gpu > TIDE_MILLI && gpu % TIDE_MILLI != 0)
 		{
-			tide_reason_add(w, o, R_FRACTION, TIDE_RES_GPU, ri, gpu, 0, 0, 0);
+			tide_reason_fraction(w, o, ri, gpu);
 			ok = false;
 		}
 		else if (gpu > (int64_t) TIDE_MAX_GPUS * TIDE_MILLI)
 		{
-			tide_reason_add(w, o, R_TOO_MANY_GPUS, TIDE_RES_GPU, ri, gpu, 0, 0, 0);
+			tide_reason_too_many_gpus(w, o, ri, gpu);
 			ok = false;
 		}
 	}
@@ -157,18 +157,18 @@ tide_static_check(TideWork *w, int j, TideOutcome *o)
 			if (need[r] == INT64_MAX)
 			{
 				/* the gang minimum saturated: no queue can ever account it */
-				tide_reason_add(w, o, R_UNCOUNTABLE, r, -1, need[r], 0, 0, job->queue);
+				tide_reason_uncountable(w, o, r, need[r], job->queue);
 				ok = false;
 				continue;
 			}
-			tide_reason_add(w, o, R_CAP_NEVER, r, -1, need[r], q->capability[r], 0, job->queue);
+			tide_reason_cap_never(w, o, r, need[r], q->capability[r], job->queue);
 			ok = false;
 		}
 	if (!ok)
 		return false;
 	if (g < 0)
 	{
-		tide_reason_add(w, o, R_NO_NODES, -1, -1, 0, 0, 0, job->queue);
+		tide_reason_no_nodes(w, o, job->queue);
 		return false;
 	}
 	/* each role needs a partition whose largest node could hold one replica */
@@ -216,14 +216,14 @@ tide_static_check(TideWork *w, int j, TideOutcome *o)
 		if (!any)
 		{
 			if (role->request[TIDE_RES_GPU] > 0 && job->gpu_type >= 0)
-				tide_reason_add(w, o, R_NO_TYPE, -1, ri, 0, 0, 0, job->gpu_type);
+				tide_reason_no_type(w, o, ri, job->gpu_type);
 			else if (role->request[TIDE_RES_GPU] == 0)
-				tide_reason_add(w, o, R_CPU_ON_GPU, -1, ri, 0, 0, 0, 0);
+				tide_reason_cpu_on_gpu(w, o, ri);
 			else
-				tide_reason_add(w, o, R_NO_TYPE, -1, ri, 0, 0, 0, -1);
+				tide_reason_no_type(w, o, ri, -1);
 		}
 		else
-			tide_reason_add(w, o, R_TOO_BIG, shortres, ri, role->request[shortres], largest, 0, 0);
+			tide_reason_too_big(w, o, shortres, ri, role->request[shortres], largest);
 	}
 	return ok;
 }

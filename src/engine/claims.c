@@ -15,6 +15,7 @@
 #include "claims.h"
 #include "fit.h"
 #include "hash.h"
+#include "reasons.h"
 #include "snapshot_int.h"
 #include "work.h"
 
@@ -207,7 +208,7 @@ note_held_by_claims(TideWork *w)
 			if (keys[k] == key)
 			{
 				if (vals[k] > 0)
-					tide_reason_add(w, o, R_HELD, -1, -1, vals[k] >> 48, 0, 0, vals[k] & ((1LL << 48) - 1));
+					tide_reason_held(w, o, -1, vals[k] >> 48, vals[k] & ((1LL << 48) - 1));
 				continue;
 			}
 		}
@@ -227,7 +228,7 @@ note_held_by_claims(TideWork *w)
 			}
 		}
 		if (nodes > 0)
-			tide_reason_add(w, o, R_HELD, -1, -1, nodes, 0, 0, owner);
+			tide_reason_held(w, o, -1, nodes, owner);
 		/* nodes << 48 | owner must fit (no signed overflow): else no caching */
 		if (key && (nodes == 0 || (nodes < (1 << 15) && owner >= 0 && owner < (1LL << 48))))
 		{
@@ -262,7 +263,7 @@ tide_claims_settle(TideWork *w)
 		{
 			o->evict_state = TIDE_EV_WAITING;
 			o->nreasons = 0;
-			tide_reason_add(w, o, R_EVICT_WAIT, -1, -1, 0, 0, 0, 0);
+			tide_reason_evict_wait(w, o);
 			continue;
 		}
 		o->evict_state = TIDE_EV_LAPSED;

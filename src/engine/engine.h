@@ -470,6 +470,14 @@ extern size_t tide_reason_text(const TideSnapshot *s, const TideResult *r,
 							   int job, char *buf, size_t buflen);
 
 /*
+ * reasons.c: the reason of a job that asks for what no node of its group
+ * offers (R-A2), a gpu_type (gpu_type true) or a resource of that name, as
+ * the engine words it; the load gives it to the job (unknown_names).
+ * Returns strlen.
+ */
+extern size_t tide_reason_unknown_text(bool gpu_type, const char *name, char *buf, size_t len);
+
+/*
  * reason_memo.c: the same text, rendered once per distinct input (most of a
  * backlog shares a few reasons); *text_id numbers distinct texts from 0.
  * The memo and its texts live in the snapshot's memory.

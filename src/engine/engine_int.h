@@ -20,34 +20,6 @@
 #define MODE_BORROW		2
 #define MODE_IDLE		3
 
-/* Reason codes (R-C2); rendered by reasons.c. */
-enum
-{
-	R_CAPABILITY = 1,			/* queue res capability: used + asked > limit */
-	R_QUOTA_IDLE,				/* group res for idle jobs */
-	R_CARD_CAP,					/* queue card capability */
-	R_CARD_QUOTA,				/* queue card quota (guaranteed), no capability left */
-	R_HELD,						/* node resources held for job ref */
-	R_HELD_QUEUE,				/* queue headroom held for job ref */
-	R_GANG,						/* gang a x role: best fit places b */
-	R_NO_ROOM,					/* no ready node has room */
-	R_NOT_READY,				/* matching nodes exist, none ready */
-	R_AVOID,					/* a nodes avoided (previous attempt failed) */
-	R_NO_TYPE,					/* no node with gpu_type ref */
-	R_NO_LABEL,					/* no node matches the selector */
-	R_TOO_BIG,					/* per replica larger than every matching node */
-	R_CAP_NEVER,				/* min request above capability */
-	R_FRACTION,					/* gpu > 1 not whole */
-	R_CPU_ON_GPU,				/* cpu job, only GPU nodes */
-	R_NO_NODES,					/* no node in the resource group */
-	R_TOO_MANY_GPUS,			/* more than 64 GPUs per replica */
-	R_NO_TASKS,					/* a job without task roles or replicas */
-	R_EVICT_WAIT,				/* a evicted jobs still stopping, held for it (R-E6) */
-	R_EVICTING,					/* evicting a jobs for it this cycle (R-E1..R-E3) */
-	R_UNCOUNTABLE,				/* gang minimum of res beyond int64 milli (satmath.h) */
-	R_UNKNOWN_NAME				/* asks for what no node offers: unknown_names[ref] */
-};
-
 typedef struct TidePart
 {
 	int32_t		group;			/* index into groups */
@@ -143,10 +115,6 @@ typedef struct TideWork
  */
 #include "snapshot_int.h"
 #include "work.h"
-
-/* reasons.c */
-extern void tide_reason_add(TideWork *w, TideOutcome *o, int code, int res, int role,
-							int64_t a, int64_t b, int64_t c, int64_t ref);
 
 /* helpers */
 

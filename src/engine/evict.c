@@ -36,6 +36,7 @@
 #include "fit.h"
 #include "hash.h"
 #include "place.h"
+#include "reasons.h"
 #include "sort.h"
 #include "work.h"
 
@@ -551,7 +552,7 @@ record_eviction(TideWork *w, int j, int start, const Cand *chosen, int nch)
 	}
 	o->evict_state = TIDE_EV_EVICTED;
 	o->nreasons = 0;
-	tide_reason_add(w, o, R_EVICTING, -1, -1, nch, 0, 0, 0);
+	tide_reason_evicting(w, o, nch);
 	r->counters.preemptors++;
 	r->counters.jobs_evicted += nch;
 }

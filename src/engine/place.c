@@ -24,6 +24,7 @@
 #include "fit.h"
 #include "frag.h"
 #include "place.h"
+#include "reasons.h"
 #include "snapshot_int.h"
 
 /* Allowed partitions of a role, card keys checked (blocks noted), in partition order. */
@@ -438,8 +439,7 @@ diagnose_no_room(TideWork *w, TideOutcome *o, int ri, const Diagnosis *d)
 			else if (r2 < 0 || shortc[r] > shortc[r2])
 				r2 = r;
 		}
-		tide_reason_add(w, o, R_NO_ROOM, r1, ri, nshort, r1 >= 0 ? shortc[r1] : 0,
-						r2 >= 0 ? shortc[r2] : 0, r2);
+		tide_reason_no_room(w, o, r1, ri, nshort, r1 >= 0 ? shortc[r1] : 0, r2 >= 0 ? shortc[r2] : 0, r2);
 	}
 }
 
@@ -468,7 +468,7 @@ tide_diagnose(TideWork *w, int j, int mode, TideOutcome *o, TidePlaceResult *pr)
 
 	if (w->info[j].group < 0)
 	{
-		tide_reason_add(w, o, R_NO_NODES, -1, -1, 0, 0, 0, job->queue);
+		tide_reason_no_nodes(w, o, job->queue);
 		o->status = TIDE_UNSCHEDULABLE;
 		return;
 	}
@@ -483,45 +483,45 @@ tide_diagnose(TideWork *w, int j, int mode, TideOutcome *o, TidePlaceResult *pr)
 	if (d.typed == 0)
 	{
 		if (req[TIDE_RES_GPU] > 0)
-			tide_reason_add(w, o, R_NO_TYPE, -1, ri, 0, 0, 0, job->gpu_type);
+			tide_reason_no_type(w, o, ri, job->gpu_type);
 		else
-			tide_reason_add(w, o, R_CPU_ON_GPU, -1, ri, 0, 0, 0, 0);
+			tide_reason_cpu_on_gpu(w, o, ri);
 		o->status = TIDE_UNSCHEDULABLE;
 		return;
 	}
 	if (d.labeled == 0)
 	{
-		tide_reason_add(w, o, R_NO_LABEL, -1, ri, 0, 0, 0, j);
+		tide_reason_no_label(w, o, ri, j);
 		o->status = TIDE_UNSCHEDULABLE;
 		return;
 	}
 	if (staticok == 0)
 	{
-		tide_reason_add(w, o, R_TOO_BIG, bigres, ri, req[bigres], largest, 0, 0);
+		tide_reason_too_big(w, o, bigres, ri, req[bigres], largest);
 		o->status = TIDE_UNSCHEDULABLE;
 		return;
 	}
 	if (d.ready == 0)
 	{
-		tide_reason_add(w, o, R_NOT_READY, -1, ri, staticok, 0, 0, job->gpu_type);
+		tide_reason_not_ready(w, o, ri, staticok, job->gpu_type);
 		return;
 	}
 	if (w->info[j].min_replicas > 1)
-		tide_reason_add(w, o, R_GANG, -1, ri, w->info[j].min_replicas, pr->placed_count, 0, 0);
+		tide_reason_gang(w, o, ri, w->info[j].min_replicas, pr->placed_count);
 	if (held > 0)
-		tide_reason_add(w, o, R_HELD, -1, ri, held, 0, 0, hold_job);
+		tide_reason_held(w, o, ri, held, hold_job);
 	if (d.card > 0 && pr->card.res >= 0)
 	{
 		const TideQueue *q = &s->queues[job->queue];
 		int			t = pr->card.res;
 
 		if (pr->card.mode == MODE_GUARANTEED)
-			tide_reason_add(w, o, R_CARD_QUOTA, t, ri, q->usage[t], req[TIDE_RES_GPU], q->quota[t], job->queue);
+			tide_reason_card_quota(w, o, t, ri, q->usage[t], req[TIDE_RES_GPU], q->quota[t], job->queue);
 		else
-			tide_reason_add(w, o, R_CARD_CAP, t, ri, tide_sat_add(q->usage[t], q->idle_usage[t]), req[TIDE_RES_GPU],
-							q->capability[t], job->queue);
+			tide_reason_card_cap(w, o, t, ri, tide_sat_add(q->usage[t], q->idle_usage[t]), req[TIDE_RES_GPU],
+								 q->capability[t], job->queue);
 	}
 	if (avoided > 0 && d.fit == 0)
-		tide_reason_add(w, o, R_AVOID, -1, ri, avoided, 0, 0, 0);
+		tide_reason_avoid(w, o, ri, avoided);
 	diagnose_no_room(w, o, ri, &d);
 }

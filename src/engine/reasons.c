@@ -11,6 +11,7 @@
 
 #include "engine_int.h"
 #include "hash.h"
+#include "reasons.h"
 
 /*
  * The distinct reason lists of a decide call, each stored once in
@@ -231,142 +232,232 @@ fmt_vec(const TideSnapshot *s, char *buf, size_t len, const int64_t *v)
 		buf[len - 1] = '\0';
 }
 
-static const char *
-res_name(const TideSnapshot *s, int r)
+/* The rows of reasons.def, by code. */
+typedef struct ReasonRow
 {
-	return r >= 0 && r < s->nres ? s->res_names[r] : "?";
+	const char *rule;
+	const char *text;
+} ReasonRow;
+
+static const ReasonRow reason_rows[R_COUNT] = {
+#define TIDE_REASON(CODE, name, rule, params, fields, text) [R_##CODE] = {rule, text},
+#include "reasons.def"
+#undef TIDE_REASON
+};
+
+const char *
+tide_reason_rule(int code)
+{
+	return code > R_NONE && code < R_COUNT ? reason_rows[code].rule : "?";
+}
+
+/*
+ * What a reason is rendered against: the snapshot and the job, or, for a
+ * sentence about a name the snapshot does not have, that name (every
+ * queue and resource name reads as it).
+ */
+typedef struct RenderCtx
+{
+	const TideSnapshot *s;
+	const TideJob *job;
+	const TideReason *x;
+	const char *name;
+} RenderCtx;
+
+/* A text appended at *off in buf of len bytes, cut at its end. */
+static void
+put(char *buf, size_t len, size_t *off, const char *text, size_t n)
+{
+	if (*off + 1 >= len)
+		return;
+	if (n > len - 1 - *off)
+		n = len - 1 - *off;
+	memcpy(buf + *off, text, n);
+	*off += n;
+	buf[*off] = '\0';
+}
+
+static int64_t
+field(const TideReason *x, const char *f, size_t n)
+{
+#define IS(lit) (n == sizeof(lit) - 1 && memcmp(f, lit, n) == 0)
+	if (IS("res"))
+		return x->res;
+	if (IS("role"))
+		return x->role;
+	if (IS("a"))
+		return x->a;
+	if (IS("b"))
+		return x->b;
+	if (IS("c"))
+		return x->c;
+	if (IS("ref"))
+		return x->ref;
+#undef IS
+	return -1;
 }
 
 static const char *
-queue_name(const TideSnapshot *s, int64_t q)
+res_name(const RenderCtx *ctx, int64_t r)
 {
-	return q >= 0 && q < s->nqueues ? s->queues[q].name : "?";
+	if (ctx->name)
+		return ctx->name;
+	return r >= 0 && r < ctx->s->nres ? ctx->s->res_names[r] : "?";
 }
 
-/* Render one reason. */
+static const char *
+queue_name(const RenderCtx *ctx, int64_t q)
+{
+	if (ctx->name)
+		return ctx->name;
+	return q >= 0 && q < ctx->s->nqueues ? ctx->s->queues[q].name : "?";
+}
+
+/* One placeholder, {what} or {field:how}, at p (n bytes, no braces). */
+static void
+render_placeholder(const RenderCtx *ctx, const char *p, size_t n, char *buf, size_t len, size_t *off)
+{
+	const TideReason *x = ctx->x;
+	const char *colon = memchr(p, ':', n);
+	char		one[192];
+
+	one[0] = '\0';
+	if (colon == NULL)
+	{
+		if (n == 3 && memcmp(p, "res", 3) == 0)
+			snprintf(one, sizeof(one), "%s", res_name(ctx, x->res));
+		else if (n == 3 && memcmp(p, "req", 3) == 0)
+		{
+			if (ctx->job && x->role >= 0 && x->role < ctx->job->nroles)
+				fmt_vec(ctx->s, one, sizeof(one), ctx->job->roles[x->role].request);
+		}
+		else if (n == 6 && memcmp(p, "labels", 6) == 0)
+		{
+			for (int i = 0; ctx->job && i < ctx->job->nselector; i++)
+			{
+				const char *l = tide_label_name(ctx->s, ctx->job->selector[i]);
+
+				put(buf, len, off, i ? ", " : " ", 2 - (i == 0));
+				put(buf, len, off, l, strlen(l));
+			}
+		}
+		else if (n == 7 && memcmp(p, "maxgpus", 7) == 0)
+			snprintf(one, sizeof(one), "%d", TIDE_MAX_GPUS);
+		else if (n == 8 && memcmp(p, "countmax", 8) == 0)
+			snprintf(one, sizeof(one), "%" PRId64 ".%03d",
+					 (INT64_MAX - 1) / TIDE_MILLI, (int) ((INT64_MAX - 1) % TIDE_MILLI));
+	}
+	else
+	{
+		int64_t		v = field(x, p, colon - p);
+		const char *how = colon + 1;
+		size_t		hn = n - (colon - p) - 1;
+
+#define HOW(lit) (hn == sizeof(lit) - 1 && memcmp(how, lit, hn) == 0)
+		if (HOW("amount"))
+			fmt_amount(one, sizeof(one), v);
+		else if (HOW("qty"))
+			fmt_qty(one, sizeof(one), v);
+		else if (HOW("n"))
+			snprintf(one, sizeof(one), "%" PRId64, v);
+		else if (HOW("s"))
+			snprintf(one, sizeof(one), "%s", v == 1 ? "" : "s");
+		else if (HOW("queue"))
+			snprintf(one, sizeof(one), "%s", queue_name(ctx, v));
+		else if (HOW("resname"))
+			snprintf(one, sizeof(one), "%s", res_name(ctx, v));
+		else if (HOW("unknown"))
+			snprintf(one, sizeof(one), "%s",
+					 ctx->name ? ctx->name : v >= 0 ? ctx->s->unknown_names[v] : "?");
+#undef HOW
+	}
+	put(buf, len, off, one, strlen(one));
+}
+
+/*
+ * Render template t (of n bytes) of reasons.def: text, {placeholders} and
+ * [F:...] / [!F:...] parts, which nest.
+ */
+static void
+render_template(const RenderCtx *ctx, const char *t, size_t n, char *buf, size_t len, size_t *off)
+{
+	size_t		i = 0;
+
+	while (i < n)
+	{
+		if (t[i] == '{')
+		{
+			const char *close = memchr(t + i, '}', n - i);
+			size_t		k = close ? (size_t) (close - t) : n;
+
+			render_placeholder(ctx, t + i + 1, k - i - 1, buf, len, off);
+			i = k + 1;
+		}
+		else if (t[i] == '[')
+		{
+			/* the part runs to its matching ']' */
+			int			depth = 0;
+			size_t		k = i;
+			bool		neg = t[i + 1] == '!';
+			const char *f = t + i + 1 + neg;
+			const char *colon;
+
+			for (; k < n; k++)
+			{
+				if (t[k] == '[')
+					depth++;
+				else if (t[k] == ']' && --depth == 0)
+					break;
+			}
+			colon = memchr(f, ':', t + k - f);
+			if (colon && (field(ctx->x, f, colon - f) >= 0) != neg)
+				render_template(ctx, colon + 1, t + k - colon - 1, buf, len, off);
+			i = k + 1;
+		}
+		else
+		{
+			size_t		k = i;
+
+			while (k < n && t[k] != '{' && t[k] != '[')
+				k++;
+			put(buf, len, off, t + i, k - i);
+			i = k;
+		}
+	}
+}
+
+/* Render one reason of job into buf. */
 static void
 render(const TideSnapshot *s, const TideJob *job, const TideReason *x, char *buf, size_t len)
 {
-	char		a[48],
-				b[48],
-				c[32],
-				req[160];
-	const TideRole *role = x->code != R_HELD_QUEUE && x->role >= 0 && x->role < job->nroles
-		? &job->roles[x->role] : NULL;
-	const char *rn = res_name(s, x->res);
+	RenderCtx	ctx = {s, job, x, NULL};
+	size_t		off = 0;
 
-	fmt_amount(a, sizeof(a), x->a);
-	if (x->code == R_CAP_NEVER || x->code == R_TOO_BIG)
-		fmt_qty(b, sizeof(b), x->b);	/* a limit or a capacity */
-	else
-		fmt_amount(b, sizeof(b), x->b);
-	fmt_qty(c, sizeof(c), x->c);
-	req[0] = '\0';
-	if (role)
-		fmt_vec(s, req, sizeof(req), role->request);
-	switch (x->code)
+	buf[0] = '\0';
+	if (x->code <= R_NONE || x->code >= R_COUNT)
 	{
-		case R_CAPABILITY:
-		case R_CARD_CAP:
-		case R_CARD_QUOTA:
-			snprintf(buf, len, "queue %s %s %s: %s used + %s asked > %s",
-					 queue_name(s, x->ref), rn, x->code == R_CARD_QUOTA ? "quota" : "capability",
-					 a, b, c);
-			break;
-		case R_QUOTA_IDLE:
-			snprintf(buf, len, "idle jobs: group %s %s used by non-idle jobs + %s asked > %s",
-					 rn, a, b, c);
-			break;
-		case R_HELD:
-			snprintf(buf, len, "held for job %" PRId64 " (%" PRId64 " node%s)",
-					 x->ref, x->a, x->a == 1 ? "" : "s");
-			break;
-		case R_HELD_QUEUE:
-			snprintf(buf, len, "queue %s %s held for job %" PRId64 ": %s used and held + %s asked > %s",
-					 queue_name(s, x->role), rn, x->ref, a, b, c);
-			break;
-		case R_GANG:
-			snprintf(buf, len, "gang %" PRId64 " x %s: best fit places %" PRId64,
-					 x->a, req, x->b);
-			break;
-		case R_NO_ROOM:
-			if (x->ref >= 0)
-				snprintf(buf, len, "no ready node has room for %s (%" PRId64 " node%s: short of %s on %" PRId64 ", %s on %" PRId64 ")",
-						 req, x->a, x->a == 1 ? "" : "s", rn, x->b, res_name(s, (int) x->ref), x->c);
-			else if (x->res >= 0)
-				snprintf(buf, len, "no ready node has room for %s (%" PRId64 " node%s: short of %s on %" PRId64 ")",
-						 req, x->a, x->a == 1 ? "" : "s", rn, x->b);
-			else
-				snprintf(buf, len, "no ready node has room for %s (%" PRId64 " node%s)", req, x->a,
-						 x->a == 1 ? "" : "s");
-			break;
-		case R_NOT_READY:
-			if (x->ref >= 0)
-				snprintf(buf, len, "no ready node with gpu_type %s (%" PRId64 " draining or down)",
-						 res_name(s, (int) x->ref), x->a);
-			else
-				snprintf(buf, len, "no ready node for %s (%" PRId64 " draining or down)", req, x->a);
-			break;
-		case R_AVOID:
-			snprintf(buf, len, "%" PRId64 " node%s avoided: a previous attempt failed there",
-					 x->a, x->a == 1 ? "" : "s");
-			break;
-		case R_NO_TYPE:
-			if (x->ref >= 0)
-				snprintf(buf, len, "no node with gpu_type %s in the resource group", res_name(s, (int) x->ref));
-			else
-				snprintf(buf, len, "no GPU node in the resource group");
-			break;
-		case R_NO_LABEL:
-			{
-				size_t		off = snprintf(buf, len, "no node has labels");
-
-				for (int i = 0; i < job->nselector && off + 1 < len; i++)
-					off += snprintf(buf + off, len - off, "%s%s", i ? ", " : " ",
-									tide_label_name(s, job->selector[i]));
-			}
-			break;
-		case R_TOO_BIG:
-			snprintf(buf, len, "%s per replica: %s %s is more than any matching node has (largest %s)",
-					 req, rn, a, b);
-			break;
-		case R_CAP_NEVER:
-			snprintf(buf, len, "queue %s %s capability is %s, the job needs %s",
-					 queue_name(s, x->ref), rn, b, a);
-			break;
-		case R_FRACTION:
-			snprintf(buf, len, "gpu=%s: requests above one GPU must be whole numbers", a);
-			break;
-		case R_CPU_ON_GPU:
-			snprintf(buf, len, "no CPU node in the resource group, and CPU jobs may not use GPU nodes");
-			break;
-		case R_NO_NODES:
-			snprintf(buf, len, "no node in queue %s's resource group", queue_name(s, x->ref));
-			break;
-		case R_TOO_MANY_GPUS:
-			snprintf(buf, len, "gpu=%s: more than %d GPUs per replica", a, TIDE_MAX_GPUS);
-			break;
-		case R_NO_TASKS:
-			snprintf(buf, len, "the job has no task with replicas");
-			break;
-		case R_UNKNOWN_NAME:
-			snprintf(buf, len, "%s", s->unknown_names[x->ref]);
-			break;
-		case R_EVICT_WAIT:
-			snprintf(buf, len, "waiting for the jobs evicted for it to stop; their resources are held for it");
-			break;
-		case R_UNCOUNTABLE:
-			snprintf(buf, len, "the job's gang minimum of %s is more than the scheduler can count "
-					 "(at most %" PRId64 ".%03d in total)",
-					 rn, (INT64_MAX - 1) / TIDE_MILLI, (int) ((INT64_MAX - 1) % TIDE_MILLI));
-			break;
-		case R_EVICTING:
-			snprintf(buf, len, "evicting %" PRId64 " job%s to make room for it",
-					 x->a, x->a == 1 ? "" : "s");
-			break;
-		default:
-			snprintf(buf, len, "reason %d", x->code);
+		snprintf(buf, len, "reason %d", x->code);
+		return;
 	}
+	render_template(&ctx, reason_rows[x->code].text, strlen(reason_rows[x->code].text), buf, len, &off);
+}
+
+size_t
+tide_reason_unknown_text(bool gpu_type, const char *name, char *buf, size_t len)
+{
+	TideReason	x = {0};
+	RenderCtx	ctx = {NULL, NULL, &x, name};
+	const char *t = reason_rows[gpu_type ? R_NO_TYPE : R_NO_RESOURCE].text;
+	size_t		off = 0;
+
+	if (len == 0)
+		return 0;
+	buf[0] = '\0';
+	x.code = gpu_type ? R_NO_TYPE : R_NO_RESOURCE;
+	x.role = -1;
+	x.res = -1;
+	render_template(&ctx, t, strlen(t), buf, len, &off);
+	return off;
 }
 
 /* Every reason of job j, "; "-joined, into buf; returns the length. */
