@@ -5,7 +5,7 @@
 # ends with one line "N passed, N failed".  Exit status is non-zero on any
 # failure.  Run as root on Debian 12:  bash test/run.sh
 #
-# Suites: unit (C, no server), regress (pg_regress), isolation
+# Suites: unit (C, no server; with tools/layers.sh), regress (pg_regress), isolation
 # (pg_isolation_regress), pgtap (pg_prove), upgrade (every released
 # version updated to this one), e2e (real pg_cron, real launchers),
 # evidence (the short forms of test/evidence: fuzzing, a kill -9 loop
@@ -92,6 +92,9 @@ for suite in $SUITES; do
                 "$t" >>"$log" 2>&1 || st=1
             done
         fi
+        # the C files call downwards only (docs/development.md)
+        echo "# tools/layers.sh --self-test" >>"$log"
+        bash "$SRC/tools/layers.sh" --self-test >>"$log" 2>&1 || st=1
         count_tap unit "$log" $st ;;
     regress)
         rm -f "$SRC"/regression.diffs
