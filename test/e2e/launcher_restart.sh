@@ -13,8 +13,8 @@ L1=$LAST_LAUNCHER
 # each command appends to a runs file, so a second run would show
 cmd() { echo "echo \$TIDE_ALLOCATION_ID >> $WORK/runs.$1; $2"; }
 
-ja=$(submit 'gpu=1' "$(cmd a "sleep 1; touch $WORK/a.done; exit 3")")
-jb=$(submit 'gpu=1' "$(cmd b "sleep 1; touch $WORK/b.done")")
+ja=$(submit 'gpu=1' "$(cmd a "sleep 4; touch $WORK/a.done; exit 3")")
+jb=$(submit 'gpu=1' "$(cmd b "sleep 4; touch $WORK/b.done")")
 jl=$(submit 'gpu=1' "$(cmd l "sleep 300")")
 place "$ja" n1 0; place "$jb" n1 1; place "$jl" n1 2
 is "$(wait_for "SELECT count(*) FROM tide.jobs WHERE id IN ($ja, $jb, $jl) AND state = 'running'" 3)" 3 \
@@ -24,7 +24,7 @@ wait "$L1" 2>/dev/null
 LAUNCHER_PIDS=()
 
 # while no launcher runs: two jobs end, one is placed
-for _ in $(seq 100); do [ -e "$WORK/a.done" ] && [ -e "$WORK/b.done" ] && break; sleep 0.1; done
+for _ in $(seq 300); do [ -e "$WORK/a.done" ] && [ -e "$WORK/b.done" ] && break; sleep 0.1; done
 jc=$(submit 'gpu=1' "$(cmd c "exit 0")")
 place "$jc" n1 3
 is "$(q "SELECT state FROM tide.jobs WHERE id = $ja")" running "without a launcher the ended job still reads running"
@@ -39,14 +39,14 @@ is "$(q "SELECT state FROM tide.jobs WHERE id = $jl")" running "the long job is 
 like "$(cat "$WORK/launcher-n1.log")" "event=adopt alloc=[0-9]+ job=$jl" "the new launcher adopts it"
 
 # a clean stop (SIGTERM) leaves work running too; the next launcher reports it
-jd=$(submit 'gpu=1' "$(cmd d "sleep 1; touch $WORK/d.done; exit 5")")
+jd=$(submit 'gpu=1' "$(cmd d "sleep 4; touch $WORK/d.done; exit 5")")
 place "$jd" n1 4
 is "$(wait_for "SELECT state FROM tide.jobs WHERE id = $jd" running)" running "another job runs"
 kill -TERM "$L2"
 wait "$L2"
 is "$?" 0 "SIGTERM: the launcher exits 0"
 LAUNCHER_PIDS=()
-for _ in $(seq 100); do [ -e "$WORK/d.done" ] && break; sleep 0.1; done
+for _ in $(seq 300); do [ -e "$WORK/d.done" ] && break; sleep 0.1; done
 start_launcher n1 --grace-period 1
 is "$(wait_for "SELECT (SELECT exit_code FROM tide.allocations WHERE job_id = $jd)" 5)" 5 \
     "the exit (5) that happened after a clean stop is reported"
