@@ -18,21 +18,6 @@ GRANT SELECT ON tide.queues TO tap_exec;
 GRANT EXECUTE ON FUNCTION tide.submit(text, tide.resvec, integer, integer, text, boolean, boolean, text, boolean,
                                       integer, text, jsonb, interval, integer, text, text, text) TO tap_exec;
 
--- code | message | hint of the error sql raises
-CREATE FUNCTION pg_temp.err(sql text) RETURNS text LANGUAGE plpgsql AS $$
-DECLARE
-    s text;
-    m text;
-    h text;
-BEGIN
-    EXECUTE sql;
-    RETURN 'no error';
-EXCEPTION WHEN OTHERS THEN
-    GET STACKED DIAGNOSTICS s = RETURNED_SQLSTATE, m = MESSAGE_TEXT, h = PG_EXCEPTION_HINT;
-    RETURN rtrim(s || ' | ' || m || ' | ' || coalesce(h, ''), ' |');
-END $$;
-GRANT EXECUTE ON FUNCTION pg_temp.err(text) TO PUBLIC;
-
 -- Every bad argument: the same error as before.
 SELECT is(pg_temp.err($$SELECT tide.submit(NULL, 'gpu=1')$$),
           '22004 | queue must not be NULL | Name one of the queues in tide.queues.',

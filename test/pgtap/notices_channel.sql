@@ -8,7 +8,7 @@ CREATE EXTENSION pg_tide;
 SELECT plan(30);
 
 -- code | message of the error sql raises
-CREATE FUNCTION pg_temp.err(sql text) RETURNS text LANGUAGE plpgsql AS $$
+CREATE OR REPLACE FUNCTION pg_temp.err(sql text) RETURNS text LANGUAGE plpgsql AS $$
 DECLARE
     s text;
     m text;

@@ -7,20 +7,6 @@ CREATE EXTENSION pg_tide;
 \ir _fixture.psql
 SELECT plan(30);
 
--- code | message | hint of the error sql raises
-CREATE FUNCTION pg_temp.err(sql text) RETURNS text LANGUAGE plpgsql AS $$
-DECLARE
-    s text;
-    m text;
-    h text;
-BEGIN
-    EXECUTE sql;
-    RETURN 'no error';
-EXCEPTION WHEN OTHERS THEN
-    GET STACKED DIAGNOSTICS s = RETURNED_SQLSTATE, m = MESSAGE_TEXT, h = PG_EXCEPTION_HINT;
-    RETURN rtrim(s || ' | ' || m || ' | ' || coalesce(h, ''), ' |');
-END $$;
-GRANT EXECUTE ON FUNCTION pg_temp.err(text) TO PUBLIC;
 -- the error of a new job with this env, workdir and labels, and its task
 CREATE FUNCTION pg_temp.job(env jsonb, workdir text DEFAULT NULL, labels jsonb DEFAULT '{}') RETURNS text
     LANGUAGE plpgsql AS $$
