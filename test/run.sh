@@ -94,7 +94,7 @@ for suite in $SUITES; do
         fi
         # the C files call downwards only (docs/development.md)
         echo "# tools/layers.sh --self-test" >>"$log"
-        bash "$SRC/tools/layers.sh" --self-test >>"$log" 2>&1 || st=1
+        PG_CONFIG="$PG_BIN/pg_config" bash "$SRC/tools/layers.sh" --self-test >>"$log" 2>&1 || st=1
         count_tap unit "$log" $st ;;
     regress)
         rm -f "$SRC"/regression.diffs

@@ -28,8 +28,8 @@ HERE=$(cd "$(dirname "$0")/.." && pwd)
 check_tree() {
     local src=$1 work n=0 pgserver pginc
     work=$(mktemp -d /tmp/pg_tide_layers.XXXXXX)
-    pgserver=$(pg_config --includedir-server)
-    pginc=$(pg_config --includedir)
+    pgserver=$("${PG_CONFIG:-pg_config}" --includedir-server)
+    pginc=$("${PG_CONFIG:-pg_config}" --includedir)
     compile() {   # compile() PROGRAM FILE CFLAGS...
         local prog=$1 file=$2 out
         shift 2
