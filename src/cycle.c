@@ -32,6 +32,7 @@
 #include "cycle.h"
 #include "cycle_evict.h"
 #include "cycle_load.h"
+#include "pipelines.h"
 #include "cycle_shapes.h"
 #include "cycle_place.h"
 #include "cycle_rows.h"
@@ -284,6 +285,7 @@ cycle_body(int64 cycle_id, TimestampTz started, const char *group)
 
 	INSTR_TIME_SET_CURRENT(t0);
 	lost = tide_cycle_nodes_lost();	/* before the load sees the nodes */
+	tide_cycle_wake_due();		/* deferred jobs now due (R-P3), counted as a change */
 	settled = read_changes(&seq);
 	if (lost == 0 && settled && state_unchanged(scope, seq))
 	{
