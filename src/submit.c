@@ -510,6 +510,23 @@ job_params(const SubmitArgs *s, Datum *args, char *nulls, Oid *types)
 }
 
 /*
+ * The task's parameters: $1 the job (or, for Q_ARRAY_TASKS, the array),
+ * $2 role, $3 replicas, $4 request.
+ */
+static void
+task_params(const SubmitArgs *s, int64 id, Datum *args, Oid *types)
+{
+	args[0] = Int64GetDatum(id);
+	args[1] = s->a[A_ROLE];
+	args[2] = s->a[A_REPLICAS];
+	args[3] = s->a[A_REQUEST];
+	types[0] = INT8OID;
+	types[1] = TEXTOID;
+	types[2] = INT4OID;
+	types[3] = cache.resvec;
+}
+
+/*
  * The id an earlier submission with the caller's key made, or 0 (R-P6).
  * Inside SPI.
  */
@@ -620,14 +637,7 @@ tide_submit(PG_FUNCTION_ARGS)
 			job = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
 
 			/* its task, with the caller's rights */
-			args[0] = Int64GetDatum(job);
-			args[1] = s.a[A_ROLE];
-			args[2] = s.a[A_REPLICAS];
-			args[3] = s.a[A_REQUEST];
-			types[0] = INT8OID;
-			types[1] = TEXTOID;
-			types[2] = INT4OID;
-			types[3] = cache.resvec;
+			task_params(&s, job, args, types);
 			run_plan(saved_plan(&plan_task, Q_TASK, 4, types), args, NULL, SPI_OK_INSERT);
 
 			/* its submission in the history, as the history's owner */
@@ -741,14 +751,7 @@ tide_submit_array(PG_FUNCTION_ARGS)
 			array = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
 
 			/* their tasks, with the caller's rights */
-			args[0] = Int64GetDatum(array);
-			args[1] = s.a[A_ROLE];
-			args[2] = s.a[A_REPLICAS];
-			args[3] = s.a[A_REQUEST];
-			types[0] = INT8OID;
-			types[1] = TEXTOID;
-			types[2] = INT4OID;
-			types[3] = cache.resvec;
+			task_params(&s, array, args, types);
 			run_plan(saved_plan(&plan_array_tasks, Q_ARRAY_TASKS, 4, types), args, NULL, SPI_OK_INSERT);
 
 			/* its members' submissions in the history, as the history's owner */
