@@ -46,6 +46,7 @@ CREATE TABLE tide.queues (
     min_runtime       interval NOT NULL DEFAULT '0'
                       CONSTRAINT queues_min_runtime_check
                       CHECK (min_runtime >= interval '0' AND min_runtime <= interval '100 years'),
+    held              boolean NOT NULL DEFAULT false,
     created_at        timestamptz NOT NULL DEFAULT pg_catalog.now()
 );
 COMMENT ON TABLE tide.queues IS
@@ -60,6 +61,7 @@ COMMENT ON COLUMN tide.queues.reclaimable IS 'may other queues take back what th
 COMMENT ON COLUMN tide.queues.preemption_within IS 'never, or lower_priority: jobs may evict lower-priority preemptable jobs of the same queue (R-E3)';
 COMMENT ON COLUMN tide.queues.service_type IS 'default service_type of the jobs submitted to this queue';
 COMMENT ON COLUMN tide.queues.placement IS 'node order for this queue''s jobs: frag (default: the node where the GPU fragmentation grows least for the typical workload, tide.workload_shapes), pack (fullest node first) or spread (emptiest first) (R-L5)';
+COMMENT ON COLUMN tide.queues.held IS 'held (tide.hold_queue): its pending jobs are not considered, running work is untouched (R-P4)';
 COMMENT ON COLUMN tide.queues.min_runtime IS 'a job of this queue that started less than this ago is not evicted by preemption or reclaim';
 
 -- ---------------------------------------------------------------- nodes
@@ -202,6 +204,20 @@ CREATE TABLE tide.jobs (
     -- a member of a job array (tide.submit_array): both set, or neither
     array_id         bigint,
     array_index      integer CONSTRAINT jobs_array_index_check CHECK (array_index >= 0),
+    -- why a pending job waits without being considered (R-P1..R-P5): each
+    -- set by whoever decides the wait (32_pipelines.sql); waiting is true
+    -- while any is, and the cycle loads only jobs not waiting
+    held             boolean NOT NULL DEFAULT false,
+    begin_at         timestamptz,
+    deferred         boolean NOT NULL DEFAULT false,
+    dependencies_unmet integer NOT NULL DEFAULT 0
+                     CONSTRAINT jobs_dependencies_unmet_check CHECK (dependencies_unmet >= 0),
+    array_throttled  boolean NOT NULL DEFAULT false,
+    queue_held       boolean NOT NULL DEFAULT false,
+    waiting          boolean NOT NULL GENERATED ALWAYS AS
+                     (held OR queue_held OR deferred OR array_throttled OR dependencies_unmet > 0) STORED,
+    -- an idempotency key: one job per owner and key (R-P6)
+    key              text CONSTRAINT jobs_key_check CHECK (key <> '' AND pg_catalog.octet_length(key) <= 1000),
     CONSTRAINT jobs_array_check CHECK ((array_id IS NULL) = (array_index IS NULL)),
     CONSTRAINT jobs_evict_goal_state_check CHECK ((state = 'evicting') = (evict_goal IS NOT NULL))
 )
@@ -230,6 +246,14 @@ COMMENT ON COLUMN tide.jobs.workdir IS 'directory the launcher starts the comman
 COMMENT ON COLUMN tide.jobs.labels IS 'free metadata for queries (an experiment, a team, a run), e.g. {"experiment": "e42"}; indexed for containment (labels @> ...)';
 COMMENT ON COLUMN tide.jobs.array_id IS 'the job array this job belongs to (the value tide.submit_array returned); NULL for a job of its own';
 COMMENT ON COLUMN tide.jobs.array_index IS 'this member''s index in its array, 0 to size - 1 (TIDE_ARRAY_INDEX for the command)';
+COMMENT ON COLUMN tide.jobs.held IS 'held (tide.hold, submit(..., hold => true)): never considered while pending, keeps its created_at (R-P2)';
+COMMENT ON COLUMN tide.jobs.begin_at IS 'not considered before this time (R-P3); NULL: at once';
+COMMENT ON COLUMN tide.jobs.deferred IS 'begin_at is still ahead: set at submission, cleared by the first cycle after begin_at (R-P3)';
+COMMENT ON COLUMN tide.jobs.dependencies_unmet IS 'how many rows of tide.job_dependencies of this job are not met yet (R-P1)';
+COMMENT ON COLUMN tide.jobs.array_throttled IS 'an array member kept back because max_running members of its array are in play (R-P5)';
+COMMENT ON COLUMN tide.jobs.queue_held IS 'its queue is held (tide.hold_queue): not considered while pending (R-P4)';
+COMMENT ON COLUMN tide.jobs.waiting IS 'held, queue_held, deferred, array_throttled or a dependency unmet: a pending job the cycle does not load; pending_reason says why (R-P1..R-P5)';
+COMMENT ON COLUMN tide.jobs.key IS 'idempotency key: a second tide.submit by the same owner with the same key returns this job''s id (R-P6); retries carry none';
 COMMENT ON COLUMN tide.jobs.cancel_requested IS 'set to true (by tide.cancel or by its owner directly) to cancel the job';
 
 -- ---------------------------------------------------------------- reasons
@@ -354,8 +378,9 @@ COMMENT ON COLUMN tide.job_events.cycle_id IS 'the cycle that made the change (t
 
 -- ---------------------------------------------------------------- indexes
 -- Pending jobs in scheduling order per queue (R-O1): the cycle's main read.
+-- Waiting jobs (R-P1..R-P5) are not in it: they cost a cycle nothing.
 CREATE INDEX jobs_pending_idx ON tide.jobs (queue, priority DESC, created_at, id)
-    WHERE state = 'pending';
+    WHERE state = 'pending' AND NOT waiting;
 -- Jobs holding resources, for usage sums and eviction candidates.
 CREATE INDEX jobs_active_idx ON tide.jobs (queue, id)
     WHERE state IN ('allocated', 'running', 'evicting');
@@ -364,6 +389,15 @@ CREATE INDEX jobs_retry_of_idx ON tide.jobs (retry_of) WHERE retry_of IS NOT NUL
 -- Analysts' questions by label ("GPU-hours of experiment e42": labels @> ...).
 CREATE INDEX jobs_labels_idx ON tide.jobs USING gin (labels jsonb_path_ops);
 CREATE INDEX jobs_array_idx ON tide.jobs (array_id, array_index) WHERE array_id IS NOT NULL;
+-- Deferred jobs by begin_at: the cycle's "due now" step reads only the due ones (R-P3).
+CREATE INDEX jobs_deferred_idx ON tide.jobs (begin_at) WHERE deferred AND state = 'pending';
+-- One job per owner and idempotency key (R-P6).
+CREATE UNIQUE INDEX jobs_owner_key ON tide.jobs (owner, key) WHERE key IS NOT NULL;
+-- An array's members in play, and the throttled ones in index order (R-P5).
+CREATE INDEX jobs_array_live_idx ON tide.jobs (array_id)
+    WHERE array_id IS NOT NULL AND NOT array_throttled AND state IN ('pending', 'allocated', 'running', 'evicting');
+CREATE INDEX jobs_array_throttled_idx ON tide.jobs (array_id, array_index)
+    WHERE array_throttled AND state = 'pending';
 -- Live allocations per node: usage, free GPUs, claims.
 CREATE INDEX allocations_live_node_idx ON tide.allocations (node, state)
     WHERE state <> 'released';

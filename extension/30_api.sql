@@ -29,13 +29,22 @@ CREATE FUNCTION tide.submit(
     max_retries   integer DEFAULT 0,
     on_evict      text DEFAULT 'requeue',
     command       text DEFAULT NULL,
-    role          text DEFAULT 'main')
+    role          text DEFAULT 'main',
+    -- pipelines (R-P1..R-P6, 32_pipelines.sql) and the job's payload
+    after         bigint[] DEFAULT NULL,
+    hold          boolean DEFAULT false,
+    begin_at      timestamptz DEFAULT NULL,
+    env           jsonb DEFAULT '{}',
+    workdir       text DEFAULT NULL,
+    labels        jsonb DEFAULT '{}',
+    key           text DEFAULT NULL)
     RETURNS bigint
     LANGUAGE c VOLATILE
     AS 'MODULE_PATHNAME', 'tide_submit';
 COMMENT ON FUNCTION tide.submit(text, tide.resvec, integer, integer, text, boolean, boolean, text, boolean,
-                                integer, text, jsonb, interval, integer, text, text, text) IS
-    'submits a one-role job (replicas of one request) to a queue and returns its id; multi-role jobs: insert into tide.jobs and tide.job_tasks in one transaction';
+                                integer, text, jsonb, interval, integer, text, text, text,
+                                bigint[], boolean, timestamptz, jsonb, text, jsonb, text) IS
+    'submits a one-role job (replicas of one request) to a queue and returns its id; after: jobs that must succeed first (R-P1), hold: submitted held (R-P2), begin_at: not before (R-P3), key: a second submit with it returns this id (R-P6); multi-role jobs: insert into tide.jobs, tide.job_tasks (and tide.job_dependencies) in one transaction';
 
 CREATE FUNCTION tide.cancel(job_id bigint) RETURNS text
     LANGUAGE plpgsql

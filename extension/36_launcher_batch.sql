@@ -201,16 +201,18 @@ BEGIN
                                                                        WHERE ra.job_id = r.id)))))) THEN
             CONTINUE;
         END IF;
-        UPDATE tide.jobs r
-           SET state = 'cancelled', pending_reason = NULL, finished_at = pg_catalog.now(),
-               state_reason = pg_catalog.format('cancelled: job %s, which it retries, finished on node %s while that node was unreachable',
-                                                done.job_id, done.nodes)
-         WHERE r.retry_of = done.job_id AND r.state = 'pending';
+        -- the job first: its dependents judge it succeeded before its
+        -- retry is cancelled (R-P1)
         UPDATE tide.jobs j
            SET state = 'succeeded', exit_code = 0, pending_reason = NULL, finished_at = pg_catalog.now(),
                state_reason = pg_catalog.format('all replicas exited 0 on node %s while it was unreachable (reported late, after it came back)',
                                                 done.nodes)
          WHERE j.id = done.job_id;
+        UPDATE tide.jobs r
+           SET state = 'cancelled', pending_reason = NULL, finished_at = pg_catalog.now(),
+               state_reason = pg_catalog.format('cancelled: job %s, which it retries, finished on node %s while that node was unreachable',
+                                                done.job_id, done.nodes)
+         WHERE r.retry_of = done.job_id AND r.state = 'pending';
     END LOOP;
 END
 $$;

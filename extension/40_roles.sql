@@ -32,12 +32,22 @@ GRANT SELECT ON tide.queues, tide.nodes, tide.jobs, tide.job_tasks, tide.allocat
                 tide.job_events, tide.job_transitions, tide.allocation_transitions,
                 tide.job_states, tide.allocation_states
     TO tide_submitter;
+-- (held, begin_at, key and the payload are the submitter's choice; deferred,
+-- queue_held, array_throttled and pending_reason are set from the facts by
+-- tide.submit and by the insert trigger of 32_pipelines.sql whatever a row says)
 GRANT INSERT (name, queue, priority, service_type, preemptable, idle, reserve, min_available,
               node_selector, gpu_type, time_limit, max_retries, on_evict, command,
-              env, workdir, labels)
+              held, begin_at, key, env, workdir, labels,
+              deferred, queue_held, array_throttled, array_id, array_index, pending_reason)
     ON tide.jobs TO tide_submitter;
-GRANT UPDATE (cancel_requested) ON tide.jobs TO tide_submitter;
+GRANT UPDATE (cancel_requested, held) ON tide.jobs TO tide_submitter;
 GRANT INSERT (job_id, role, replicas, request) ON tide.job_tasks TO tide_submitter;
+-- Pipelines (32_pipelines.sql): dependencies of their own jobs, their arrays.
+GRANT SELECT ON tide.job_dependencies, tide.job_arrays TO tide_submitter, tide_admin, tide_reader;
+GRANT INSERT (job_id, depends_on, condition) ON tide.job_dependencies TO tide_submitter;
+GRANT INSERT (queue, size, max_running, key) ON tide.job_arrays TO tide_submitter;
+GRANT INSERT, UPDATE, DELETE ON tide.job_dependencies, tide.job_arrays TO tide_admin;
+GRANT USAGE, SELECT ON SEQUENCE tide.job_arrays_id_seq TO tide_admin;
 
 -- Launchers: the nodes, and the allocations and jobs of the nodes they serve.
 GRANT SELECT ON tide.nodes, tide.allocations, tide.jobs, tide.job_tasks, tide.evictions TO tide_launcher;
@@ -52,6 +62,8 @@ ALTER TABLE tide.allocations ENABLE ROW LEVEL SECURITY;
 ALTER TABLE tide.evictions ENABLE ROW LEVEL SECURITY;
 ALTER TABLE tide.job_events ENABLE ROW LEVEL SECURITY;
 ALTER TABLE tide.nodes ENABLE ROW LEVEL SECURITY;
+ALTER TABLE tide.job_dependencies ENABLE ROW LEVEL SECURITY;
+ALTER TABLE tide.job_arrays ENABLE ROW LEVEL SECURITY;
 
 -- Administrators and readers: every row (readers only read: no grants).
 CREATE POLICY admin_all ON tide.jobs TO tide_admin USING (true) WITH CHECK (true);
@@ -66,6 +78,10 @@ CREATE POLICY reader_all ON tide.allocations FOR SELECT TO tide_reader USING (tr
 CREATE POLICY reader_all ON tide.evictions FOR SELECT TO tide_reader USING (true);
 CREATE POLICY reader_all ON tide.job_events FOR SELECT TO tide_reader USING (true);
 CREATE POLICY reader_all ON tide.nodes FOR SELECT TO tide_reader USING (true);
+CREATE POLICY admin_all ON tide.job_dependencies TO tide_admin USING (true) WITH CHECK (true);
+CREATE POLICY admin_all ON tide.job_arrays TO tide_admin USING (true) WITH CHECK (true);
+CREATE POLICY reader_all ON tide.job_dependencies FOR SELECT TO tide_reader USING (true);
+CREATE POLICY reader_all ON tide.job_arrays FOR SELECT TO tide_reader USING (true);
 
 -- Submitters: their own jobs and what hangs off them.
 CREATE POLICY submitter_own ON tide.jobs FOR SELECT TO tide_submitter
@@ -86,6 +102,17 @@ CREATE POLICY submitter_own ON tide.evictions FOR SELECT TO tide_submitter
 CREATE POLICY submitter_own ON tide.job_events FOR SELECT TO tide_submitter
     USING (EXISTS (SELECT 1 FROM tide.jobs j WHERE j.id = job_id AND j.owner = CURRENT_USER));
 CREATE POLICY submitter_read ON tide.nodes FOR SELECT TO tide_submitter USING (true);
+-- a dependency row is the dependent's: its owner sees and adds it (the
+-- insert trigger also requires the job it names to be visible)
+CREATE POLICY submitter_own ON tide.job_dependencies FOR SELECT TO tide_submitter
+    USING (EXISTS (SELECT 1 FROM tide.jobs j WHERE j.id = job_id AND j.owner = CURRENT_USER));
+CREATE POLICY submitter_submit ON tide.job_dependencies FOR INSERT TO tide_submitter
+    WITH CHECK (EXISTS (SELECT 1 FROM tide.jobs j
+                         WHERE j.id = job_id AND j.owner = CURRENT_USER AND j.state = 'pending'));
+CREATE POLICY submitter_own ON tide.job_arrays FOR SELECT TO tide_submitter
+    USING (owner = CURRENT_USER);
+CREATE POLICY submitter_submit ON tide.job_arrays FOR INSERT TO tide_submitter
+    WITH CHECK (owner = CURRENT_USER);
 
 -- Launchers: the nodes they may act for (tide._may_launch) and their work.
 CREATE POLICY launcher_read ON tide.nodes FOR SELECT TO tide_launcher USING (true);
@@ -109,7 +136,8 @@ CREATE POLICY launcher_own ON tide.evictions FOR SELECT TO tide_launcher
 -- tide._evict is created later, and revoked and granted, in 62_evictions.sql.
 REVOKE ALL ON FUNCTION
     tide.submit(text, tide.resvec, integer, integer, text, boolean, boolean, text, boolean,
-                integer, text, jsonb, interval, integer, text, text, text),
+                integer, text, jsonb, interval, integer, text, text, text,
+                bigint[], boolean, timestamptz, jsonb, text, jsonb, text),
     tide.cancel(bigint),
     tide.register_node(text, tide.resvec, text, jsonb, integer[], text),
     tide.drain_node(text),
@@ -153,17 +181,57 @@ REVOKE ALL ON FUNCTION
     tide._channel_for(text),
     tide.owner_channel(),
     tide._job_notices(text[], bigint[], text[]),
-    tide._jobs_notify()
+    tide._jobs_notify(),
+    tide.submit_array(text, tide.resvec, integer, integer, integer, integer, text, boolean, boolean,
+                      text, boolean, integer, text, jsonb, interval, integer, text, text, text,
+                      bigint[], boolean, timestamptz, jsonb, text, jsonb, text),
+    tide.hold(bigint),
+    tide.release(bigint),
+    tide._set_hold(bigint, boolean),
+    tide.hold_queue(text),
+    tide.release_queue(text),
+    tide._set_queue_hold(text, boolean),
+    tide.cancel_array(bigint),
+    tide._wait_reason(tide.jobs),
+    tide._refresh_waits(bigint[]),
+    tide._job_outcome(bigint),
+    tide._judge_dependencies(bigint[], bigint[]),
+    tide._array_refill(bigint[]),
+    tide._jobs_ended(bigint[]),
+    tide._jobs_pipelines_after_insert(),
+    tide._jobs_pipelines_after_update(),
+    tide._jobs_pipelines_after_delete(),
+    tide._job_dependencies_before_insert(),
+    tide._job_dependencies_after_insert(),
+    tide._job_dependencies_after_change(),
+    tide._queues_hold_changed(),
+    tide._wake_due()
     FROM PUBLIC;
 
 GRANT EXECUTE ON FUNCTION
     tide.submit(text, tide.resvec, integer, integer, text, boolean, boolean, text, boolean,
-                integer, text, jsonb, interval, integer, text, text, text),
+                integer, text, jsonb, interval, integer, text, text, text,
+                bigint[], boolean, timestamptz, jsonb, text, jsonb, text),
     tide.cancel(bigint),
     tide._admit_job(text, text, boolean, boolean, text, integer),
     tide.owner_channel(),
-    tide._channel_for(text)
+    tide._channel_for(text),
+    tide.submit_array(text, tide.resvec, integer, integer, integer, integer, text, boolean, boolean,
+                      text, boolean, integer, text, jsonb, interval, integer, text, text, text,
+                      bigint[], boolean, timestamptz, jsonb, text, jsonb, text),
+    tide.hold(bigint),
+    tide.release(bigint),
+    tide._set_hold(bigint, boolean),
+    tide.cancel_array(bigint),
+    -- (the dependency trigger runs with the caller's rights)
+    tide._job_dependencies_before_insert()
     TO tide_submitter, tide_admin;
+GRANT EXECUTE ON FUNCTION
+    tide.hold_queue(text),
+    tide.release_queue(text),
+    tide._set_queue_hold(text, boolean),
+    tide._wake_due()
+    TO tide_admin;
 GRANT EXECUTE ON FUNCTION
     tide.register_node(text, tide.resvec, text, jsonb, integer[], text),
     tide.drain_node(text),

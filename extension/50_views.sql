@@ -37,7 +37,8 @@ SELECT p.job_id, p.name, p.queue, p.owner, p.priority, p.idle, p.retry, p.positi
                pg_catalog.row_number() OVER (
                    PARTITION BY j.queue
                    ORDER BY j.idle, (j.retry_of IS NULL), j.priority DESC, j.created_at, j.id) AS position,
-               coalesce(b.reason, j.pending_reason) AS pending_reason,
+               -- a waiting job's reason is its own (R-P1..R-P5): the cycle did not see it
+               CASE WHEN j.waiting THEN j.pending_reason ELSE coalesce(b.reason, j.pending_reason) END AS pending_reason,
                j.unschedulable,
                coalesce(w.since, j.created_at) AS waiting_since,
                j.created_at

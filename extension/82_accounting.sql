@@ -303,7 +303,7 @@ WITH live AS (
       FROM tide.jobs j
       JOIN tide.queues q ON q.name = j.queue
       JOIN tide.job_tasks t ON t.job_id = j.id
-     WHERE j.state = 'pending' AND NOT j.unschedulable AND tide.get(t.request, 'gpu') > 0
+     WHERE j.state = 'pending' AND NOT j.unschedulable AND NOT j.waiting AND tide.get(t.request, 'gpu') > 0
 )
 SELECT n.name, n.resource_group, n.gpu_type, n.state, n.gpus, round(n.held, 3), n.free,
        CASE WHEN n.state <> 'ready' OR n.free = 0

@@ -56,10 +56,10 @@ SELECT j.id, j.queue, j.idle, q.priority, round(tide._dominant_share(u.usage, q.
   FROM tide.jobs j
   JOIN tide.queues q ON q.name = j.queue
   LEFT JOIN tide.queue_usage u ON u.queue = q.name
- WHERE j.state = 'pending' AND NOT j.unschedulable AND q.resource_group = rg
+ WHERE j.state = 'pending' AND NOT j.unschedulable AND NOT j.waiting AND q.resource_group = rg
 $$;
 COMMENT ON FUNCTION tide._group_order(text) IS
-    'pending schedulable jobs of a resource group in the walk order now (idle last, queue priority, dominant share, queue, retry lane, priority, age, id) with their minimum';
+    'pending schedulable jobs not waiting (R-P1..R-P5) of a resource group in the walk order now (idle last, queue priority, dominant share, queue, retry lane, priority, age, id) with their minimum';
 
 -- The live jobs of a group with what they hold and when they must end by
 -- their time limit (NULL: no limit).
@@ -103,7 +103,7 @@ BEGIN
         END IF;
         RETURN;
     END IF;
-    IF j.unschedulable THEN
+    IF j.unschedulable OR j.waiting THEN
         RETURN;
     END IF;
     SELECT q.resource_group INTO rg FROM tide.queues q WHERE q.name = j.queue;
@@ -216,6 +216,39 @@ BEGIN
             'unblock', 'change the request, or add a node (or capability) that can hold it; the mark clears when queues or nodes change');
     END IF;
 
+    -- R-P1..R-P5: it waits, out of the set the cycle loads
+    IF j.held THEN
+        reasons := reasons || pg_catalog.jsonb_build_object(
+            'rule', 'R-P2', 'reason', 'held', 'unblock', pg_catalog.format('tide.release(%s)', j.id));
+    END IF;
+    IF j.queue_held THEN
+        reasons := reasons || pg_catalog.jsonb_build_object(
+            'rule', 'R-P4', 'reason', pg_catalog.format('queue %s is held', j.queue),
+            'unblock', pg_catalog.format('tide.release_queue(%L)', j.queue));
+    END IF;
+    IF j.dependencies_unmet > 0 THEN
+        reasons := reasons || pg_catalog.jsonb_build_object(
+            'rule', 'R-P1', 'reason', pg_catalog.format('%s dependencies not met', j.dependencies_unmet),
+            'waits_for', (SELECT pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object('job_id', d.depends_on, 'condition', d.condition,
+                                                                                   'state', coalesce(x.state, 'deleted'))
+                                                      ORDER BY d.depends_on)
+                            FROM tide.job_dependencies d LEFT JOIN tide.jobs x ON x.id = d.depends_on
+                           WHERE d.job_id = j.id AND NOT d.satisfied),
+            'unblock', 'each job named ends as its condition says (judged on its last attempt)');
+    END IF;
+    IF j.deferred THEN
+        reasons := reasons || pg_catalog.jsonb_build_object(
+            'rule', 'R-P3', 'reason', pg_catalog.format('deferred until %s', j.begin_at), 'begin_at', j.begin_at,
+            'unblock', 'the first cycle after begin_at');
+    END IF;
+    IF j.array_throttled THEN
+        reasons := reasons || pg_catalog.jsonb_build_object(
+            'rule', 'R-P5', 'reason', pg_catalog.format('array %s runs at most %s at a time', j.array_id,
+                                                        (SELECT a.max_running FROM tide.job_arrays a WHERE a.id = j.array_id)),
+            'array_id', j.array_id,
+            'unblock', 'a member in play ends (members are let in by index)');
+    END IF;
+
     -- R-A1: quota and capability of the queue
     held_all := coalesce(u.usage, '') OPERATOR(tide.+) coalesce(u.idle_usage, '');
     IF q.capability IS NOT NULL THEN
@@ -326,6 +359,13 @@ BEGIN
                                                    'retry_lane', j.retry_of IS NOT NULL, 'priority', j.priority,
                                                    'created_at', j.created_at, 'id', j.id),
         'jobs_ahead', ahead,
+        'waiting', j.waiting,
+        -- every dependency with the state of the job it names (R-P1)
+        'dependencies', (SELECT coalesce(pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object(
+                                    'job_id', d.depends_on, 'condition', d.condition, 'satisfied', d.satisfied,
+                                    'state', coalesce(x.state, 'deleted')) ORDER BY d.depends_on), '[]')
+                           FROM tide.job_dependencies d LEFT JOIN tide.jobs x ON x.id = d.depends_on
+                          WHERE d.job_id = j.id),
         'blocking', reasons,
         'estimate_start', est.start_at,
         'waits_for_jobs', to_jsonb(est.waits_for),
@@ -333,6 +373,6 @@ BEGIN
 END
 $$;
 COMMENT ON FUNCTION tide.explain(bigint) IS
-    'why a job waits, now: state, position in its queue and in its resource group''s order with the parts of the order key (R-O1..R-O4), the jobs ahead competing for the same resources, every blocking reason with its rule (R-A1, R-A2, R-L2, R-L3, R-L4, R-E6), numbers and what would unblock it, and the start estimate (NULL, with the jobs without time limit that make it unknown)';
+    'why a job waits, now: state, position in its queue and in its resource group''s order with the parts of the order key (R-O1..R-O4), the jobs ahead competing for the same resources, every blocking reason with its rule (R-A1, R-A2, R-L2, R-L3, R-L4, R-E6, R-P1..R-P5), every dependency with the state of the job it names, numbers and what would unblock it, and the start estimate (NULL, with the jobs without time limit that make it unknown)';
 REVOKE ALL ON FUNCTION tide.explain(bigint), tide.estimate_start(bigint) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION tide.explain(bigint), tide.estimate_start(bigint) TO tide_admin, tide_reader;

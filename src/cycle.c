@@ -56,6 +56,7 @@
 #include "cycle_rows.h"
 #include "cycle_shapes.h"
 #include "cycle_timer.h"
+#include "pipelines.h"
 #include "writer.h"
 
 PG_FUNCTION_INFO_V1(tide_run_cycle);
@@ -302,6 +303,7 @@ cycle_body(int64 cycle_id, TimestampTz started, const char *group)
 
 	INSTR_TIME_SET_CURRENT(t0);
 	lost = tide_cycle_nodes_lost();	/* before the load sees the nodes */
+	tide_cycle_wake_due();		/* deferred jobs now due (R-P3), counted as a change */
 	settled = read_changes(&seq);
 	if (lost == 0 && settled && state_unchanged(scope, seq))
 	{

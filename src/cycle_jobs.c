@@ -26,7 +26,7 @@ static const char *const Q_JOBS =
 "       j.node_selector, (EXTRACT(epoch FROM j.time_limit) * 1000000)::bigint, j.avoid_nodes,"
 "       j.pending_reason, t.role, t.replicas, t.request, t.ctid, j.ctid"
 "  FROM tide.jobs j LEFT JOIN tide.job_tasks t ON t.job_id = j.id"
-" WHERE j.state = 'pending' AND NOT j.unschedulable AND NOT j.cancel_requested"
+" WHERE j.state = 'pending' AND NOT j.unschedulable AND NOT j.cancel_requested AND NOT j.waiting"
 "   AND ($1::text IS NULL OR j.queue = ANY ($2::text[]))"
 " ORDER BY j.id";				/* tide_job_index() relies on this order */
 #define Anum_jobs_id				1

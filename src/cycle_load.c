@@ -99,7 +99,7 @@ static const char *const Q_CLAIMS =
 "                WHERE e.preemptor_job_id = h.job_id AND e.cycle_id = h.cycle_id"
 "                  AND e.acked_at IS NULL)"
 "  FROM tide.eviction_holds h JOIN tide.jobs j ON j.id = h.job_id"
-" WHERE j.state = 'pending' AND NOT j.unschedulable AND NOT j.cancel_requested"
+" WHERE j.state = 'pending' AND NOT j.unschedulable AND NOT j.cancel_requested AND NOT j.waiting"
 "   AND ($1::text IS NULL OR j.queue = ANY ($2::text[]))"
 " ORDER BY h.job_id, h.role COLLATE \"C\", h.replica";
 #define Anum_claims_job_id			1

@@ -16,7 +16,8 @@ CREATE ROLE tap_exec;
 GRANT USAGE ON SCHEMA tide TO tap_exec;
 GRANT SELECT ON tide.queues TO tap_exec;
 GRANT EXECUTE ON FUNCTION tide.submit(text, tide.resvec, integer, integer, text, boolean, boolean, text, boolean,
-                                      integer, text, jsonb, interval, integer, text, text, text) TO tap_exec;
+                                      integer, text, jsonb, interval, integer, text, text, text,
+                                      bigint[], boolean, timestamptz, jsonb, text, jsonb, text) TO tap_exec;
 
 -- Every bad argument: the same error as before.
 SELECT is(pg_temp.err($$SELECT tide.submit(NULL, 'gpu=1')$$),
@@ -165,7 +166,7 @@ SELECT is((SELECT array_agg(t.tgrelid::regclass || '.' || t.tgname ORDER BY (t.t
             WHERE pg_get_triggerdef(t.oid) LIKE '%WHEN ((tide._writer() <> ''submit''::tide.writer))%'),
           ARRAY['tide.job_tasks.job_tasks_before_write', 'tide.job_tasks.job_tasks_change_seq',
                 'tide.jobs.jobs_after_insert', 'tide.jobs.jobs_before_insert', 'tide.jobs.jobs_change_seq',
-                'tide.jobs.jobs_have_tasks'],
+                'tide.jobs.jobs_have_tasks', 'tide.jobs.jobs_pipelines_after_insert'],
           'the triggers that step aside for tide.submit''s own rows');
 
 -- A trigger of the owner's on both tables: records the flag for each row

@@ -34,6 +34,9 @@ SELECT pg_temp.place(:jar, ARRAY['n1']);
 SELECT pg_temp.place(:jbr, ARRAY['n3']);
 SELECT tide.started(a) FROM unnest(pg_temp.allocs(:jar) || pg_temp.allocs(:jbr)) a;
 SELECT tide._evict(ARRAY[:jar, :jbr]::bigint[], ARRAY['x', 'x'], NULL, ARRAY[:jb, :ja]::bigint[]);
+-- Pipelines: a dependency of each pending job, an array of each submitter.
+INSERT INTO tide.job_dependencies (job_id, depends_on) VALUES (:ja, :jar), (:jb, :jbr);
+INSERT INTO tide.job_arrays (queue, owner, size) VALUES ('q1', 'tap_alice', 1), ('q1', 'tap_bob', 1);
 CREATE TEMP TABLE bob_jobs AS SELECT id FROM tide.jobs_all WHERE owner = 'tap_bob';
 GRANT SELECT ON bob_jobs TO PUBLIC;
 
@@ -130,6 +133,16 @@ INSERT INTO expect VALUES
  ('tide.job_events'              , 'tap_l1'    , 'refused'           , 'refused'   , 'refused'),
  ('tide.job_events'              , 'tap_reader', 'alice bob'         , 'refused'   , 'refused'),
  ('tide.job_events'              , 'tap_nobody', 'refused'           , 'refused'   , 'refused'),
+ ('tide.job_arrays'              , 'tap_admin' , 'alice bob'         , '1 rows'    , '1 rows'),
+ ('tide.job_arrays'              , 'tap_alice' , 'alice'             , 'refused'   , 'refused'),
+ ('tide.job_arrays'              , 'tap_l1'    , 'refused'           , 'refused'   , 'refused'),
+ ('tide.job_arrays'              , 'tap_reader', 'alice bob'         , 'refused'   , 'refused'),
+ ('tide.job_arrays'              , 'tap_nobody', 'refused'           , 'refused'   , 'refused'),
+ ('tide.job_dependencies'        , 'tap_admin' , 'alice bob'         , '1 rows'    , '1 rows'),
+ ('tide.job_dependencies'        , 'tap_alice' , 'alice'             , 'refused'   , 'refused'),
+ ('tide.job_dependencies'        , 'tap_l1'    , 'refused'           , 'refused'   , 'refused'),
+ ('tide.job_dependencies'        , 'tap_reader', 'alice bob'         , 'refused'   , 'refused'),
+ ('tide.job_dependencies'        , 'tap_nobody', 'refused'           , 'refused'   , 'refused'),
  ('tide.job_tasks'               , 'tap_admin' , 'alice bob'         , 'error 55000', 'error 55000'),
  ('tide.job_tasks'               , 'tap_alice' , 'alice'             , 'refused'   , 'refused'),
  ('tide.job_tasks'               , 'tap_l1'    , 'alice'             , 'refused'   , 'refused'),

@@ -61,8 +61,8 @@ SELECT col_default_is('tide', 'queues', 'placement', 'frag', 'placement defaults
 
 -- Hot-path indexes.
 SELECT is((SELECT pg_get_indexdef('tide.jobs_pending_idx'::regclass)),
-          'CREATE INDEX jobs_pending_idx ON tide.jobs USING btree (queue, priority DESC, created_at, id) WHERE (state = ''pending''::text)',
-          'pending jobs in scheduling order per queue');
+          'CREATE INDEX jobs_pending_idx ON tide.jobs USING btree (queue, priority DESC, created_at, id) WHERE ((state = ''pending''::text) AND (NOT waiting))',
+          'pending jobs not waiting in scheduling order per queue (R-P1..R-P5)');
 SELECT ok(pg_get_indexdef('tide.allocations_live_node_idx'::regclass) ~ '\(node, state\) WHERE \(state <> ''released''', 'live allocations per node');
 SELECT ok(pg_get_indexdef('tide.job_events_job_idx'::regclass) ~ '\(job_id, id\)', 'events per job');
 SELECT ok(pg_get_indexdef('tide.allocations_job_idx'::regclass) ~ '\(job_id\)', 'allocations per job');
@@ -76,7 +76,7 @@ SELECT is((SELECT array_agg(c::regclass::text ORDER BY c::regclass::text)
                 'tide.workload_shapes'],
           'every table with user rows is dumped');
 SELECT is((SELECT count(*)::int FROM pg_extension e, unnest(e.extconfig) c WHERE e.extname = 'pg_tide'
-              AND c::regclass::text ~ '_id_seq$'), 5, 'and the identity sequences');
+              AND c::regclass::text ~ '_id_seq$'), 6, 'and the identity sequences');
 SELECT ok(NOT EXISTS (SELECT 1 FROM pg_extension e, unnest(e.extconfig) c
                         WHERE e.extname = 'pg_tide' AND c = 'tide.job_transitions'::regclass),
           'the transition tables are part of the extension, not user rows');
@@ -84,8 +84,8 @@ SELECT ok(NOT EXISTS (SELECT 1 FROM pg_extension e, unnest(e.extconfig) c
 -- Hygiene: row-level security, fixed search_path, comments.
 SELECT is((SELECT array_agg(relname::text ORDER BY relname) FROM pg_class
             WHERE relnamespace = 'tide'::regnamespace AND relrowsecurity),
-          ARRAY['allocations','allocations_archive','evictions','evictions_archive','job_events','job_tasks','job_tasks_archive',
-                'jobs','jobs_archive','nodes'], 'row-level security on the private tables');
+          ARRAY['allocations','allocations_archive','evictions','evictions_archive','job_arrays','job_dependencies','job_events',
+                'job_tasks','job_tasks_archive','jobs','jobs_archive','nodes'], 'row-level security on the private tables');
 SELECT is((SELECT array_agg(p.oid::regprocedure::text ORDER BY 1) FROM pg_proc p
             WHERE p.pronamespace = 'tide'::regnamespace AND p.prosecdef
               AND NOT coalesce(p.proconfig, '{}') @> ARRAY['search_path=pg_catalog, pg_temp']),
