@@ -27,10 +27,14 @@ job_for() {
 # Print what a command sees into the file $1 (relative: in the workdir).
 SHOW='{ pwd; printf "%s|" "$EPOCHS" "$NOTE" "${TIDE_ARRAY_ID-unset}" "${TIDE_ARRAY_INDEX-unset}" "$TIDE_JOB_ID"; } >'
 
+# Two arrays to join (their own one member held, so it never runs).
+A1=$(q "SELECT tide.submit_array('e2e', 'gpu=1', 1, hold => true)")
+A2=$(q "SELECT tide.submit_array('e2e', 'gpu=1', 1, hold => true)")
+
 for node in n1 d1; do
     mkdir -p "$WORK/run-$node" "$WORK/arr-$node"
     j_env=$(job_for $node "$SHOW seen" '{"EPOCHS": 10, "NOTE": "it'\''s \"a\"\nb c"}' "$WORK/run-$node" '' '')
-    j_arr=$(job_for $node "$SHOW seen" '{}' "$WORK/arr-$node" 40 3)
+    j_arr=$(job_for $node "$SHOW seen" '{}' "$WORK/arr-$node" "$A1" 3)
     j_gone=$(job_for $node "$SHOW seen" '{}' "$WORK/no-such-dir-$node" '' '')
     j_file=$(job_for $node "$SHOW seen" '{}' "$WORK/run-$node/seen-not-yet" '' '')
     q "SELECT tide.run_cycle()" >/dev/null
@@ -40,7 +44,7 @@ for node in n1 d1; do
 b c|unset|unset|$j_env|" "$node: it ran in its workdir with its env (over the launcher's EPOCHS), byte for byte, and no TIDE_ARRAY_*"
     is "$(wait_for "SELECT state FROM tide.jobs WHERE id = $j_arr" succeeded 30)" succeeded "$node: an array member succeeds"
     own=$([ $node = n1 ] && echo 1)      # the launcher's own EPOCHS, inherited when the job sets none
-    is "$(sed -n 2p "$WORK/arr-$node/seen" 2>&1)" "$own||40|3|$j_arr|" "$node: an array member sees TIDE_ARRAY_ID and TIDE_ARRAY_INDEX (and the launcher's variables)"
+    is "$(sed -n 2p "$WORK/arr-$node/seen" 2>&1)" "$own||$A1|3|$j_arr|" "$node: an array member sees TIDE_ARRAY_ID and TIDE_ARRAY_INDEX (and the launcher's variables)"
     is "$(wait_for "SELECT state FROM tide.jobs WHERE id = $j_gone" failed 30)" failed "$node: a job whose workdir is missing fails"
     is "$(q "SELECT exit_code || '|' || state_reason FROM tide.jobs WHERE id = $j_gone")" \
         "126|launcher on node $node could not start replica 0 of role main: workdir $WORK/no-such-dir-$node does not exist (exit code 126)" \
@@ -54,7 +58,7 @@ like "$(cat "$WORK/launcher-n1.log")" "event=not_started alloc=[0-9]+ job=[0-9]+
 
 # A retry runs with the same payload.
 mkdir -p "$WORK/retry"
-j_try=$(job_for n1 "$SHOW seen-\$TIDE_JOB_ID; [ -e first ] || { touch first; exit 1; }" '{"NOTE": "again"}' "$WORK/retry" 41 0)
+j_try=$(job_for n1 "$SHOW seen-\$TIDE_JOB_ID; [ -e first ] || { touch first; exit 1; }" '{"NOTE": "again"}' "$WORK/retry" "$A2" 0)
 q "UPDATE tide.jobs SET max_retries = 1 WHERE id = $j_try" >/dev/null
 q "SELECT tide.run_cycle()" >/dev/null
 is "$(wait_for "SELECT state FROM tide.jobs WHERE id = $j_try" failed 30)" failed "a job that fails once ..."
@@ -65,6 +69,6 @@ for _ in $(seq 40); do
 done
 r_try=$(q "SELECT id FROM tide.jobs WHERE retry_of = $j_try")
 is "$(q "SELECT state FROM tide.jobs WHERE id = $r_try")" succeeded "... is retried, and the retry succeeds"
-is "$(sed -n 2p "$WORK/retry/seen-$r_try" 2>&1)" "1|again|41|0|$r_try|" "the retry ran in the same workdir with the same env and array index"
+is "$(sed -n 2p "$WORK/retry/seen-$r_try" 2>&1)" "1|again|$A2|0|$r_try|" "the retry ran in the same workdir with the same env and array index"
 
 finish

@@ -111,12 +111,14 @@ SELECT is(pg_temp.err(format($$UPDATE tide.jobs SET labels = labels || '{"note":
           'no error', 'its labels change');
 
 -- A retry carries the payload and the array membership.
-UPDATE tide.jobs SET max_retries = 1, array_id = 9000, array_index = 7 WHERE id = :p;
+-- (an array of its own, held, so that its one member never runs)
+SELECT tide.submit_array('q1', 'gpu=1', 1, hold => true) AS arr \gset
+UPDATE tide.jobs SET max_retries = 1, array_id = :arr, array_index = 7 WHERE id = :p;
 SELECT tide.started(a) FROM unnest(pg_temp.allocs(:p)) a;
 SELECT tide.exited(a, 3) FROM unnest(pg_temp.allocs(:p)) a;
 SELECT results_eq(format($$SELECT env, workdir, labels, array_id, array_index FROM tide.jobs WHERE retry_of = %s$$, :p),
-                  $$VALUES ('{"EPOCHS": "20"}'::jsonb, '/data/b',
-                            '{"note": "slow", "trial": 3, "experiment": "e42"}'::jsonb, 9000::bigint, 7)$$,
+                  format($$VALUES ('{"EPOCHS": "20"}'::jsonb, '/data/b',
+                            '{"note": "slow", "trial": 3, "experiment": "e42"}'::jsonb, %s::bigint, 7)$$, :arr),
                   'the retry has the failed job''s env, workdir, labels, array_id and array_index');
 
 SELECT * FROM finish();
