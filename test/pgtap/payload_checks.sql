@@ -111,8 +111,10 @@ SELECT is(pg_temp.err(format($$UPDATE tide.jobs SET labels = labels || '{"note":
           'no error', 'its labels change');
 
 -- A retry carries the payload and the array membership.
--- (an array of its own, held, so that its one member never runs)
+-- (an array of its owner's, held, so that its one member never runs)
+SET ROLE tap_alice;
 SELECT tide.submit_array('q1', 'gpu=1', 1, hold => true) AS arr \gset
+RESET ROLE;
 UPDATE tide.jobs SET max_retries = 1, array_id = :arr, array_index = 7 WHERE id = :p;
 SELECT tide.started(a) FROM unnest(pg_temp.allocs(:p)) a;
 SELECT tide.exited(a, 3) FROM unnest(pg_temp.allocs(:p)) a;
