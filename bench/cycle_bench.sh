@@ -3,18 +3,32 @@
 # PostgreSQL, and runs bench/cycle_bench.sql at 10k pending x 1k nodes, and
 # with --big also at 100k pending x 10k nodes.  Prints load, decide and write
 # times, the SQL floor, a steady-state cycle and the backend's peak memory.
-# Run as root on Debian 12 (like test/run.sh):  bash bench/cycle_bench.sh [--big]
+# With --pipelines each size runs twice more: a fifth of the backlog waiting
+# on dependencies, and ten arrays of 1,000 members (cycle_bench.sql).
+# Run as root on Debian 12 (like test/run.sh):
+#   bash bench/cycle_bench.sh [--big] [--pipelines]
 set -euo pipefail
 SRC=$(cd "$(dirname "$0")/.." && pwd)
 . "$SRC/tools/lib.sh"
-BIG=${1:-}
+BIG= PIPELINES=
+for arg in "$@"; do
+    case $arg in
+        --big) BIG=--big ;;
+        --pipelines) PIPELINES=1 ;;
+        *) echo "usage: $0 [--big] [--pipelines]" >&2; exit 2 ;;
+    esac
+done
 PORT=${TIDE_BENCH_PORT:-$((56000 + RANDOM % 1000))}
 TMP=$(mktemp -d /tmp/pg_tide_bench.XXXXXX)
 trap 'cluster_stop "$TMP"; rm -rf "$TMP"' EXIT
 
 run() {
     echo "== $1 pending x $2 nodes"
-    psql -X -q -v jobs="$1" -v nodes="$2" -f "$SRC/bench/cycle_bench.sql" postgres | grep -v '^$'
+    psql -X -q -v jobs="$1" -v nodes="$2" -v pipelines=0 -f "$SRC/bench/cycle_bench.sql" postgres | grep -v '^$'
+    if [ -n "$PIPELINES" ]; then
+        echo "== $1 pending x $2 nodes, with dependencies and arrays"
+        psql -X -q -v jobs="$1" -v nodes="$2" -v pipelines=1 -f "$SRC/bench/cycle_bench.sql" postgres | grep -v '^$'
+    fi
 }
 
 # Hold the install lock for the whole run: the library must stay ours.

@@ -45,6 +45,19 @@ SELECT i, 'main',
   FROM shapes;
 COMMIT;
 SELECT setval('tide.jobs_id_seq', :jobs + 1) \g /dev/null
+-- With -v pipelines=1: a fifth of the backlog waits on a dependency (each
+-- such job on the one before it, still pending), and ten arrays of 1,000
+-- members run at most 50 at a time each, as pipelines and sweeps leave it.
+\if :pipelines
+INSERT INTO tide.job_dependencies (job_id, depends_on, condition)
+SELECT i, i - 1, 'succeeded' FROM shapes WHERE i % 5 = 0;
+SELECT count(*) FROM (SELECT tide.submit_array(format('queue-%s', a), 'cpu=4, memory=32Gi, gpu=1', 1000, 50)
+                        FROM generate_series(0, 9) a) s \g /dev/null
+SELECT format('pipelines: %s pending jobs, %s of them waiting (%s on a dependency, %s array members throttled)',
+              count(*), count(*) FILTER (WHERE waiting), count(*) FILTER (WHERE dependencies_unmet > 0),
+              count(*) FILTER (WHERE array_throttled))
+  FROM tide.jobs WHERE state = 'pending';
+\endif
 ANALYZE tide.jobs, tide.job_tasks, tide.nodes, tide.queues, tide.allocations;
 
 -- The SQL floor: the cycle's five input queries, and a bulk insert of as
