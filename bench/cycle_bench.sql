@@ -67,11 +67,14 @@ CREATE TABLE floor_alloc (LIKE tide.allocations INCLUDING ALL);
 -- and, for context, rewriting as many job rows (state or reason) in a copy
 -- of tide.jobs (same indexes, no triggers).
 CREATE TABLE floor_jobs (LIKE tide.jobs INCLUDING ALL);
-INSERT INTO floor_jobs OVERRIDING SYSTEM VALUE SELECT * FROM tide.jobs;
+-- (every column but the generated ones, which the copies compute as tide.jobs does)
+SELECT string_agg(quote_ident(attname), ', ' ORDER BY attnum) AS jobcols
+  FROM pg_attribute WHERE attrelid = 'tide.jobs'::regclass AND attnum > 0 AND NOT attisdropped AND attgenerated = '' \gset
+INSERT INTO floor_jobs (:jobcols) OVERRIDING SYSTEM VALUE SELECT :jobcols FROM tide.jobs;
 VACUUM ANALYZE floor_jobs;
 -- the same with room for HOT updates (fillfactor 70: reason-only updates touch no index)
 CREATE TABLE floor_jobs_ff (LIKE tide.jobs INCLUDING ALL) WITH (fillfactor = 70);
-INSERT INTO floor_jobs_ff OVERRIDING SYSTEM VALUE SELECT * FROM tide.jobs;
+INSERT INTO floor_jobs_ff (:jobcols) OVERRIDING SYSTEM VALUE SELECT :jobcols FROM tide.jobs;
 VACUUM ANALYZE floor_jobs_ff;
 -- and what the contract adds for each placed job: its row moves to
 -- allocated (a new row version) and the change is logged in job_events.
@@ -94,7 +97,7 @@ BEGIN
     END IF;
 END $$;
 CREATE TABLE floor_jobs_placed (LIKE tide.jobs INCLUDING ALL) WITH (fillfactor = 70);
-INSERT INTO floor_jobs_placed OVERRIDING SYSTEM VALUE SELECT * FROM tide.jobs;
+INSERT INTO floor_jobs_placed (:jobcols) OVERRIDING SYSTEM VALUE SELECT :jobcols FROM tide.jobs;
 VACUUM ANALYZE floor_jobs_placed;
 CREATE FUNCTION pg_temp.floor_ms(nalloc int, nnodes int, placed_ids bigint[])
     RETURNS TABLE (select_ms float8, insert_ms float8, placed_ms float8)
@@ -108,10 +111,10 @@ BEGIN
     PERFORM q.* FROM tide.queues q ORDER BY q.name COLLATE "C";
     PERFORM j.id, j.queue, j.priority, j.created_at, j.idle, j.reserve, j.retry_of, j.preemptable,
             j.service_type, j.min_available, j.gpu_type, j.node_selector, j.time_limit, j.avoid_nodes, j.pending_reason
-       FROM tide.jobs j WHERE j.state = 'pending' AND NOT j.unschedulable AND NOT j.cancel_requested ORDER BY j.id;
+       FROM tide.jobs j WHERE j.state = 'pending' AND NOT j.unschedulable AND NOT j.cancel_requested AND NOT j.waiting ORDER BY j.id;
     PERFORM t.job_id, t.role, t.replicas, t.request
        FROM tide.job_tasks t JOIN tide.jobs j ON j.id = t.job_id
-      WHERE j.state = 'pending' AND NOT j.unschedulable AND NOT j.cancel_requested
+      WHERE j.state = 'pending' AND NOT j.unschedulable AND NOT j.cancel_requested AND NOT j.waiting
       ORDER BY t.job_id;
     PERFORM a.* FROM tide.allocations a JOIN tide.jobs j ON j.id = a.job_id WHERE a.state <> 'released';
     select_ms := 1000 * extract(epoch FROM clock_timestamp() - t0);
