@@ -46,11 +46,11 @@ BEGIN
     WITH r AS (
         INSERT INTO tide.jobs (name, queue, owner, priority, created_at, service_type, preemptable,
                                idle, reserve, min_available, node_selector, gpu_type, time_limit,
-                               max_retries, retry_of, attempt, avoid_nodes, on_evict, command,
+                               warn_before, grace_period, max_retries, retry_of, attempt, avoid_nodes, on_evict, command,
                                env, workdir, labels, array_id, array_index, state_reason)
         SELECT j.name, j.queue, j.owner, j.priority, j.created_at, j.service_type, j.preemptable,
                j.idle, j.reserve, j.min_available, j.node_selector, j.gpu_type, j.time_limit,
-               j.max_retries, j.id, j.attempt + 1, j.avoid_nodes, j.on_evict, j.command,
+               j.warn_before, j.grace_period, j.max_retries, j.id, j.attempt + 1, j.avoid_nodes, j.on_evict, j.command,
                j.env, j.workdir, j.labels, j.array_id, j.array_index,
                pg_catalog.format('attempt %s: retry of failed job %s', j.attempt + 1, j.id)
           FROM tide.jobs j

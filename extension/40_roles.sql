@@ -36,7 +36,7 @@ GRANT SELECT ON tide.queues, tide.nodes, tide.jobs, tide.job_tasks, tide.allocat
 -- queue_held, array_throttled and pending_reason are set from the facts by
 -- tide.submit and by the insert trigger of 32_pipelines.sql whatever a row says)
 GRANT INSERT (name, queue, priority, service_type, preemptable, idle, reserve, min_available,
-              node_selector, gpu_type, time_limit, max_retries, on_evict, command,
+              node_selector, gpu_type, time_limit, warn_before, grace_period, max_retries, on_evict, command,
               held, begin_at, key, env, workdir, labels,
               deferred, queue_held, array_throttled, array_id, array_index, pending_reason)
     ON tide.jobs TO tide_submitter;
