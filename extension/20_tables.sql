@@ -328,6 +328,15 @@ CREATE TABLE tide.allocations (
     started_at     timestamptz,
     released_at    timestamptz,
     release_reason text,
+    -- when the database decided to stop it: it became releasing, or was
+    -- released without an exit (a lost node); set by the trigger
+    -- allocations_release_decided.  An exit that happened before is the
+    -- allocation's exit, not an eviction (R-T6).
+    release_decided_at timestamptz,
+    -- when its process exited, as its launcher reported it (how long ago,
+    -- subtracted from the report's clock_timestamp()); that moment when not
+    -- said
+    exited_at      timestamptz,
     -- the launcher's reason for an exit it decided itself (the command
     -- could not be started), from tide.report_exited; NULL for a program's
     -- own exit.  Sanitised and bounded by the report (tide._launcher_reason).
@@ -351,6 +360,8 @@ COMMENT ON COLUMN tide.allocations.gpus IS 'GPU indices of the node given to thi
 COMMENT ON COLUMN tide.allocations.gpu_milli IS 'share of the one GPU in gpus, in thousandths, for a fractional request; NULL for whole GPUs';
 COMMENT ON COLUMN tide.allocations.claimed_at IS 'first time the node''s launcher claimed it (tide.claim)';
 COMMENT ON COLUMN tide.allocations.release_reason IS 'why it was released: exited, evicted, node down, ...';
+COMMENT ON COLUMN tide.allocations.release_decided_at IS 'when the database decided to stop it (it became releasing, or was released without an exit); an exit reported as happening before counts as its exit (R-T6)';
+COMMENT ON COLUMN tide.allocations.exited_at IS 'when its process exited, by its launcher''s report (tide.report_exited''s exited_ago subtracted from the moment of the report; that moment when not given) (R-T6)';
 COMMENT ON COLUMN tide.allocations.exit_reason IS 'the launcher''s reason when it, not the program, decided the exit (e.g. command "foo" not found); NULL for a program''s own exit; at most 500 characters, no control characters';
 
 -- ---------------------------------------------------------------- evictions
