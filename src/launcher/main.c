@@ -176,8 +176,9 @@ parse_seconds(const char *name, const char *value)
 /*
  * A signal by name (USR1, SIGUSR1, usr1) or number, for --warn-signal:
  * the signal and its name without SIG, or exit with a message naming it.
- * Signals that stop or end a process outright are refused: a warning
- * must leave the job running.
+ * Only signals a program can catch are offered (not KILL or STOP, nor
+ * those that mean a fault, such as SEGV): the warning is for the program
+ * to handle.
  */
 static int
 parse_signal(const char *value, const char **name)
