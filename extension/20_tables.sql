@@ -47,7 +47,13 @@ CREATE TABLE tide.queues (
                       CONSTRAINT queues_min_runtime_check
                       CHECK (min_runtime >= interval '0' AND min_runtime <= interval '100 years'),
     held              boolean NOT NULL DEFAULT false,
-    created_at        timestamptz NOT NULL DEFAULT pg_catalog.now()
+    -- time limits of the queue's jobs, applied at submission (R-T1)
+    default_time_limit interval CONSTRAINT queues_default_time_limit_check
+                      CHECK (default_time_limit > interval '0' AND default_time_limit <= interval '100 years'),
+    max_time_limit    interval CONSTRAINT queues_max_time_limit_check
+                      CHECK (max_time_limit > interval '0' AND max_time_limit <= interval '100 years'),
+    created_at        timestamptz NOT NULL DEFAULT pg_catalog.now(),
+    CONSTRAINT queues_time_limits_check CHECK (default_time_limit <= max_time_limit)
 );
 COMMENT ON TABLE tide.queues IS
     'Job queues: quota (guaranteed share), capability (hard limit), priority among the queues of a resource group (R-A1, R-O4)';
@@ -62,6 +68,8 @@ COMMENT ON COLUMN tide.queues.preemption_within IS 'never, or lower_priority: jo
 COMMENT ON COLUMN tide.queues.service_type IS 'default service_type of the jobs submitted to this queue';
 COMMENT ON COLUMN tide.queues.placement IS 'node order for this queue''s jobs: frag (default: the node where the GPU fragmentation grows least for the typical workload, tide.workload_shapes), pack (fullest node first) or spread (emptiest first) (R-L5)';
 COMMENT ON COLUMN tide.queues.held IS 'held (tide.hold_queue): its pending jobs are not considered, running work is untouched (R-P4)';
+COMMENT ON COLUMN tide.queues.default_time_limit IS 'time_limit given at submission to a job of this queue submitted without one; NULL: none (R-T1)';
+COMMENT ON COLUMN tide.queues.max_time_limit IS 'longest time_limit a job of this queue may have: a longer one, or none, is refused at submission; NULL: no maximum (R-T1)';
 COMMENT ON COLUMN tide.queues.min_runtime IS 'a job of this queue that started less than this ago is not evicted by preemption or reclaim';
 
 -- ---------------------------------------------------------------- nodes
@@ -175,6 +183,12 @@ CREATE TABLE tide.jobs (
     gpu_type         text CONSTRAINT jobs_gpu_type_check CHECK (gpu_type <> ''),
     time_limit       interval CONSTRAINT jobs_time_limit_check
                      CHECK (time_limit > interval '0' AND time_limit <= interval '100 years'),
+    -- the launcher signals the job this long before its time limit (R-T2)
+    warn_before      interval CONSTRAINT jobs_warn_before_check
+                     CHECK (warn_before > interval '0' AND warn_before <= interval '100 years'),
+    -- SIGTERM to SIGKILL when the job is stopped; NULL: the launcher's (R-T3)
+    grace_period     interval CONSTRAINT jobs_grace_period_check
+                     CHECK (grace_period >= interval '0' AND grace_period <= interval '1 day'),
     -- at most 100: each retry enters the retry lane ahead of its queue (R-O3)
     max_retries      integer NOT NULL DEFAULT 0 CONSTRAINT jobs_max_retries_check CHECK (max_retries BETWEEN 0 AND 100),
     retry_of         bigint,   -- not a foreign key: a self-reference makes pg_dump warn on every dump
@@ -232,6 +246,9 @@ COMMENT ON COLUMN tide.jobs.idle IS 'idle job: runs on any free resources of the
 COMMENT ON COLUMN tide.jobs.reserve IS 'a job that does not fit holds what it lacks so later jobs cannot take it (R-L2)';
 COMMENT ON COLUMN tide.jobs.min_available IS 'gang minimum in replicas across all roles (R-L3); NULL: all replicas';
 COMMENT ON COLUMN tide.jobs.node_selector IS 'labels a node must have (every key equal), e.g. {"zone": "a"} (R-L4)';
+COMMENT ON COLUMN tide.jobs.time_limit IS 'how long the job may run: a job still running at started_at + time_limit is stopped and ends failed (R-T1); also what backfill and reservations plan with (R-L2); NULL: no limit';
+COMMENT ON COLUMN tide.jobs.warn_before IS 'the launcher sends the job''s process group a warning signal (SIGUSR1 by default) this long before its time limit, once, so that it can checkpoint (R-T2); NULL: no warning';
+COMMENT ON COLUMN tide.jobs.grace_period IS 'time between SIGTERM and SIGKILL when the job is stopped (eviction, time limit, cancel); NULL: the launcher''s --grace-period (R-T3)';
 COMMENT ON COLUMN tide.jobs.retry_of IS 'the id of the failed or interrupted job this one retries (may have been deleted since); retry jobs go into the retry lane (R-O3)';
 COMMENT ON COLUMN tide.jobs.attempt IS '1 for a submitted job, one more for each automatic retry; retries are made while attempt <= max_retries';
 COMMENT ON COLUMN tide.jobs.avoid_nodes IS 'nodes where a previous attempt of this job failed: never candidates for it (R-L4)';
@@ -311,6 +328,15 @@ CREATE TABLE tide.allocations (
     started_at     timestamptz,
     released_at    timestamptz,
     release_reason text,
+    -- when the database decided to stop it: it became releasing, or was
+    -- released without an exit (a lost node); set by the trigger
+    -- allocations_release_decided.  An exit that happened before is the
+    -- allocation's exit, not an eviction (R-T6).
+    release_decided_at timestamptz,
+    -- when its process exited, as its launcher reported it (how long ago,
+    -- subtracted from the report's clock_timestamp()); that moment when not
+    -- said
+    exited_at      timestamptz,
     -- the launcher's reason for an exit it decided itself (the command
     -- could not be started), from tide.report_exited; NULL for a program's
     -- own exit.  Sanitised and bounded by the report (tide._launcher_reason).
@@ -334,6 +360,8 @@ COMMENT ON COLUMN tide.allocations.gpus IS 'GPU indices of the node given to thi
 COMMENT ON COLUMN tide.allocations.gpu_milli IS 'share of the one GPU in gpus, in thousandths, for a fractional request; NULL for whole GPUs';
 COMMENT ON COLUMN tide.allocations.claimed_at IS 'first time the node''s launcher claimed it (tide.claim)';
 COMMENT ON COLUMN tide.allocations.release_reason IS 'why it was released: exited, evicted, node down, ...';
+COMMENT ON COLUMN tide.allocations.release_decided_at IS 'when the database decided to stop it (it became releasing, or was released without an exit); an exit reported as happening before counts as its exit (R-T6)';
+COMMENT ON COLUMN tide.allocations.exited_at IS 'when its process exited, by its launcher''s report (tide.report_exited''s exited_ago subtracted from the moment of the report; that moment when not given) (R-T6)';
 COMMENT ON COLUMN tide.allocations.exit_reason IS 'the launcher''s reason when it, not the program, decided the exit (e.g. command "foo" not found); NULL for a program''s own exit; at most 500 characters, no control characters';
 
 -- ---------------------------------------------------------------- evictions

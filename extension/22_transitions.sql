@@ -76,6 +76,8 @@ INSERT INTO tide.job_transitions (old_state, new_state, made_by) VALUES
     ('evicting',  'pending',   'eviction done, goal requeue'),
     ('evicting',  'failed',    'eviction done, goal fail'),
     ('evicting',  'cancelled', 'eviction done, goal cancel'),
+    -- R-T6: the work had finished before the eviction was decided
+    ('evicting',  'succeeded', 'every allocation of its placement exited 0 before its eviction was decided (reported after it)'),
     -- R-C3: a node lost by the cycle that comes back reports that the work
     -- finished meanwhile, before anything replaced it (docs/lifecycle.md)
     ('pending',   'succeeded', 'a late tide.exited: every replica of its lost attempt exited 0, and it was not placed again'),

@@ -198,6 +198,31 @@ CREATE TRIGGER allocations_after_insert AFTER INSERT ON tide.allocations
     REFERENCING NEW TABLE AS new_allocations
     FOR EACH STATEMENT EXECUTE FUNCTION tide._allocations_after_insert();
 
+-- R-T6: the moment the database decides to stop an allocation (it becomes
+-- releasing, or is released without an exit: an eviction, a cancel, a
+-- failed gang member, a lost node, whoever writes it) is kept on the row,
+-- so that an exit its launcher reports later, as having happened before,
+-- counts as the exit.  A row trigger, but one that runs only for the rows
+-- being stopped (its WHEN clause), never for starts and exits.
+-- clock_timestamp(): the moment the decision is written, not the start of
+-- its transaction (a cycle's may be long).
+CREATE FUNCTION tide._allocations_release_decided() RETURNS trigger
+    LANGUAGE plpgsql
+    SET search_path = pg_catalog, pg_temp
+    AS $$
+BEGIN
+    NEW.release_decided_at := pg_catalog.clock_timestamp();
+    RETURN NEW;
+END
+$$;
+COMMENT ON FUNCTION tide._allocations_release_decided() IS
+    'trigger: records when the database decided to stop an allocation (it became releasing, or released without an exit) in release_decided_at (R-T6)';
+CREATE TRIGGER allocations_release_decided BEFORE UPDATE OF state ON tide.allocations
+    FOR EACH ROW
+    WHEN (OLD.state IN ('assigned', 'running') AND NEW.state IN ('releasing', 'released')
+          AND NEW.release_reason IS DISTINCT FROM 'exited' AND NEW.release_decided_at IS NULL)
+    EXECUTE FUNCTION tide._allocations_release_decided();
+
 CREATE FUNCTION tide._allocations_after_update() RETURNS trigger
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path = pg_catalog, pg_temp
@@ -217,12 +242,15 @@ BEGIN
                 AND NOT EXISTS (SELECT 1 FROM tide.allocation_transitions t
                                  WHERE t.old_state = o.state AND t.new_state = n.state))
             OR (o.state = 'released'
-                AND (o.exit_code, o.released_at, o.release_reason, o.exit_reason, o.node, o.job_id)
-                    IS DISTINCT FROM (n.exit_code, n.released_at, n.release_reason, n.exit_reason, n.node, n.job_id)
+                AND (o.exit_code, o.released_at, o.release_reason, o.exit_reason, o.node, o.job_id,
+                     o.release_decided_at, o.exited_at)
+                    IS DISTINCT FROM (n.exit_code, n.released_at, n.release_reason, n.exit_reason, n.node, n.job_id,
+                                      n.release_decided_at, n.exited_at)
                 -- but a late exit (tide._late_exits) adds the exit code of
                 -- one released without it, and says so in its reason
                 AND NOT (o.exit_code IS NULL AND n.exit_code IS NOT NULL AND n.state = 'released'
-                         AND (o.released_at, o.exit_reason, o.node, o.job_id) IS NOT DISTINCT FROM (n.released_at, n.exit_reason, n.node, n.job_id)
+                         AND (o.released_at, o.exit_reason, o.node, o.job_id, o.release_decided_at, o.exited_at)
+                             IS NOT DISTINCT FROM (n.released_at, n.exit_reason, n.node, n.job_id, n.release_decided_at, n.exited_at)
                          AND n.release_reason IS NOT DISTINCT FROM tide._late_exit_reason(o.release_reason, n.exit_code)))
          ORDER BY o.id
          LIMIT 1 $q$ INTO bad;

@@ -46,11 +46,11 @@ BEGIN
     WITH r AS (
         INSERT INTO tide.jobs (name, queue, owner, priority, created_at, service_type, preemptable,
                                idle, reserve, min_available, node_selector, gpu_type, time_limit,
-                               max_retries, retry_of, attempt, avoid_nodes, on_evict, command,
+                               warn_before, grace_period, max_retries, retry_of, attempt, avoid_nodes, on_evict, command,
                                env, workdir, labels, array_id, array_index, state_reason)
         SELECT j.name, j.queue, j.owner, j.priority, j.created_at, j.service_type, j.preemptable,
                j.idle, j.reserve, j.min_available, j.node_selector, j.gpu_type, j.time_limit,
-               j.max_retries, j.id, j.attempt + 1, j.avoid_nodes, j.on_evict, j.command,
+               j.warn_before, j.grace_period, j.max_retries, j.id, j.attempt + 1, j.avoid_nodes, j.on_evict, j.command,
                j.env, j.workdir, j.labels, j.array_id, j.array_index,
                pg_catalog.format('attempt %s: retry of failed job %s', j.attempt + 1, j.id)
           FROM tide.jobs j
@@ -90,6 +90,8 @@ BEGIN
     -- 1. The first non-zero exit fails an allocated or running job; the
     --    node it failed on is avoided by its retry.  An exit the launcher
     --    decided itself (it could not start the command) gives its reason.
+    --    So does an exit of a job being evicted that happened before its
+    --    stop was decided (R-T6): the job failed before it was stopped.
     WITH f AS (
         SELECT DISTINCT ON (a.job_id) a.job_id, a.node, a.exit_code,
                CASE WHEN a.exit_reason IS NULL
@@ -97,18 +99,23 @@ BEGIN
                                            a.replica, a.role, a.exit_code, a.node)
                     ELSE pg_catalog.format('launcher on node %s could not start replica %s of role %s: %s (exit code %s)',
                                            a.node, a.replica, a.role, a.exit_reason, a.exit_code)
-               END AS reason
+               END AS reason,
+               coalesce(a.exited_at < a.release_decided_at, false) AS before_stop
           FROM tide.allocations a
          WHERE a.id = ANY (failed_allocs)
          ORDER BY a.job_id, a.released_at, a.id
     ), u AS (
         UPDATE tide.jobs j
-           SET state = 'failed', state_reason = f.reason, exit_code = f.exit_code,
+           SET state = 'failed', exit_code = f.exit_code, evict_goal = NULL,
+               state_reason = CASE WHEN j.state = 'evicting'
+                                   THEN f.reason || ', before its stop was decided (' || coalesce(j.state_reason, 'evicted') || ')'
+                                   ELSE f.reason END,
                finished_at = pg_catalog.now(),
                avoid_nodes = CASE WHEN f.node = ANY (j.avoid_nodes) THEN j.avoid_nodes
                                   ELSE j.avoid_nodes || f.node END
           FROM f
-         WHERE j.id = f.job_id AND j.state IN ('allocated', 'running')
+         WHERE j.id = f.job_id
+           AND (j.state IN ('allocated', 'running') OR (j.state = 'evicting' AND f.before_stop))
         RETURNING j.id
     )
     SELECT pg_catalog.array_agg(u.id ORDER BY u.id) INTO ids FROM u;
@@ -171,6 +178,26 @@ BEGIN
        AND EXISTS (SELECT 1 FROM tide.allocations a
                     WHERE a.job_id = j.id AND a.release_reason = 'exited' AND a.exit_code = 0);
 
+    -- 4b. R-T6: an evicting job whose placement had all exited 0 before
+    --     its stop was decided (the exits were reported after it) finished:
+    --     succeeded, not requeued, failed or retried.  Its placement: the
+    --     allocations of the cycle that made its latest one.
+    UPDATE tide.jobs j
+       SET state = 'succeeded', evict_goal = NULL, exit_code = 0, pending_reason = NULL,
+           finished_at = pg_catalog.now(),
+           state_reason = 'all replicas exited 0 before its stop was decided (' || coalesce(j.state_reason, 'evicted') || ')'
+     WHERE j.id = ANY (job_ids) AND j.state = 'evicting'
+       AND NOT EXISTS (SELECT 1 FROM tide.allocations a
+                        WHERE a.job_id = j.id AND a.state <> 'released')
+       AND EXISTS (SELECT 1 FROM tide.allocations a
+                    WHERE a.job_id = j.id AND a.release_reason = 'exited' AND a.exited_at < a.release_decided_at)
+       AND NOT EXISTS (SELECT 1 FROM tide.allocations a
+                        WHERE a.job_id = j.id
+                          AND a.cycle_id IS NOT DISTINCT FROM (SELECT l.cycle_id FROM tide.allocations l
+                                                                WHERE l.job_id = j.id ORDER BY l.id DESC LIMIT 1)
+                          AND NOT (a.release_reason = 'exited' AND a.exit_code = 0
+                                   AND (a.release_decided_at IS NULL OR a.exited_at < a.release_decided_at)));
+
     -- 5. Evictions whose allocations are all released reach their goal.
     WITH done AS (
         UPDATE tide.jobs j
@@ -205,7 +232,7 @@ BEGIN
 END
 $$;
 COMMENT ON FUNCTION tide._rollup_jobs(bigint[], bigint[], bigint[]) IS
-    'rolls allocation changes up to their jobs: first non-zero exit fails the gang, a lost replica evicts it, all started -> running, all exited 0 -> succeeded, an eviction with nothing live reaches its goal';
+    'rolls allocation changes up to their jobs: first non-zero exit fails the gang (also an evicting one, when it exited before its stop was decided, R-T6), a lost replica evicts it, all started -> running, all exited 0 -> succeeded (also an evicting job whose replicas all exited 0 before its stop was decided), an eviction with nothing live reaches its goal';
 
 -- R-C3: the nodes not down whose launcher has been silent for longer than
 -- timeout, counted from its last heartbeat or, when later (or when it

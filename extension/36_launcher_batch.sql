@@ -5,7 +5,8 @@
 --
 --   tide.report_started(allocation_ids bigint[])
 --   tide.report_exited(allocation_ids bigint[], exit_codes integer[],
---                      reasons text[] DEFAULT NULL)
+--                      reasons text[] DEFAULT NULL,
+--                      exited_ago interval[] DEFAULT NULL)
 --   tide.report_evicted(allocation_ids bigint[])
 --     RETURNS TABLE(allocation_id bigint, outcome text, reason text)
 --
@@ -48,6 +49,17 @@
 -- blanks at either end go, an empty one is NULL, and one longer than 500
 -- characters is cut to 497 and ends in "...".  An exit reported late (the
 -- allocation was released without one) keeps no reason.
+--
+-- exited_ago (tide.report_exited only, R-T6): how long before the call
+-- each process exited, by the launcher's own clock, or NULL for "now".
+-- The database records its clock minus it in exited_at (clock_timestamp():
+-- the moment of the report, so that a stop decided earlier in the same
+-- transaction comes first): only a duration crosses between the machines,
+-- so their clocks need not agree, and the time the report spent on the
+-- way only makes an exit look later (the safe side).  An exit of an allocation being stopped (releasing) that
+-- happened before the stop was decided (release_decided_at) is the
+-- allocation's exit: the roll-up succeeds or fails the job as the exit
+-- says, instead of carrying out the eviction (26_rollup.sql).
 --
 -- Who may report is checked in one place, tide._launcher_targets: the
 -- session may act as the role (tide._assert_acting_as) and the role may
@@ -222,7 +234,8 @@ COMMENT ON FUNCTION tide._late_exits(bigint[], integer[]) IS
 -- The one implementation of the three reports.  all_or_nothing: change
 -- nothing when any id is refused (the array wrappers then raise).
 CREATE FUNCTION tide._report(report text, allocation_ids bigint[], exit_codes integer[], who text,
-                             all_or_nothing boolean, reasons text[] DEFAULT NULL)
+                             all_or_nothing boolean, reasons text[] DEFAULT NULL,
+                             exited_ago interval[] DEFAULT NULL)
     RETURNS TABLE(ord bigint, allocation_id bigint, outcome text, reason text, errcode text, hint text)
     LANGUAGE plpgsql
     SET search_path = pg_catalog, pg_temp
@@ -239,6 +252,7 @@ DECLARE
     change_ids bigint[];
     change_codes integer[];
     change_reasons text[];
+    change_agos interval[];
     late_ids bigint[];
     late_codes integer[];
     bad record;
@@ -292,10 +306,36 @@ BEGIN
                 USING ERRCODE = 'invalid_parameter_value',
                       HINT = 'A launcher''s reason explains a failure to start: report it with the non-zero code the job should see (e.g. 127: command not found).';
         END IF;
+        IF exited_ago IS NOT NULL AND pg_catalog.array_ndims(exited_ago) > 1 THEN
+            RAISE EXCEPTION 'exited_ago must be a one-dimensional array, not % dimensions',
+                    pg_catalog.array_ndims(exited_ago)
+                USING ERRCODE = 'array_subscript_error';
+        END IF;
+        IF pg_catalog.cardinality(exited_ago) <> pg_catalog.cardinality(exit_codes) THEN
+            RAISE EXCEPTION 'exit_codes has % elements but exited_ago has %',
+                    pg_catalog.cardinality(exit_codes), pg_catalog.cardinality(exited_ago)
+                USING ERRCODE = 'array_subscript_error',
+                      HINT = 'Pass one duration (or NULL) per allocation id, in the same order.';
+        END IF;
+        SELECT x.ord, a.id, x.ago INTO bad
+          FROM unnest(exited_ago) WITH ORDINALITY AS x(ago, ord)
+          LEFT JOIN unnest(allocation_ids) WITH ORDINALITY AS a(id, ord) ON a.ord = x.ord
+         WHERE x.ago < interval '0'
+         ORDER BY x.ord
+         LIMIT 1;
+        IF FOUND THEN
+            RAISE EXCEPTION 'exited_ago % (for allocation %) is negative: %', bad.ord, coalesce(bad.id::text, 'NULL'), bad.ago
+                USING ERRCODE = 'invalid_parameter_value',
+                      HINT = 'Pass how long ago the process exited (0 or more), or NULL for now.';
+        END IF;
     ELSIF reasons IS NOT NULL THEN
         RAISE EXCEPTION 'a launcher report "%" takes no reasons', report
             USING ERRCODE = 'invalid_parameter_value',
                   HINT = 'Reasons go with exits: tide.report_exited(allocation_ids, exit_codes, reasons).';
+    ELSIF exited_ago IS NOT NULL THEN
+        RAISE EXCEPTION 'a launcher report "%" takes no exit times', report
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'Exit times go with exits: tide.report_exited(allocation_ids, exit_codes, reasons, exited_ago).';
     END IF;
 
     WITH t AS (
@@ -345,10 +385,12 @@ BEGIN
            pg_catalog.array_agg(exit_codes[d.ord::integer] ORDER BY d.ord) FILTER (WHERE d.decided = 'changed' AND d.mention = 1 AND NOT d.late),
            pg_catalog.array_agg(tide._launcher_reason(reasons[d.ord::integer]) ORDER BY d.ord)
                FILTER (WHERE d.decided = 'changed' AND d.mention = 1 AND NOT d.late),
+           pg_catalog.array_agg(exited_ago[d.ord::integer] ORDER BY d.ord)
+               FILTER (WHERE d.decided = 'changed' AND d.mention = 1 AND NOT d.late),
            pg_catalog.array_agg(d.allocation_id ORDER BY d.ord) FILTER (WHERE d.late AND d.mention = 1),
            pg_catalog.array_agg(exit_codes[d.ord::integer] ORDER BY d.ord) FILTER (WHERE d.late AND d.mention = 1)
       INTO r_ord, r_id, r_outcome, r_reason, r_errcode, r_hint, change_ids, change_codes, change_reasons,
-           late_ids, late_codes
+           change_agos, late_ids, late_codes
       FROM d;
 
     IF late_ids IS NOT NULL AND NOT (all_or_nothing AND 'refused' = ANY (r_outcome)) THEN
@@ -360,10 +402,12 @@ BEGIN
             UPDATE tide.allocations x SET state = 'running', started_at = pg_catalog.now()
              WHERE x.id = ANY (change_ids);
         ELSIF report = 'exited' THEN
+            -- exited_at: R-T6 (a stop decided after it does not count)
             UPDATE tide.allocations x
                SET state = 'released', exit_code = u.code, released_at = pg_catalog.now(),
-                   release_reason = 'exited', exit_reason = u.reason
-              FROM unnest(change_ids, change_codes, change_reasons) AS u(id, code, reason)
+                   release_reason = 'exited', exit_reason = u.reason,
+                   exited_at = pg_catalog.clock_timestamp() - coalesce(u.ago, interval '0')
+              FROM unnest(change_ids, change_codes, change_reasons, change_agos) AS u(id, code, reason, ago)
              WHERE x.id = u.id;
         ELSE
             UPDATE tide.allocations x
@@ -380,8 +424,8 @@ BEGIN
          ORDER BY u.ord;
 END
 $$;
-COMMENT ON FUNCTION tide._report(text, bigint[], integer[], text, boolean, text[]) IS
-    'the launcher reports (started, exited, evicted) for many allocations in one UPDATE: an outcome per mention of an id (changed, already, refused with the reason, SQLSTATE and hint); accepted states from tide.allocation_transitions; all_or_nothing changes nothing when any is refused; reasons (exited only): the launcher''s own reason per exit, stored in exit_reason';
+COMMENT ON FUNCTION tide._report(text, bigint[], integer[], text, boolean, text[], interval[]) IS
+    'the launcher reports (started, exited, evicted) for many allocations in one UPDATE: an outcome per mention of an id (changed, already, refused with the reason, SQLSTATE and hint); accepted states from tide.allocation_transitions; all_or_nothing changes nothing when any is refused; reasons (exited only): the launcher''s own reason per exit, stored in exit_reason; exited_ago (exited only): how long ago each exited, exited_at = clock_timestamp() minus it (R-T6)';
 
 -- Raise an error of a refused report (a hint only when there is one).
 CREATE FUNCTION tide._raise_refusal(message text, code text, hint text) RETURNS void
@@ -484,17 +528,18 @@ $$;
 COMMENT ON FUNCTION tide.report_started(bigint[]) IS
     'the launcher started these allocations'' processes: assigned -> running in one statement; one row per id, in array order: changed, already (running), or refused with the reason';
 
-CREATE FUNCTION tide.report_exited(allocation_ids bigint[], exit_codes integer[], reasons text[] DEFAULT NULL)
+CREATE FUNCTION tide.report_exited(allocation_ids bigint[], exit_codes integer[], reasons text[] DEFAULT NULL,
+                                   exited_ago interval[] DEFAULT NULL)
     RETURNS TABLE(allocation_id bigint, outcome text, reason text)
     LANGUAGE sql
     SET search_path = pg_catalog, pg_temp
     AS $$
 SELECT r.allocation_id, r.outcome, r.reason
-  FROM tide._report('exited', allocation_ids, exit_codes, CURRENT_USER, false, reasons) AS r
+  FROM tide._report('exited', allocation_ids, exit_codes, CURRENT_USER, false, reasons, exited_ago) AS r
  ORDER BY r.ord
 $$;
-COMMENT ON FUNCTION tide.report_exited(bigint[], integer[], text[]) IS
-    'these allocations'' processes ended with these exit codes (one per id, in order): released in one statement, a non-zero code fails its job; reasons (optional, one per id or NULL): the launcher''s own reason when it could not start the command, rolled up into the failed job''s state_reason; one row per id, in array order: changed, already (released), or refused with the reason';
+COMMENT ON FUNCTION tide.report_exited(bigint[], integer[], text[], interval[]) IS
+    'these allocations'' processes ended with these exit codes (one per id, in order): released in one statement, a non-zero code fails its job; reasons (optional, one per id or NULL): the launcher''s own reason when it could not start the command, rolled up into the failed job''s state_reason; exited_ago (optional, one per id or NULL for now): how long ago each process exited, so that an exit before its stop was decided counts as the exit (R-T6); one row per id, in array order: changed, already (released), or refused with the reason';
 
 CREATE FUNCTION tide.report_evicted(allocation_ids bigint[])
     RETURNS TABLE(allocation_id bigint, outcome text, reason text)
@@ -600,13 +645,13 @@ COMMENT ON FUNCTION tide.evicted(bigint[]) IS
 REVOKE ALL ON FUNCTION
     tide._launcher_targets(bigint[], text),
     tide._report_accepts(text, text),
-    tide._report(text, bigint[], integer[], text, boolean, text[]),
+    tide._report(text, bigint[], integer[], text, boolean, text[], interval[]),
     tide._launcher_reason(text),
     tide._raise_refusal(text, text, text),
     tide._report_all(text, bigint[], integer[]),
     tide._batch_notice(bigint[], bigint[], text),
     tide.report_started(bigint[]),
-    tide.report_exited(bigint[], integer[], text[]),
+    tide.report_exited(bigint[], integer[], text[], interval[]),
     tide.report_evicted(bigint[]),
     tide.started(bigint[]),
     tide.exited(bigint[], integer[]),
@@ -615,13 +660,13 @@ REVOKE ALL ON FUNCTION
 GRANT EXECUTE ON FUNCTION
     tide._launcher_targets(bigint[], text),
     tide._report_accepts(text, text),
-    tide._report(text, bigint[], integer[], text, boolean, text[]),
+    tide._report(text, bigint[], integer[], text, boolean, text[], interval[]),
     tide._launcher_reason(text),
     tide._raise_refusal(text, text, text),
     tide._report_all(text, bigint[], integer[]),
     tide._batch_notice(bigint[], bigint[], text),
     tide.report_started(bigint[]),
-    tide.report_exited(bigint[], integer[], text[]),
+    tide.report_exited(bigint[], integer[], text[], interval[]),
     tide.report_evicted(bigint[]),
     tide.started(bigint[]),
     tide.exited(bigint[], integer[]),

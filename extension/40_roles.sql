@@ -36,7 +36,7 @@ GRANT SELECT ON tide.queues, tide.nodes, tide.jobs, tide.job_tasks, tide.allocat
 -- queue_held, array_throttled and pending_reason are set from the facts by
 -- tide.submit and by the insert trigger of 32_pipelines.sql whatever a row says)
 GRANT INSERT (name, queue, priority, service_type, preemptable, idle, reserve, min_available,
-              node_selector, gpu_type, time_limit, max_retries, on_evict, command,
+              node_selector, gpu_type, time_limit, warn_before, grace_period, max_retries, on_evict, command,
               held, begin_at, key, env, workdir, labels,
               deferred, queue_held, array_throttled, array_id, array_index, pending_reason)
     ON tide.jobs TO tide_submitter;
@@ -52,7 +52,7 @@ GRANT USAGE, SELECT ON SEQUENCE tide.job_arrays_id_seq TO tide_admin;
 -- Launchers: the nodes, and the allocations and jobs of the nodes they serve.
 GRANT SELECT ON tide.nodes, tide.allocations, tide.jobs, tide.job_tasks, tide.evictions TO tide_launcher;
 GRANT UPDATE (heartbeat_at) ON tide.nodes TO tide_launcher;
-GRANT UPDATE (state, exit_code, claimed_at, started_at, released_at, release_reason, exit_reason)
+GRANT UPDATE (state, exit_code, claimed_at, started_at, released_at, release_reason, exit_reason, exited_at)
     ON tide.allocations TO tide_launcher;
 
 -- ---------------------------------------------------------------- row-level security
@@ -168,6 +168,7 @@ REVOKE ALL ON FUNCTION
     tide._job_events_refuse_change(),
     tide._allocations_after_insert(),
     tide._allocations_after_update(),
+    tide._allocations_release_decided(),
     tide._reconsider_unschedulable(),
     tide._nodes_before_update(),
     tide._queues_before_write(),

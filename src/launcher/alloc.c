@@ -112,6 +112,7 @@ alloc_add(int64_t id, int64_t job_id, int replica, AllocState state)
 	a->job_id = job_id;
 	a->replica = replica;
 	a->state = state;
+	a->grace = -1;
 	if ((unsigned) nallocs * 2 > id_cap)
 		id_index_rebuild();
 	else
@@ -173,11 +174,10 @@ transition_allowed(AllocState from, AllocState to)
 		case AS_RUNNING:
 			return to == AS_EXITED || to == AS_EVICTING || to == AS_STOPPED;
 		case AS_EVICTING:
-			return to == AS_KILLED || to == AS_STOPPED;
+			return to == AS_KILLED || to == AS_STOPPED || to == AS_EXITED;
 		case AS_KILLED:
 			return to == AS_STOPPED;
 		case AS_EXITED:
-			return to == AS_STOPPED;
 		case AS_STOPPED:
 			return false;
 	}
@@ -199,4 +199,11 @@ alloc_set_state(Alloc *a, AllocState to)
 	}
 	a->state = to;
 	return true;
+}
+
+/* Its SIGTERM-to-SIGKILL time: the job's grace_period, else the launcher's. */
+double
+alloc_grace(const Alloc *a)
+{
+	return a->grace >= 0 ? a->grace : opt.grace_period;
 }

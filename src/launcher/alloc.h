@@ -20,8 +20,12 @@
  *   STOPPED           the process ended (or never ran) after an eviction
  *
  * plus the arrows from SPAWNING to EXITED (the start failed), from
- * SPAWNING_EVICTED, RUNNING and EXITED to STOPPED (evicted when it had
- * already ended), and from EVICTING to STOPPED.  A new allocation enters
+ * SPAWNING_EVICTED and RUNNING to STOPPED (evicted when it had already
+ * ended without our knowing), from EVICTING to STOPPED, and from EVICTING
+ * to EXITED (its process turned out to have ended on its own before the
+ * stop was asked for: the exit is reported, R-T6).  An EXITED allocation
+ * that the database then asks to stop stays EXITED: its exit, with the
+ * time it happened, is what the database hears (R-T6).  A new allocation enters
  * in SPAWNING, RUNNING (adopted, or started without a shepherd), EXITED
  * (no command) or STOPPED (evicted, never ran here); it leaves the table
  * once its final report is accepted.
@@ -47,6 +51,17 @@ typedef enum AllocState
 	AS_STOPPED
 } AllocState;
 
+/* The warning before a job's time limit (R-T2). */
+typedef enum WarnState
+{
+	WARN_NONE,					/* none: the job has no warn_before or limit */
+	WARN_ASK,					/* it has one: ask the database when (the job
+								 * has not started, or adopted work) */
+	WARN_DUE,					/* due at warn_at */
+	WARN_SENT					/* sent (once; also recorded in the state
+								 * directory) */
+} WarnState;
+
 typedef struct Alloc
 {
 	int64_t		id;
@@ -59,6 +74,13 @@ typedef struct Alloc
 	char	   *cvd;			/* CUDA_VISIBLE_DEVICES, for the started line */
 	double		zombie_since;	/* adopted: first seen ended, not reaped */
 	double		kill_at;		/* monotonic deadline for SIGKILL */
+	double		grace;			/* the job's grace_period in seconds; < 0:
+								 * the launcher's --grace-period (R-T3) */
+	double		stop_at;		/* monotonic time the stop was asked, 0: none */
+	double		exited_at;		/* monotonic time its process ended, 0:
+								 * unknown (R-T6: reported as how long ago) */
+	WarnState	warn;
+	double		warn_at;		/* WARN_DUE: monotonic time of the warning */
 	int			exit_code;		/* EXITED, STOPPED */
 	char	   *reason;			/* EXITED without running: the launcher's
 								 * reason, reported with the exit (malloc'd) */
@@ -80,6 +102,7 @@ void		alloc_remove(Alloc *a);
 
 bool		alloc_set_state(Alloc *a, AllocState to);
 const char *alloc_state_name(AllocState s);
+double		alloc_grace(const Alloc *a);
 
 /* The process ended (EXITED or STOPPED): only the final report is left. */
 static inline bool

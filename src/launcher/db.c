@@ -375,8 +375,24 @@ db_heartbeat(void)
  * down while its launcher was away, an allocation given up: its GPUs may
  * already be someone else's, R-C4).  *rows stay valid until the next call.
  */
+/* Append "{1,2,3}" (a bigint[] literal) to a buffer. */
+static void
+append_id_array(char **buf, size_t *len, size_t *cap, const int64_t *ids, int n)
+{
+	buf_append(buf, len, cap, "{", 1);
+	for (int i = 0; i < n; i++)
+	{
+		char		num[32];
+		int			m = snprintf(num, sizeof(num), i ? ",%lld" : "%lld", (long long) ids[i]);
+
+		buf_append(buf, len, cap, num, m);
+	}
+	buf_append(buf, len, cap, "}", 2);
+}
+
 QueryOutcome
-db_claim(const int64_t *running, int nrunning, ClaimRow **rows, int *nrows)
+db_claim(const int64_t *running, int nrunning, const int64_t *asking, int nasking,
+		 ClaimRow **rows, int *nrows)
 {
 	static const char *sql =
 		"SELECT 'run' AS what, a.id, a.job_id, a.replica,"
@@ -385,22 +401,42 @@ db_claim(const int64_t *running, int nrunning, ClaimRow **rows, int *nrows)
 		"       (SELECT pg_catalog.string_agg(e.key || '=' ||"
 		"               pg_catalog.encode(pg_catalog.convert_to(e.value, 'UTF8'), 'hex'), ' ')"
 		"          FROM pg_catalog.jsonb_each_text(j.env) AS e) AS env,"
-		"       j.workdir, j.array_id, j.array_index"
+		"       j.workdir, j.array_id, j.array_index,"
+		"       pg_catalog.date_part('epoch', j.grace_period) AS grace,"
+		"       CASE WHEN j.time_limit IS NOT NULL AND j.warn_before IS NOT NULL THEN 0 END AS warn"
 		"  FROM tide.claim($1) AS a LEFT JOIN tide.jobs AS j ON j.id = a.job_id "
 		"UNION ALL "
-		"SELECT 'stop', e.id, e.job_id, e.replica, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL"
-		"  FROM tide.claim_evictions($1) AS e "
+		"SELECT 'stop', e.id, e.job_id, e.replica, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,"
+		"       pg_catalog.date_part('epoch', j.grace_period), NULL"
+		"  FROM tide.claim_evictions($1) AS e LEFT JOIN tide.jobs AS j ON j.id = e.job_id "
 		"UNION ALL "
-		"SELECT 'gone', g.id, g.job_id, g.replica, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL"
-		"  FROM tide.allocations AS g"
-		" WHERE g.id = ANY ($2::bigint[]) AND g.state = 'released'";
+		"SELECT 'gone', g.id, g.job_id, g.replica, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,"
+		"       pg_catalog.date_part('epoch', j.grace_period), NULL"
+		"  FROM tide.allocations AS g LEFT JOIN tide.jobs AS j ON j.id = g.job_id"
+		" WHERE g.id = ANY ($2::bigint[]) AND g.state = 'released' "
+		/*
+		 * R-T2: when the warning of each job asked about is due, in seconds
+		 * from the database's now() (NULL while the job has not started:
+		 * the limit counts from the job's started_at, as the database
+		 * enforces it).  Relative, so the two clocks need not agree.
+		 */
+		"UNION ALL "
+		"SELECT 'warn', w.id, w.job_id, w.replica, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,"
+		"       NULL, CASE WHEN j.state = 'running' THEN pg_catalog.date_part('epoch',"
+		"                  (j.started_at + j.time_limit - j.warn_before) - pg_catalog.now()) END"
+		"  FROM tide.allocations AS w JOIN tide.jobs AS j ON j.id = w.job_id"
+		" WHERE w.id = ANY ($3::bigint[]) AND w.state IN ('assigned', 'running')"
+		"   AND j.time_limit IS NOT NULL AND j.warn_before IS NOT NULL";
 	static PGresult *res;
 	static ClaimRow *out;
 	static int	out_cap;
-	static char *arr;
-	static size_t arrcap;
-	size_t		arrlen = 0;
-	const char *params[2];
+	static char *arr,
+			   *warnarr;
+	static size_t arrcap,
+				warncap;
+	size_t		arrlen = 0,
+				warnlen = 0;
+	const char *params[3];
 	QueryOutcome q;
 	double		t0;
 	int			n;
@@ -409,19 +445,13 @@ db_claim(const int64_t *running, int nrunning, ClaimRow **rows, int *nrows)
 	res = NULL;
 	*rows = NULL;
 	*nrows = 0;
-	buf_append(&arr, &arrlen, &arrcap, "{", 1);
-	for (int i = 0; i < nrunning; i++)
-	{
-		char		num[32];
-		int			m = snprintf(num, sizeof(num), i ? ",%lld" : "%lld", (long long) running[i]);
-
-		buf_append(&arr, &arrlen, &arrcap, num, m);
-	}
-	buf_append(&arr, &arrlen, &arrcap, "}", 2);
+	append_id_array(&arr, &arrlen, &arrcap, running, nrunning);
+	append_id_array(&warnarr, &warnlen, &warncap, asking, nasking);
 	params[0] = opt.node;
 	params[1] = arr;
+	params[2] = warnarr;
 	t0 = now_mono();
-	res = run("claim", sql, 2, params, &q);
+	res = run("claim", sql, 3, params, &q);
 	if (opt.verbose)
 		tl_log("batch", "call=claim n=%d ms=%.1f", q == Q_OK ? PQntuples(res) : -1,
 			   (now_mono() - t0) * 1000);
@@ -446,7 +476,8 @@ db_claim(const int64_t *running, int nrunning, ClaimRow **rows, int *nrows)
 		ClaimRow   *r = &out[i];
 
 		r->kind = strcmp(what, "run") == 0 ? CLAIM_RUN :
-			strcmp(what, "gone") == 0 ? CLAIM_GONE : CLAIM_STOP;
+			strcmp(what, "gone") == 0 ? CLAIM_GONE :
+			strcmp(what, "warn") == 0 ? CLAIM_WARN : CLAIM_STOP;
 		r->id = strtoll(PQgetvalue(res, i, 1), NULL, 10);
 		r->job_id = strtoll(PQgetvalue(res, i, 2), NULL, 10);
 		r->replica = atoi(PQgetvalue(res, i, 3));
@@ -458,6 +489,10 @@ db_claim(const int64_t *running, int nrunning, ClaimRow **rows, int *nrows)
 		r->workdir = PQgetisnull(res, i, 9) ? NULL : PQgetvalue(res, i, 9);
 		r->array_id = PQgetisnull(res, i, 10) ? NULL : PQgetvalue(res, i, 10);
 		r->array_index = PQgetisnull(res, i, 11) ? NULL : PQgetvalue(res, i, 11);
+		r->grace = PQgetisnull(res, i, 12) ? -1 : strtod(PQgetvalue(res, i, 12), NULL);
+		r->warns = r->kind == CLAIM_RUN && !PQgetisnull(res, i, 13);
+		r->warn_known = r->kind == CLAIM_WARN && !PQgetisnull(res, i, 13);
+		r->warn_in = r->warn_known ? strtod(PQgetvalue(res, i, 13), NULL) : 0;
 	}
 	*rows = out;
 	*nrows = n;
@@ -503,26 +538,29 @@ append_array_text(char **buf, size_t *len, size_t *cap, const char *text, bool f
  */
 QueryOutcome
 db_report(ReportKind kind, const int64_t *ids, const int *codes, const char *const *reasons,
-		  int n, ReportResult **results)
+		  const double *agos, int n, ReportResult **results)
 {
 	static char *idbuf,
 			   *codebuf,
-			   *whybuf;
+			   *whybuf,
+			   *agobuf;
 	static size_t idcap,
 				codecap,
-				whycap;
+				whycap,
+				agocap;
 	static PGresult *res;
 	static ReportResult *out;
 	static int	out_cap;
 	size_t		idlen = 0,
 				codelen = 0,
-				whylen = 0;
-	const char *params[3];
+				whylen = 0,
+				agolen = 0;
+	const char *params[4];
 	char		num[32];
 	QueryOutcome q;
 	static const char *sql[] = {
 		"SELECT allocation_id, outcome, reason FROM tide.report_started($1::bigint[])",
-		"SELECT allocation_id, outcome, reason FROM tide.report_exited($1::bigint[], $2::integer[], $3::text[])",
+		"SELECT allocation_id, outcome, reason FROM tide.report_exited($1::bigint[], $2::integer[], $3::text[], $4::interval[])",
 		"SELECT allocation_id, outcome, reason FROM tide.report_evicted($1::bigint[])",
 	};
 	double		t0 = now_mono();
@@ -534,6 +572,7 @@ db_report(ReportKind kind, const int64_t *ids, const int *codes, const char *con
 	buf_append(&idbuf, &idlen, &idcap, "{", 1);
 	buf_append(&codebuf, &codelen, &codecap, "{", 1);
 	buf_append(&whybuf, &whylen, &whycap, "{", 1);
+	buf_append(&agobuf, &agolen, &agocap, "{", 1);
 	for (int i = 0; i < n; i++)
 	{
 		int			m = snprintf(num, sizeof(num), i ? ",%lld" : "%lld", (long long) ids[i]);
@@ -544,15 +583,24 @@ db_report(ReportKind kind, const int64_t *ids, const int *codes, const char *con
 			m = snprintf(num, sizeof(num), i ? ",%d" : "%d", codes[i]);
 			buf_append(&codebuf, &codelen, &codecap, num, m);
 			append_array_text(&whybuf, &whylen, &whycap, reasons ? reasons[i] : NULL, i == 0);
+			/* how long ago it exited, in seconds (a plain number is seconds
+			 * to interval input); NULL: not known */
+			if (agos && agos[i] >= 0)
+				m = snprintf(num, sizeof(num), i ? ",%.6f" : "%.6f", agos[i]);
+			else
+				m = snprintf(num, sizeof(num), i ? ",NULL" : "NULL");
+			buf_append(&agobuf, &agolen, &agocap, num, m);
 		}
 	}
 	buf_append(&idbuf, &idlen, &idcap, "}", 2);
 	buf_append(&codebuf, &codelen, &codecap, "}", 2);
 	buf_append(&whybuf, &whylen, &whycap, "}", 2);
+	buf_append(&agobuf, &agolen, &agocap, "}", 2);
 	params[0] = idbuf;
 	params[1] = codebuf;
 	params[2] = whybuf;
-	res = run(report_name[kind], sql[kind], kind == R_EXITED ? 3 : 1, params, &q);
+	params[3] = agobuf;
+	res = run(report_name[kind], sql[kind], kind == R_EXITED ? 4 : 1, params, &q);
 	if (q == Q_REFUSED || q == Q_RETRY)
 		(void) sql_error_text(res);
 	else if (q == Q_OK && PQntuples(res) != n)

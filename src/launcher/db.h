@@ -45,9 +45,11 @@ bool		db_connect(bool first);
 void		db_disconnect(const char *why);
 bool		db_consume_input(void);
 bool		db_heartbeat(void);
-QueryOutcome db_claim(const int64_t *running, int nrunning, ClaimRow **rows, int *nrows);
+QueryOutcome db_claim(const int64_t *running, int nrunning, const int64_t *asking, int nasking,
+					 ClaimRow **rows, int *nrows);
 QueryOutcome db_report(ReportKind kind, const int64_t *ids, const int *codes,
-					   const char *const *reasons, int n, ReportResult **results);
+					   const char *const *reasons, const double *agos, int n,
+					   ReportResult **results);
 const char *db_report_name(ReportKind kind);
 const char *db_error(void);
 

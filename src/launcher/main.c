@@ -27,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -120,7 +121,10 @@ usage(FILE *out)
 			"      --poll-interval SECS     claim even without a notification this often\n"
 			"                               (default 5)\n"
 			"      --heartbeat-interval SECS  call tide.heartbeat this often (default 5)\n"
-			"      --grace-period SECS      SIGTERM to SIGKILL delay on eviction (default 10)\n"
+			"      --grace-period SECS      SIGTERM to SIGKILL delay on eviction, for jobs\n"
+			"                               without a grace_period of their own (default 10)\n"
+			"      --warn-signal NAME       the signal sent warn_before a job's time limit\n"
+			"                               (default USR1)\n"
 			"      --max-backoff SECS       longest wait between reconnect attempts\n"
 			"                               (default 10)\n"
 			"      --state-dir DIR          where running work is recorded so that a\n"
@@ -170,6 +174,52 @@ parse_seconds(const char *name, const char *value)
 }
 
 /*
+ * A signal by name (USR1, SIGUSR1, usr1) or number, for --warn-signal:
+ * the signal and its name without SIG, or exit with a message naming it.
+ * Only signals a program can catch are offered (not KILL or STOP, nor
+ * those that mean a fault, such as SEGV): the warning is for the program
+ * to handle.
+ */
+static int
+parse_signal(const char *value, const char **name)
+{
+	static const struct
+	{
+		const char *name;
+		int			sig;
+	}			sigs[] = {
+		{"USR1", SIGUSR1}, {"USR2", SIGUSR2}, {"HUP", SIGHUP}, {"INT", SIGINT},
+		{"QUIT", SIGQUIT}, {"TERM", SIGTERM}, {"ALRM", SIGALRM}, {"URG", SIGURG},
+		{"WINCH", SIGWINCH}, {"CONT", SIGCONT}, {"PWR", SIGPWR}, {"XCPU", SIGXCPU},
+	};
+	const char *v = value;
+	char	   *end;
+	long		num;
+
+	if (strncasecmp(v, "SIG", 3) == 0)
+		v += 3;
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		if (strcasecmp(v, sigs[i].name) == 0)
+		{
+			*name = sigs[i].name;
+			return sigs[i].sig;
+		}
+	num = strtol(value, &end, 10);
+	if (*value != '\0' && *end == '\0')
+	{
+		for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+			if (sigs[i].sig == num)
+			{
+				*name = sigs[i].name;
+				return sigs[i].sig;
+			}
+	}
+	fprintf(stderr, "tide-launcher: invalid value for --warn-signal: \"%s\" (expected one of USR1, USR2, HUP, INT, QUIT, TERM, ALRM, URG, WINCH, CONT, PWR, XCPU, with or without SIG, or its number)\n",
+			value);
+	exit(2);
+}
+
+/*
  * Every command's output goes to --output-dir: a directory that is
  * missing or cannot be written would fail each start (exit code 126),
  * so it is checked once, now.
@@ -205,7 +255,8 @@ parse_options(int argc, char **argv)
 {
 	enum
 	{
-		O_POLL = 256, O_HB, O_GRACE, O_BACKOFF, O_STATE, O_OUTPUT, O_NO_SHEPHERD, O_NO_LISTEN
+		O_POLL = 256, O_HB, O_GRACE, O_BACKOFF, O_STATE, O_OUTPUT, O_NO_SHEPHERD, O_NO_LISTEN,
+		O_WARN_SIGNAL
 	};
 	static const struct option longopts[] = {
 		{"node", required_argument, NULL, 'n'},
@@ -213,6 +264,7 @@ parse_options(int argc, char **argv)
 		{"poll-interval", required_argument, NULL, O_POLL},
 		{"heartbeat-interval", required_argument, NULL, O_HB},
 		{"grace-period", required_argument, NULL, O_GRACE},
+		{"warn-signal", required_argument, NULL, O_WARN_SIGNAL},
 		{"max-backoff", required_argument, NULL, O_BACKOFF},
 		{"state-dir", required_argument, NULL, O_STATE},
 		{"output-dir", required_argument, NULL, O_OUTPUT},
@@ -245,6 +297,9 @@ parse_options(int argc, char **argv)
 				break;
 			case O_GRACE:
 				opt.grace_period = parse_seconds("grace-period", optarg);
+				break;
+			case O_WARN_SIGNAL:
+				opt.warn_signal = parse_signal(optarg, &opt.warn_signal_name);
 				break;
 			case O_BACKOFF:
 				opt.max_backoff = parse_seconds("max-backoff", optarg);
@@ -322,6 +377,9 @@ report_meanwhile(void)
 	report_flush(true);
 }
 
+/* When the current claim was sent (monotonic): warnings count from it. */
+static double claim_sent_at;
+
 /* Carry out one action of reconcile(). */
 static bool
 apply_action(const Action *act, const ClaimRow *r)
@@ -345,7 +403,12 @@ apply_action(const Action *act, const ClaimRow *r)
 			return false;
 		}
 		if (rec == RECORD_FOUND && r->kind == CLAIM_RUN)
+		{
+			a->grace = r->grace;
+			if (!r->warns && a->warn == WARN_ASK)
+				a->warn = WARN_NONE;
 			return false;
+		}
 	}
 	switch (act->kind)
 	{
@@ -355,6 +418,16 @@ apply_action(const Action *act, const ClaimRow *r)
 		case ACT_OWE_STARTED:
 			a->started_owed = true;
 			return false;
+		case ACT_WARN:
+			/* R-T2: due warn_in seconds after the claim's now() */
+			if (r->warn_known)
+			{
+				a->warn = WARN_DUE;
+				a->warn_at = claim_sent_at + r->warn_in;
+			}
+			else
+				a->warn = WARN_ASK; /* its job has not started: ask again */
+			return false;
 		case ACT_GONE:
 			if (a != NULL)
 				tl_log("gone", "alloc=%lld job=%lld replica=%d was released by the database while it ran here (node marked down?); stopping it",
@@ -363,6 +436,7 @@ apply_action(const Action *act, const ClaimRow *r)
 		case ACT_STOP:
 			if (a == NULL)
 				a = alloc_add(r->id, r->job_id, r->replica, AS_RUNNING);
+			a->grace = r->grace;	/* the job's, as it is now (R-T3) */
 			work_stop(a);
 			return false;
 		case ACT_NO_COMMAND:
@@ -402,6 +476,8 @@ apply_action(const Action *act, const ClaimRow *r)
 		tl_event("started", "alloc=%lld job=%lld replica=%d pid=%d CUDA_VISIBLE_DEVICES=%s",
 				 (long long) r->id, (long long) r->job_id, r->replica, (int) pid, r->cvd);
 	}
+	a->grace = r->grace;
+	a->warn = r->warns ? WARN_ASK : WARN_NONE;
 	return true;
 }
 
@@ -414,11 +490,13 @@ apply_action(const Action *act, const ClaimRow *r)
 static bool
 sync_claims(void)
 {
-	static int64_t *running;
+	static int64_t *running,
+			   *asking;
 	static Action *actions;
 	static int	running_cap,
 				actions_cap;
-	int			nrunning = 0;
+	int			nrunning = 0,
+				nasking = 0;
 	ClaimRow   *rows;
 	int			nrows;
 	int			started = 0;
@@ -430,14 +508,28 @@ sync_claims(void)
 	{
 		running_cap = nallocs * 2;
 		running = tl_realloc(running, running_cap * sizeof(int64_t));
+		asking = tl_realloc(asking, running_cap * sizeof(int64_t));
 	}
 	for (int i = 0; i < nallocs; i++)
+	{
 		if (!alloc_ended(&allocs[i]) && !alloc_evicting(&allocs[i]) && allocs[i].pid > 0)
 			running[nrunning++] = allocs[i].id;
-	q = db_claim(running, nrunning, &rows, &nrows);
+		if (allocs[i].warn == WARN_ASK && !alloc_ended(&allocs[i]) && !alloc_evicting(&allocs[i]))
+			asking[nasking++] = allocs[i].id;
+	}
+	claim_sent_at = now_mono();
+	q = db_claim(running, nrunning, asking, nasking, &rows, &nrows);
 	if (q != Q_OK)
 		return q == Q_REFUSED;	/* refused: try again at the next poll */
 	t0 = now_mono();
+	/* asked about and not answered: the job has no warning (R-T2) */
+	for (int i = 0; i < nasking; i++)
+	{
+		Alloc	   *a = alloc_find(asking[i]);
+
+		if (a != NULL)
+			a->warn = WARN_NONE;
+	}
 	if (nrows > actions_cap)
 	{
 		actions_cap = nrows * 2;
@@ -459,6 +551,23 @@ sync_claims(void)
 	if (opt.verbose && started > 0)
 		tl_log("batch", "spawned n=%d ms=%.1f", started, (now_mono() - t0) * 1000);
 	return true;
+}
+
+/*
+ * While a job with a warning before its time limit has not started (its
+ * start time is what the warning counts from), claim at least this often,
+ * so that the warning is known well before it is due.
+ */
+#define WARN_ASK_INTERVAL 0.5
+
+/* Is any allocation waiting to learn when its warning is due? */
+static bool
+warn_asking(void)
+{
+	for (int i = 0; i < nallocs; i++)
+		if (allocs[i].warn == WARN_ASK && !alloc_ended(&allocs[i]) && !alloc_evicting(&allocs[i]))
+			return true;
+	return false;
 }
 
 /* ---- the event loop ---- */
@@ -490,9 +599,9 @@ main(int argc, char **argv)
 	(void) prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
 	if (statedir_open() != 0)
 		exit(1);
-	tl_log("start", "pid=%d poll_interval=%g heartbeat_interval=%g grace_period=%g state_dir=%s%s%s",
+	tl_log("start", "pid=%d poll_interval=%g heartbeat_interval=%g grace_period=%g warn_signal=%s state_dir=%s%s%s",
 		   (int) getpid(), opt.poll_interval, opt.heartbeat_interval,
-		   opt.grace_period, opt.state_dir, opt.no_shepherd ? " no_shepherd" : "",
+		   opt.grace_period, opt.warn_signal_name, opt.state_dir, opt.no_shepherd ? " no_shepherd" : "",
 		   opt.no_listen ? " no_listen" : "");
 	/* before connecting: the one fork of the launcher is cheapest now */
 	if (!opt.no_shepherd && !shepherd_start())
@@ -539,6 +648,7 @@ main(int argc, char **argv)
 		}
 		now = now_mono();
 		work_check_kill_deadlines(now);
+		work_check_warnings(now);
 
 		/* database work; any failure drops the connection, nothing queued is lost */
 		if (db_connected())
@@ -559,6 +669,9 @@ main(int argc, char **argv)
 				{
 					need_sync = false;
 					next_poll = now_mono() + opt.poll_interval;
+					/* a job's start time is awaited for its warning: soon */
+					if (warn_asking() && next_poll > now_mono() + WARN_ASK_INTERVAL)
+						next_poll = now_mono() + WARN_ASK_INTERVAL;
 				}
 			}
 			/* children may have exited while we claimed: report them too */
@@ -600,6 +713,8 @@ main(int argc, char **argv)
 			wake = reconnect_at;
 		if (work_earliest_kill_deadline() < wake)
 			wake = work_earliest_kill_deadline();
+		if (work_next_warning() < wake)
+			wake = work_next_warning();
 		if (work_have_adopted_running() && now + 0.2 < wake)
 			wake = now + 0.2;
 		timeout_ms = wake <= now ? 0 : (int) ((wake - now) * 1000) + 1;

@@ -37,6 +37,12 @@ reconcile(const ClaimRow *rows, int nrows, bool can_start, Action *actions)
 				/* said once, when the stop begins */
 				act->kind = a != NULL && alloc_evicting(a) ? ACT_STOP : ACT_GONE;
 				break;
+			case CLAIM_WARN:
+				/* only for what runs here and has not been warned yet */
+				act->kind = a != NULL && !alloc_ended(a) && !alloc_evicting(a) &&
+					(a->warn == WARN_ASK || a->warn == WARN_NONE) ? ACT_WARN : ACT_NONE;
+				act->unknown = false;
+				break;
 			case CLAIM_RUN:
 				if (a != NULL)
 					/* still assigned in the database: our started report is missing */

@@ -14,7 +14,9 @@ typedef enum ClaimKind
 {
 	CLAIM_RUN,					/* assigned here: run it (tide.claim) */
 	CLAIM_STOP,					/* being evicted (tide.claim_evictions) */
-	CLAIM_GONE					/* runs here, but the database released it */
+	CLAIM_GONE,					/* runs here, but the database released it */
+	CLAIM_WARN					/* runs here, its job has a warning before its
+								 * time limit: when it is due (R-T2) */
 } ClaimKind;
 
 typedef struct ClaimRow
@@ -31,6 +33,13 @@ typedef struct ClaimRow
 	const char *workdir;		/* NULL: none */
 	const char *array_id;		/* NULL: not an array member */
 	const char *array_index;
+	double		grace;			/* the job's grace_period in seconds; < 0:
+								 * none (the launcher's) (R-T3) */
+	bool		warns;			/* CLAIM_RUN: the job has a time_limit and a
+								 * warn_before (R-T2) */
+	bool		warn_known;		/* CLAIM_WARN: the job runs, warn_in holds */
+	double		warn_in;		/* ... seconds from the claim to the warning
+								 * (<= 0: due now) */
 } ClaimRow;
 
 typedef enum ActionKind
@@ -44,8 +53,9 @@ typedef enum ActionKind
 	ACT_ADOPT_ONLY,				/* unknown, but nothing may start now (the
 								 * state directory refuses writes) */
 	ACT_STOP,					/* stop it (an eviction) */
-	ACT_GONE					/* stop it: the database released it while it
+	ACT_GONE,					/* stop it: the database released it while it
 								 * ran here */
+	ACT_WARN					/* known: note when its warning is due */
 } ActionKind;
 
 typedef struct Action

@@ -74,6 +74,8 @@ flush_kind(ReportKind kind)
 	int64_t    *ids = NULL;
 	int		   *codes = NULL;
 	const char **reasons = NULL;
+	double	   *agos = NULL;
+	double		now = now_mono();
 	int			n = 0;
 	bool		ok = true;
 
@@ -85,6 +87,7 @@ flush_kind(ReportKind kind)
 	ids = tl_realloc(NULL, n * sizeof(int64_t));
 	codes = tl_realloc(NULL, n * sizeof(int));
 	reasons = tl_realloc(NULL, n * sizeof(char *));
+	agos = tl_realloc(NULL, n * sizeof(double));
 	n = 0;
 	for (int i = 0; i < nallocs; i++)
 		if (wants(&allocs[i], kind))
@@ -93,6 +96,14 @@ flush_kind(ReportKind kind)
 			codes[n] = allocs[i].exit_code;
 			/* the database takes a reason only with a failure */
 			reasons[n] = allocs[i].exit_code != 0 ? allocs[i].reason : NULL;
+
+			/*
+			 * When it exited, as "so long ago" by this machine's monotonic
+			 * clock: the database subtracts it from its own now(), so the
+			 * two clocks need not agree, and the time the report spent on
+			 * the way only makes the exit look later (R-T6).
+			 */
+			agos[n] = allocs[i].exited_at > 0 ? (now > allocs[i].exited_at ? now - allocs[i].exited_at : 0) : -1;
 			n++;
 		}
 
@@ -101,7 +112,8 @@ flush_kind(ReportKind kind)
 		int			m = n - off < BATCH_MAX ? n - off : BATCH_MAX;
 		ReportResult *res;
 		QueryOutcome q = db_report(kind, ids + off, kind == R_EXITED ? codes + off : NULL,
-								   kind == R_EXITED ? reasons + off : NULL, m, &res);
+								   kind == R_EXITED ? reasons + off : NULL,
+								   kind == R_EXITED ? agos + off : NULL, m, &res);
 
 		if (q != Q_OK)
 		{
@@ -124,6 +136,7 @@ flush_kind(ReportKind kind)
 	free(ids);
 	free(codes);
 	free(reasons);
+	free(agos);
 	return ok;
 }
 

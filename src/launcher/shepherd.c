@@ -187,6 +187,29 @@ shepherd_request_evict(int64_t id, int64_t job_id, pid_t pid, double grace)
 	return true;
 }
 
+/*
+ * Queue a signal to one of its commands' groups (the warning before a
+ * time limit); the shepherd sends it only while that pid is still its
+ * running command.  False without a shepherd.
+ */
+bool
+shepherd_request_signal(int64_t id, pid_t pid, int sig)
+{
+	SpawnHeader h;
+
+	if (!shepherd_running())
+		return false;
+	memset(&h, 0, sizeof(h));
+	h.id = id;
+	h.replica = (int32_t) pid;
+	h.flags = SPAWN_SIGNAL;
+	h.pad = (uint32_t) sig;
+	h.len = 1;
+	buf_append(&reqbuf, &reqlen, &reqcap, &h, sizeof(h));
+	buf_append(&reqbuf, &reqlen, &reqcap, "", 1);
+	return true;
+}
+
 static void
 add_event(int64_t id, int kind, int value, const char *why)
 {
@@ -199,6 +222,7 @@ add_event(int64_t id, int kind, int value, const char *why)
 	events[nevents].kind = kind;
 	events[nevents].value = value;
 	events[nevents].why = why;
+	events[nevents].at = 0;
 	nevents++;
 }
 
@@ -270,9 +294,12 @@ shepherd_pump(ShepherdEvent **evs)
 
 		if (n > 0)
 		{
-			/* records are 16 bytes and pipes move them whole */
+			/* records are 32 bytes and pipes move them whole */
 			for (int i = 0; i < (int) (n / sizeof(ShepherdReply)); i++)
+			{
 				add_event(r[i].id, r[i].kind, r[i].value, NULL);
+				events[nevents - 1].at = r[i].at_ns / 1e9;
+			}
 			continue;
 		}
 		if (n < 0 && errno == EINTR)

@@ -19,6 +19,7 @@ typedef struct ShepherdEvent
 	int64_t		id;
 	int			kind;
 	int			value;			/* pid, errno or exit code */
+	double		at;				/* REPLY_EXITED: when (monotonic seconds) */
 	const char *why;			/* SHEPHERD_LOST */
 } ShepherdEvent;
 
@@ -26,6 +27,7 @@ bool		shepherd_start(void);
 bool		shepherd_running(void);
 bool		shepherd_request_spawn(const SpawnSpec *spec);
 bool		shepherd_request_evict(int64_t id, int64_t job_id, pid_t pid, double grace);
+bool		shepherd_request_signal(int64_t id, pid_t pid, int sig);
 int			shepherd_pump(ShepherdEvent **events);
 int			shepherd_pollfds(struct pollfd *pfd);
 bool		shepherd_reaped(pid_t pid, int status);

@@ -111,6 +111,16 @@ queue_reply(char **q, size_t *len, size_t *cap, int64_t id, int kind, int value)
 	buf_append(q, len, cap, &r, sizeof(r));
 }
 
+/* The end of a command, with the time it ended (R-T6). */
+static void
+queue_exit(char **q, size_t *len, size_t *cap, int64_t id, int code, double at)
+{
+	ShepherdReply r = {.id = id, .kind = REPLY_EXITED, .value = code,
+	.at_ns = (int64_t) (at * 1e9)};
+
+	buf_append(q, len, cap, &r, sizeof(r));
+}
+
 /* The allocation id of a running child, or 0. */
 static int64_t
 kid_find(pid_t pid)
@@ -141,6 +151,7 @@ typedef struct Eviction
 	double		deadline;		/* monotonic: SIGKILL then */
 	bool		ended;			/* the command ended, code waits ... */
 	int			code;
+	double		ended_at;		/* (when it ended) */
 	int			nfds;			/* ... while these members live */
 	int		   *fds;
 } Eviction;
@@ -307,7 +318,7 @@ shepherd_evictions(char **q, size_t *len, size_t *cap)
 		}
 		if (live == 0)
 		{
-			queue_reply(q, len, cap, e->id, REPLY_EXITED, e->code);
+			queue_exit(q, len, cap, e->id, e->code, e->ended_at);
 			eviction_remove(e);
 			i--;
 			continue;
@@ -333,22 +344,25 @@ shepherd_reap(char **q, size_t *len, size_t *cap)
 		siginfo_t	si;
 		int64_t		id;
 		int			code = 0;
+		double		at;
 
 		memset(&si, 0, sizeof(si));
 		if (waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT) != 0 || si.si_pid == 0)
 			break;
 		id = kid_take(si.si_pid);
+		at = now_mono();
 		if (id > 0)
 		{
 			Eviction   *e = eviction_find(si.si_pid);
 
 			code = si.si_code == CLD_EXITED ? si.si_status : 128 + si.si_status;
-			statedir_record_exit(id, code);
+			statedir_record_exit(id, code, at);
 			if (e != NULL && e->deadline > now_mono() && eviction_hold_members(e))
 			{
 				/* evicted: the rest of its group keeps its grace period */
 				e->ended = true;
 				e->code = code;
+				e->ended_at = at;
 				while (waitpid(si.si_pid, NULL, 0) < 0 && errno == EINTR)
 					;
 				continue;
@@ -361,7 +375,7 @@ shepherd_reap(char **q, size_t *len, size_t *cap)
 		while (waitpid(si.si_pid, NULL, 0) < 0 && errno == EINTR)
 			;
 		if (id > 0)
-			queue_reply(q, len, cap, id, REPLY_EXITED, code);
+			queue_exit(q, len, cap, id, code, at);
 	}
 }
 
@@ -398,6 +412,14 @@ shepherd_spawn_requests(char *buf, size_t *start, size_t *len, pid_t launcher,
 		if (h.flags & SPAWN_EVICT)
 		{
 			shepherd_evict(h.id, h.job_id, (pid_t) h.replica, h.pad / 1000.0);
+			continue;
+		}
+		if (h.flags & SPAWN_SIGNAL)
+		{
+			/* only a command of ours that runs and is not being evicted */
+			if (h.replica > 1 && kid_find((pid_t) h.replica) == h.id &&
+				!eviction_find((pid_t) h.replica))
+				kill(-(pid_t) h.replica, (int) h.pad);
 			continue;
 		}
 

@@ -29,12 +29,19 @@ typedef struct SpawnHeader
 #define SPAWN_HAS_ENV		8
 #define SPAWN_HAS_WORKDIR	16
 #define SPAWN_HAS_ARRAY		32	/* array id, then array index */
+#define SPAWN_SIGNAL		64	/* not a start: send signal pad to the group of
+								 * pid (in replica), if that is still its
+								 * command (the warning before a time limit) */
 
 typedef struct ShepherdReply
 {
 	int64_t		id;
 	int32_t		kind;			/* REPLY_* */
 	int32_t		value;			/* pid, errno or exit code */
+	int64_t		at_ns;			/* REPLY_EXITED: when the command ended
+								 * (CLOCK_MONOTONIC, ns) */
+	int64_t		unused;			/* 32 bytes: a divisor of the pipe's pages,
+								 * so records are never split */
 } ShepherdReply;
 
 #define REPLY_SPAWNED	1

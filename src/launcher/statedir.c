@@ -217,6 +217,8 @@ statedir_forget(int64_t id, bool also_exit)
 		snprintf(name, sizeof(name), "%lld.exit", (long long) id);
 		unlinkat(state_fd, name, 0);
 	}
+	snprintf(name, sizeof(name), "%lld.warned", (long long) id);
+	unlinkat(state_fd, name, 0);
 	snprintf(name, sizeof(name), "%lld.pid", (long long) id);
 	unlinkat(state_fd, name, 0);
 }
@@ -358,7 +360,7 @@ statedir_list(StateRecord **recs)
 			unlinkat(state_fd, de->d_name, 0);
 			continue;
 		}
-		if (strcmp(end, ".exit") == 0)
+		if (strcmp(end, ".exit") == 0 || strcmp(end, ".warned") == 0)
 		{
 			char		pidname[64];
 			struct stat st;
@@ -516,16 +518,18 @@ statedir_record_finish(int fd, int64_t id, int64_t job_id, int replica, pid_t pi
 }
 
 /*
- * Record an exit code: appended to ALLOC.pid as its second line (one small
- * write to a file that exists: cheaper than creating another), or in
- * ALLOC.exit when there is no ALLOC.pid to append to.
+ * Record an exit code and when it happened (CLOCK_MONOTONIC seconds, the
+ * same clock in every process of this boot: a later launcher can tell how
+ * long ago it was, R-T6): "CODE AT", appended to ALLOC.pid as its second
+ * line (one small write to a file that exists: cheaper than creating
+ * another), or in ALLOC.exit when there is no ALLOC.pid to append to.
  */
 void
-statedir_record_exit(int64_t id, int code)
+statedir_record_exit(int64_t id, int code, double at)
 {
 	char		name[64];
-	char		buf[32];
-	int			len = snprintf(buf, sizeof(buf), "%d\n", code);
+	char		buf[64];
+	int			len = snprintf(buf, sizeof(buf), "%d %.6f\n", code, at);
 	int			fd;
 
 	snprintf(name, sizeof(name), "%lld.pid", (long long) id);
@@ -544,26 +548,67 @@ statedir_record_exit(int64_t id, int code)
 			   (long long) id, opt.state_dir, strerror(errno));
 }
 
+/* "CODE [AT]": the code, and *at when the line has it (else 0). */
+static int
+parse_exit_line(const char *line, double *at)
+{
+	char	   *end;
+	int			code = (int) strtol(line, &end, 10);
+
+	*at = 0;
+	if (*end == ' ')
+		*at = strtod(end + 1, NULL);
+	return code;
+}
+
 /*
  * The recorded exit code of an allocation, or -1 while there is none:
  * the second line of ALLOC.pid, or ALLOC.exit (written by launchers
- * before this one, and when appending failed).
+ * before this one, and when appending failed).  *at: when it exited
+ * (monotonic seconds), 0 when not recorded (earlier launchers).
  */
 int
-statedir_read_exit(int64_t id)
+statedir_read_exit(int64_t id, double *at)
 {
 	char		name[64];
 	char		buf[320];
 	char	   *nl;
 
+	*at = 0;
 	snprintf(name, sizeof(name), "%lld.pid", (long long) id);
 	if (read_state_file(name, buf, sizeof(buf)) == 0 &&
 		(nl = strchr(buf, '\n')) != NULL && nl[1] >= '0' && nl[1] <= '9')
-		return atoi(nl + 1);
+		return parse_exit_line(nl + 1, at);
 	snprintf(name, sizeof(name), "%lld.exit", (long long) id);
 	if (read_state_file(name, buf, sizeof(buf)) == 0)
-		return atoi(buf);
+		return parse_exit_line(buf, at);
 	return -1;
+}
+
+/*
+ * The warning before the time limit was sent (R-T2): ALLOC.warned, so
+ * that a later launcher that adopts the work does not send it again.
+ */
+void
+statedir_record_warned(int64_t id)
+{
+	char		name[64];
+
+	snprintf(name, sizeof(name), "%lld.warned", (long long) id);
+	if (write_state_file(name, "1\n") != 0)
+		tl_log("warning", "alloc=%lld cannot record its warning in %s: %s (a later launcher may warn it again)",
+			   (long long) id, opt.state_dir, strerror(errno));
+}
+
+/* Was the warning sent (by this launcher or an earlier one)? */
+bool
+statedir_warned(int64_t id)
+{
+	char		name[64];
+	struct stat st;
+
+	snprintf(name, sizeof(name), "%lld.warned", (long long) id);
+	return fstatat(state_fd, name, &st, 0) == 0;
 }
 
 /*

@@ -1,7 +1,9 @@
 /*
  * statedir.h: the state directory, a store of one record per allocation
  * started on this node (ALLOC.pid: "PID TICKS JOB REPLICA BOOT_ID", then
- * the exit code as a second line once the command ended).  It lets a
+ * "CODE SECONDS" as a second line once the command ended: its exit code
+ * and the monotonic time it ended; ALLOC.warned once the warning before
+ * its time limit was sent).  It lets a
  * restarted launcher adopt what an earlier one started.  It knows files
  * only: no allocation table, no processes.
  */
@@ -31,13 +33,15 @@ int			statedir_fd(void);
 int			statedir_list(StateRecord **recs);
 int			statedir_take(int64_t id, StateRecord *rec);
 bool		statedir_read(int64_t id, StateRecord *rec);
-int			statedir_read_exit(int64_t id);
+int			statedir_read_exit(int64_t id, double *at);
+void		statedir_record_warned(int64_t id);
+bool		statedir_warned(int64_t id);
 void		statedir_forget(int64_t id, bool also_exit);
 
 int			statedir_record_begin(int64_t id);
 int			statedir_record_finish(int fd, int64_t id, int64_t job_id, int replica, pid_t pid);
 void		statedir_record_abort(int fd, int64_t id);
-void		statedir_record_exit(int64_t id, int code);
+void		statedir_record_exit(int64_t id, int code, double at);
 
 void		statedir_failed(int err);
 bool		statedir_can_start(void);

@@ -5,6 +5,7 @@
 #include "util.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +18,8 @@ LauncherOptions opt = {
 	.poll_interval = 5.0,
 	.heartbeat_interval = 5.0,
 	.grace_period = 10.0,
+	.warn_signal = SIGUSR1,
+	.warn_signal_name = "USR1",
 	.max_backoff = 10.0,
 };
 

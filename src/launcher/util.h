@@ -32,7 +32,10 @@ typedef struct LauncherOptions
 	const char *dsn;			/* NULL: libpq's PG* variables */
 	double		poll_interval;	/* seconds between fallback claims */
 	double		heartbeat_interval;
-	double		grace_period;	/* SIGTERM to SIGKILL */
+	double		grace_period;	/* SIGTERM to SIGKILL, for jobs without
+								 * their own grace_period (R-T3) */
+	int			warn_signal;	/* sent warn_before a job's time limit (R-T2) */
+	const char *warn_signal_name;	/* its name, for log lines ("USR1") */
 	double		max_backoff;	/* reconnect backoff ceiling */
 	const char *state_dir;
 	const char *output_dir;		/* NULL: children inherit stdout/stderr */

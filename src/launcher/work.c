@@ -134,6 +134,8 @@ adopt_record(const StateRecord *rec, int64_t job_id, int replica)
 	a->pid = rec->pid;
 	a->starttime = rec->starttime;
 	a->other_boot = rec->other_boot;
+	/* its job may have a warning before its time limit: ask, unless sent */
+	a->warn = statedir_warned(rec->id) ? WARN_SENT : WARN_ASK;
 	return a;
 }
 
@@ -271,19 +273,27 @@ work_no_command(int64_t id, int64_t job_id, int replica)
 
 /*
  * Record the end of an allocation's process: EXITED, or STOPPED when it
- * was being evicted.  kill_group: clean up what the command left in its
- * group (the shepherd did that already for its own, before the pid could
- * be reused).
+ * was being evicted.  at: when it ended (monotonic seconds; 0: not
+ * known).  A process that ended before its stop was asked for ended on
+ * its own, not by the stop: EXITED, and its exit is reported (R-T6).
+ * kill_group: clean up what the command left in its group (the shepherd
+ * did that already for its own, before the pid could be reused).
  */
 static void
-allocation_ended(Alloc *a, int code, const char *how, bool kill_group)
+allocation_ended(Alloc *a, int code, const char *how, bool kill_group, double at)
 {
 	bool		evicting = alloc_evicting(a);
 
+	if (evicting && a->state == AS_EVICTING && at > 0 && a->stop_at > 0 && at < a->stop_at)
+	{
+		evicting = false;
+		how = " (it had ended before the stop was asked for: its exit is reported)";
+	}
 	if (kill_group && a->pid > 1)
 		kill(-a->pid, SIGKILL);
 	alloc_set_state(a, evicting ? AS_STOPPED : AS_EXITED);
 	a->exit_code = code;
+	a->exited_at = at;
 	tl_event(evicting ? "stopped" : "exited",
 			 "alloc=%lld job=%lld replica=%d pid=%d exit_code=%d%s",
 			 (long long) a->id, (long long) a->job_id, a->replica, (int) a->pid, code, how);
@@ -339,11 +349,11 @@ shepherd_answer(const ShepherdEvent *r)
 			{
 				/* evicted while being started: stop it now */
 				alloc_set_state(a, AS_EVICTING);
-				a->kill_at = now_mono() + opt.grace_period;
+				a->kill_at = now_mono() + alloc_grace(a);
 				evict_signal(a);
 				tl_event("evict", "alloc=%lld job=%lld replica=%d pgid=%d signal=TERM grace=%gs",
 						 (long long) a->id, (long long) a->job_id, a->replica, (int) a->pid,
-						 opt.grace_period);
+						 alloc_grace(a));
 			}
 			else
 			{
@@ -388,7 +398,7 @@ shepherd_answer(const ShepherdEvent *r)
 			break;
 		case REPLY_EXITED:
 			if (!alloc_ended(a) && !alloc_spawning(a))
-				allocation_ended(a, r->value, "", false);
+				allocation_ended(a, r->value, "", false, r->at > 0 ? r->at : now_mono());
 			break;
 	}
 }
@@ -421,7 +431,7 @@ shepherd_lost(void)
 				/* signalled only if still ours (we may have reaped it) */
 				if (evicting && check_one_adopted(a))
 				{
-					a->kill_at = now_mono() + opt.grace_period;
+					a->kill_at = now_mono() + alloc_grace(a);
 					kill(-a->pid, SIGTERM);
 				}
 			}
@@ -500,7 +510,7 @@ work_reap(void)
 			code = 128 + WTERMSIG(status);
 		else
 			continue;
-		allocation_ended(a, code, a->adopted ? " (adopted)" : "", true);
+		allocation_ended(a, code, a->adopted ? " (adopted)" : "", true, now_mono());
 	}
 }
 
@@ -513,6 +523,7 @@ check_one_adopted(Alloc *a)
 {
 	char		state;
 	int			code;
+	double		at;
 
 	if (!a->adopted || alloc_ended(a))
 		return !alloc_ended(a);
@@ -524,8 +535,8 @@ check_one_adopted(Alloc *a)
 	 * per-allocation shepherd before it exits), so a process that is gone
 	 * always left its record.
 	 */
-	if ((code = statedir_read_exit(a->id)) >= 0)
-		allocation_ended(a, code, " (adopted)", false);
+	if ((code = statedir_read_exit(a->id, &at)) >= 0)
+		allocation_ended(a, code, " (adopted)", false, at);
 	else if (state == 'Z' && a->zombie_since == 0)
 		a->zombie_since = now_mono();	/* its shepherd is about to write it */
 	else if (state == PROC_NOT_OURS)
@@ -539,7 +550,7 @@ check_one_adopted(Alloc *a)
 			   (long long) a->id, (long long) a->job_id, (int) a->pid,
 			   a->other_boot ? "recorded before the last reboot" : "its pid now belongs to another process",
 			   TL_EXIT_LOST);
-		allocation_ended(a, TL_EXIT_LOST, " (lost)", false);
+		allocation_ended(a, TL_EXIT_LOST, " (lost)", false, 0);
 	}
 	else if (state == PROC_GONE || (state == 'Z' && now_mono() > a->zombie_since + 5.0))
 	{
@@ -553,7 +564,7 @@ check_one_adopted(Alloc *a)
 		 */
 		tl_log("lost", "alloc=%lld job=%lld pid=%d: it ended without an exit record; reporting exit code %d",
 			   (long long) a->id, (long long) a->job_id, (int) a->pid, TL_EXIT_LOST);
-		allocation_ended(a, TL_EXIT_LOST, " (lost)", true);
+		allocation_ended(a, TL_EXIT_LOST, " (lost)", true, 0);
 	}
 	return !alloc_ended(a);
 }
@@ -575,13 +586,29 @@ work_have_adopted_running(void)
 	return false;
 }
 
-/* An eviction: SIGTERM to the group now, SIGKILL at the deadline. */
+/*
+ * An eviction: SIGTERM to the group now, SIGKILL at the grace period's
+ * end (the job's, else the launcher's: R-T3).  Work whose process had
+ * already exited on its own is not stopped: its exit is reported, with
+ * how long ago it happened, and the database counts it as the exit when
+ * that was before it decided the stop (R-T6).
+ */
 void
 work_stop(Alloc *a)
 {
 	if (alloc_evicting(a))
 		return;
 	a->started_owed = false;	/* the database has moved on */
+	if (a->state == AS_EXITED)
+	{
+		/* said once: the claims repeat it until the exit is reported */
+		if (a->stop_at == 0)
+			tl_event("evict", "alloc=%lld job=%lld replica=%d (it had exited with code %d before: reporting its exit)",
+					 (long long) a->id, (long long) a->job_id, a->replica, a->exit_code);
+		a->stop_at = now_mono();
+		return;
+	}
+	a->stop_at = now_mono();
 	if (alloc_spawning(a))
 	{
 		/* the shepherd is starting it: stopped as soon as its pid is known */
@@ -590,7 +617,7 @@ work_stop(Alloc *a)
 				 (long long) a->id, (long long) a->job_id, a->replica);
 		return;
 	}
-	if (alloc_ended(a) || a->pid <= 1)
+	if (a->state == AS_STOPPED || a->pid <= 1)
 	{
 		alloc_set_state(a, AS_STOPPED);
 		tl_event("evict", "alloc=%lld job=%lld replica=%d (not running here)",
@@ -605,11 +632,69 @@ work_stop(Alloc *a)
 				 (long long) a->id, (long long) a->job_id, a->replica);
 		return;
 	}
-	a->kill_at = now_mono() + opt.grace_period;
+	a->kill_at = now_mono() + alloc_grace(a);
 	evict_signal(a);
 	tl_event("evict", "alloc=%lld job=%lld replica=%d pgid=%d signal=TERM grace=%gs",
 			 (long long) a->id, (long long) a->job_id, a->replica, (int) a->pid,
-			 opt.grace_period);
+			 alloc_grace(a));
+}
+
+/*
+ * The warning before a job's time limit (R-T2): the warning signal to
+ * the group, once.  The shepherd sends it to its own commands (it alone
+ * knows the pid is still theirs); the launcher to adopted work, after
+ * looking at it, and with --no-shepherd.  Recorded in the state directory,
+ * so that a launcher that adopts the work does not send it again.
+ */
+static void
+warn_one(Alloc *a, double now)
+{
+	double		late = now - a->warn_at;
+
+	if (a->adopted || !shepherd_request_signal(a->id, a->pid, opt.warn_signal))
+	{
+		if (a->adopted && !check_one_adopted(a))
+			return;				/* it ended meanwhile */
+		if (kill(-a->pid, opt.warn_signal) != 0 && errno != ESRCH)
+			tl_log("warning", "alloc=%lld kill(-%d, SIG%s): %s",
+				   (long long) a->id, (int) a->pid, opt.warn_signal_name, strerror(errno));
+	}
+	a->warn = WARN_SENT;
+	statedir_record_warned(a->id);
+	if (late > 1.0)
+		tl_event("warn", "alloc=%lld job=%lld replica=%d pgid=%d signal=%s (time limit warning, %.1f s late: it was due while no launcher could send it)",
+				 (long long) a->id, (long long) a->job_id, a->replica, (int) a->pid,
+				 opt.warn_signal_name, late);
+	else
+		tl_event("warn", "alloc=%lld job=%lld replica=%d pgid=%d signal=%s (time limit warning)",
+				 (long long) a->id, (long long) a->job_id, a->replica, (int) a->pid,
+				 opt.warn_signal_name);
+}
+
+/* Send the warnings that are due. */
+void
+work_check_warnings(double now)
+{
+	for (int i = 0; i < nallocs; i++)
+	{
+		Alloc	   *a = &allocs[i];
+
+		if (a->warn == WARN_DUE && a->state == AS_RUNNING && a->pid > 1 && now >= a->warn_at)
+			warn_one(a, now);
+	}
+}
+
+/* When the next warning is due (for the event loop's sleep), else 1e18. */
+double
+work_next_warning(void)
+{
+	double		t = 1e18;
+
+	for (int i = 0; i < nallocs; i++)
+		if (allocs[i].warn == WARN_DUE && allocs[i].state == AS_RUNNING &&
+			allocs[i].warn_at < t)
+			t = allocs[i].warn_at;
+	return t;
 }
 
 /* Does the launcher hold this allocation's SIGKILL deadline? */

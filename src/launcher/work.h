@@ -25,6 +25,8 @@ void		work_check_adopted(void);
 bool		work_have_adopted_running(void);
 void		work_check_kill_deadlines(double now);
 double		work_earliest_kill_deadline(void);
+void		work_check_warnings(double now);
+double		work_next_warning(void);
 void		work_stop_shepherd(double timeout);
 
 /* A start had to wait (a record being written): claim again soon. */

@@ -70,7 +70,8 @@ alive "$S2"
 is "$?" 0 "the shepherd outlives its launcher"
 touch "$WORK/c.go"
 for _ in $(seq 100); do [ -n "$(sed -n 2p "$STATE/$cid.pid" 2>/dev/null)" ] && break; sleep 0.1; done
-is "$(sed -n 2p "$STATE/$cid.pid" 2>/dev/null)" 6 "it records the exit code (6) while no launcher runs (2nd line of ALLOC.pid)"
+is "$(sed -n 2p "$STATE/$cid.pid" 2>/dev/null | cut -d' ' -f1)" 6 "it records the exit code (6) while no launcher runs (2nd line of ALLOC.pid)"
+like "$(sed -n 2p "$STATE/$cid.pid" 2>/dev/null)" '^6 [0-9]+\.[0-9]{6}$' "and when it ended (the boot's monotonic clock)"
 for _ in $(seq 100); do alive "$S2" || break; sleep 0.1; done
 alive "$S2"
 is "$?" 1 "and leaves once its last command has ended"

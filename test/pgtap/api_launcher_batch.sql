@@ -182,15 +182,15 @@ SELECT is(ARRAY[pg_temp.astate(:h1), pg_temp.astate(:n3a)], '{running,assigned}'
 
 -- ---------------------------------------------------------------- per-id reports
 SELECT has_function('tide', 'report_started', ARRAY['bigint[]'], 'tide.report_started(bigint[])');
-SELECT has_function('tide', 'report_exited', ARRAY['bigint[]', 'integer[]', 'text[]'], 'tide.report_exited(bigint[], integer[], text[])');
+SELECT has_function('tide', 'report_exited', ARRAY['bigint[]', 'integer[]', 'text[]', 'interval[]'], 'tide.report_exited(bigint[], integer[], text[], interval[])');
 SELECT has_function('tide', 'report_evicted', ARRAY['bigint[]'], 'tide.report_evicted(bigint[])');
-SELECT is((SELECT array_agg(p ORDER BY p) FROM unnest(ARRAY['tide.report_started(bigint[])', 'tide.report_exited(bigint[],integer[],text[])',
-                                                          'tide.report_evicted(bigint[])', 'tide._report(text,bigint[],integer[],text,boolean,text[])']) p
+SELECT is((SELECT array_agg(p ORDER BY p) FROM unnest(ARRAY['tide.report_started(bigint[])', 'tide.report_exited(bigint[],integer[],text[],interval[])',
+                                                          'tide.report_evicted(bigint[])', 'tide._report(text,bigint[],integer[],text,boolean,text[],interval[])']) p
             WHERE has_function_privilege('public', p::regprocedure, 'EXECUTE')),
           NULL, 'per-id reports: not executable by PUBLIC');
 SELECT ok((SELECT bool_and(obj_description(p::regprocedure, 'pg_proc') IS NOT NULL)
-             FROM unnest(ARRAY['tide.report_started(bigint[])', 'tide.report_exited(bigint[],integer[],text[])',
-                               'tide.report_evicted(bigint[])', 'tide._report(text,bigint[],integer[],text,boolean,text[])']) p),
+             FROM unnest(ARRAY['tide.report_started(bigint[])', 'tide.report_exited(bigint[],integer[],text[],interval[])',
+                               'tide.report_evicted(bigint[])', 'tide._report(text,bigint[],integer[],text,boolean,text[],interval[])']) p),
           'per-id reports: each has a comment');
 
 -- Fresh work on n1: a gang of 3 (r1 r2 r3), a single (r4) and one on n3 (r5).

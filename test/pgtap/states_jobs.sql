@@ -1,6 +1,6 @@
--- Every job state change: the 13 in tide.job_transitions are allowed and
+-- Every job state change: the 14 in tide.job_transitions are allowed and
 -- logged in tide.job_events, except allocated -> pending, which only the
--- cycle's own give-up may make (the isolation spec tide_tasks_cycle); the 30 others are refused.
+-- cycle's own give-up may make (the isolation spec tide_tasks_cycle); the 29 others are refused.
 BEGIN;
 CREATE EXTENSION pg_tide;
 \ir _fixture.psql

@@ -38,7 +38,15 @@ test_transitions(void)
 
 	a = alloc_add(2, 20, 0, AS_RUNNING);
 	ok(alloc_set_state(a, AS_EXITED), "running -> exited");
-	ok(alloc_set_state(a, AS_STOPPED), "exited -> stopped (evicted after it ended: report evicted)");
+	ok(!alloc_set_state(a, AS_STOPPED), "exited -> stopped is refused (an exit before the stop is reported as the exit, R-T6)");
+	is_int(a->state, AS_EXITED, "and it stays exited");
+	is_int((int) alloc_grace(a), 10, "no grace_period of its job: the launcher's (R-T3)");
+	a->grace = 0;
+	is_int((int) alloc_grace(a), 0, "a job's grace_period of 0 is its own");
+	a = alloc_add(4, 40, 0, AS_RUNNING);
+	ok(alloc_set_state(a, AS_EVICTING), "running -> evicting");
+	ok(alloc_set_state(a, AS_EXITED), "evicting -> exited (it had ended before the stop was asked for)");
+	alloc_remove(a);
 	a = alloc_add(3, 30, 0, AS_SPAWNING);
 	ok(alloc_set_state(a, AS_EXITED), "spawning -> exited (the start failed)");
 	ok(!alloc_set_state(a, AS_EVICTING), "exited -> evicting is refused");
@@ -56,8 +64,8 @@ static void
 test_reconcile(void)
 {
 	Alloc	   *a;
-	ClaimRow	rows[12];
-	Action		act[12];
+	ClaimRow	rows[16];
+	Action		act[16];
 	int			n = 0;
 
 	/* the table: 100 running (started report owed or not), 101 spawning,
@@ -84,6 +92,10 @@ test_reconcile(void)
 	rows[n++] = row(CLAIM_GONE, 104, NULL);	/* 8: known, running */
 	rows[n++] = row(CLAIM_GONE, 105, NULL);	/* 9: known, already evicting */
 	rows[n++] = row(CLAIM_GONE, 204, NULL);	/* 10: unknown */
+	rows[n++] = row(CLAIM_WARN, 100, NULL);	/* 11: known, running */
+	rows[n++] = row(CLAIM_WARN, 103, NULL);	/* 12: known, ended */
+	rows[n++] = row(CLAIM_WARN, 205, NULL);	/* 13: unknown */
+	alloc_find(100)->warn = WARN_ASK;
 
 	is_int(reconcile(rows, n, true, act), n, "one action per row");
 	is_int(act[0].kind, ACT_OWE_STARTED, "known and assigned: report the start again");
@@ -100,6 +112,14 @@ test_reconcile(void)
 	is_int(act[8].kind, ACT_GONE, "released behind our back: gone");
 	is_int(act[9].kind, ACT_STOP, "released while already evicting: no second gone line");
 	is_int(act[10].kind, ACT_GONE, "released, unknown: gone (if the state directory has it)");
+	is_int(act[11].kind, ACT_WARN, "a warning's time for work that runs: noted (R-T2)");
+	is_int(act[12].kind, ACT_NONE, "... not for work that ended");
+	is_int(act[13].kind, ACT_NONE, "... nor for work unknown here");
+	ok(!act[13].unknown, "... without asking the state directory");
+	alloc_find(100)->warn = WARN_SENT;
+	reconcile(rows, n, true, act);
+	is_int(act[11].kind, ACT_NONE, "a warning sent is not noted again");
+	alloc_find(100)->warn = WARN_NONE;
 	for (int i = 0; i < n; i++)
 		if (act[i].row != i)
 			ok(0, "action %d names row %d", i, act[i].row);
