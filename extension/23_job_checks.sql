@@ -154,6 +154,9 @@ BEGIN
     ok := tide._check_job_values(NEW.service_type, NEW.on_evict, NEW.min_available, NEW.max_retries,
                                  NEW.time_limit, NEW.gpu_type, NEW.node_selector);
     ok := tide._check_payload(NEW.env, NEW.workdir, NEW.labels);
+    -- the queue's default and maximum time limit (31_job_limits.sql, R-T1)
+    NEW.time_limit := tide._job_time_limit(NEW.queue, NEW.time_limit, NEW.warn_before, NEW.grace_period,
+                                           NEW.retry_of IS NOT NULL);
     NEW.service_type := coalesce(NEW.service_type, queue_type);
     IF NEW.state IS DISTINCT FROM 'pending' THEN
         RAISE EXCEPTION 'a new job must be pending, not "%"', NEW.state

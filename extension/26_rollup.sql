@@ -42,16 +42,24 @@ CREATE FUNCTION tide._create_retries(job_ids bigint[]) RETURNS bigint[]
     AS $$
 DECLARE
     made bigint[];
+    backoff interval := tide._setting_interval('tide.retry_backoff', interval '10 seconds');
+    backoff_max interval := tide._setting_interval('tide.retry_backoff_max', interval '10 minutes');
 BEGIN
     WITH r AS (
         INSERT INTO tide.jobs (name, queue, owner, priority, created_at, service_type, preemptable,
                                idle, reserve, min_available, node_selector, gpu_type, time_limit,
                                warn_before, grace_period, max_retries, retry_of, attempt, avoid_nodes, on_evict, command,
-                               env, workdir, labels, array_id, array_index, state_reason)
+                               env, workdir, labels, array_id, array_index, begin_at, state_reason)
         SELECT j.name, j.queue, j.owner, j.priority, j.created_at, j.service_type, j.preemptable,
                j.idle, j.reserve, j.min_available, j.node_selector, j.gpu_type, j.time_limit,
                j.warn_before, j.grace_period, j.max_retries, j.id, j.attempt + 1, j.avoid_nodes, j.on_evict, j.command,
                j.env, j.workdir, j.labels, j.array_id, j.array_index,
+               -- R-T5: the command's own failure backs off, doubled per
+               -- attempt and capped; an interrupted attempt (a lost node,
+               -- an eviction: no exit code) comes back at once
+               CASE WHEN j.exit_code <> 0 AND backoff > interval '0'
+                    THEN pg_catalog.now() + LEAST(backoff * pg_catalog.power(2, LEAST(j.attempt - 1, 30)), backoff_max)
+               END,
                pg_catalog.format('attempt %s: retry of failed job %s', j.attempt + 1, j.id)
           FROM tide.jobs j
          WHERE j.id = ANY (job_ids)
@@ -70,11 +78,17 @@ BEGIN
       FROM tide.jobs n JOIN tide.job_tasks t ON t.job_id = n.retry_of
      WHERE n.id = ANY (made)
      ORDER BY n.id, t.role;
+    -- a retry backing off says so, rather than "deferred until" (R-T5); the
+    -- insert trigger of 32_pipelines.sql made it deferred
+    UPDATE tide.jobs n
+       SET pending_reason = tide._backoff_text(n.begin_at, n.attempt)
+     WHERE n.id = ANY (made) AND n.deferred AND n.begin_at IS NOT NULL
+       AND n.pending_reason LIKE 'deferred until %';
     RETURN made;
 END
 $$;
 COMMENT ON FUNCTION tide._create_retries(bigint[]) IS
-    'for failed jobs with retries left (attempt <= max_retries): creates the retry job (retry_of, attempt + 1, same tasks, request, priority, queue, owner, avoid_nodes, env, workdir, labels, array member) for the retry lane (R-O3)';
+    'for failed jobs with retries left (attempt <= max_retries): creates the retry job (retry_of, attempt + 1, same tasks, request, priority, queue, owner, avoid_nodes, limits, env, workdir, labels, array member) for the retry lane (R-O3), deferred by tide.retry_backoff doubled per attempt when the command failed (R-T5)';
 
 CREATE FUNCTION tide._rollup_jobs(job_ids bigint[], failed_allocs bigint[], lost_allocs bigint[])
     RETURNS void
@@ -268,9 +282,6 @@ DECLARE
     affected bigint[];
     hit text[];
 BEGIN
-    UPDATE tide.nodes n
-       SET state = 'down', down_reason = CASE WHEN lost THEN 'lost' ELSE 'admin' END
-     WHERE n.name = ANY (nodes) AND n.state <> 'down';
     SELECT pg_catalog.array_agg(DISTINCT a.job_id), pg_catalog.array_agg(DISTINCT a.node) INTO affected, hit
       FROM tide.allocations a
      WHERE a.node = ANY (nodes) AND a.state <> 'released';
@@ -279,6 +290,12 @@ BEGIN
     UPDATE tide.allocations a
        SET state = 'released', released_at = pg_catalog.now(), release_reason = reason
      WHERE a.node = ANY (nodes) AND a.state <> 'released';
+    -- then the nodes: their work is released already, with this reason, so
+    -- the trigger that releases the work of a node set down by a plain
+    -- UPDATE (37_node_admin.sql) finds nothing left to do
+    UPDATE tide.nodes n
+       SET state = 'down', down_reason = CASE WHEN lost THEN 'lost' ELSE 'admin' END
+     WHERE n.name = ANY (nodes) AND n.state <> 'down';
     -- A launcher that is only slow, not gone, must stop that work now, not
     -- at its next poll: the GPUs are free for the next cycle.  Its sync
     -- stops whatever it runs that the database released.

@@ -37,14 +37,17 @@ CREATE FUNCTION tide.submit(
     env           jsonb DEFAULT '{}',
     workdir       text DEFAULT NULL,
     labels        jsonb DEFAULT '{}',
-    key           text DEFAULT NULL)
+    key           text DEFAULT NULL,
+    -- a job's run (R-T1..R-T3)
+    warn_before   interval DEFAULT NULL,
+    grace_period  interval DEFAULT NULL)
     RETURNS bigint
     LANGUAGE c VOLATILE
     AS 'MODULE_PATHNAME', 'tide_submit';
 COMMENT ON FUNCTION tide.submit(text, tide.resvec, integer, integer, text, boolean, boolean, text, boolean,
                                 integer, text, jsonb, interval, integer, text, text, text,
-                                bigint[], boolean, timestamptz, jsonb, text, jsonb, text) IS
-    'submits a one-role job (replicas of one request) to a queue and returns its id; after: jobs that must succeed first (R-P1), hold: submitted held (R-P2), begin_at: not before (R-P3), key: a second submit with it returns this id (R-P6); multi-role jobs: insert into tide.jobs, tide.job_tasks (and tide.job_dependencies) in one transaction';
+                                bigint[], boolean, timestamptz, jsonb, text, jsonb, text, interval, interval) IS
+    'submits a one-role job (replicas of one request) to a queue and returns its id; after: jobs that must succeed first (R-P1), hold: submitted held (R-P2), begin_at: not before (R-P3), key: a second submit with it returns this id (R-P6), time_limit: the queue''s default_time_limit when NULL, at most its max_time_limit (R-T1), warn_before: a signal that long before the limit (R-T2), grace_period: SIGTERM to SIGKILL (R-T3); multi-role jobs: insert into tide.jobs, tide.job_tasks (and tide.job_dependencies) in one transaction';
 
 CREATE FUNCTION tide.cancel(job_id bigint) RETURNS text
     LANGUAGE plpgsql

@@ -700,11 +700,13 @@ CREATE FUNCTION tide.submit_array(
     env           jsonb DEFAULT '{}',
     workdir       text DEFAULT NULL,
     labels        jsonb DEFAULT '{}',
-    key           text DEFAULT NULL)
+    key           text DEFAULT NULL,
+    warn_before   interval DEFAULT NULL,
+    grace_period  interval DEFAULT NULL)
     RETURNS bigint
     LANGUAGE c VOLATILE
     AS 'MODULE_PATHNAME', 'tide_submit_array';
 COMMENT ON FUNCTION tide.submit_array(text, tide.resvec, integer, integer, integer, integer, text, boolean, boolean,
                                       text, boolean, integer, text, jsonb, interval, integer, text, text, text,
-                                      bigint[], boolean, timestamptz, jsonb, text, jsonb, text) IS
+                                      bigint[], boolean, timestamptz, jsonb, text, jsonb, text, interval, interval) IS
     'submits size one-role jobs sharing an array id (returned), array_index 0 to size - 1, at most max_running of them in play at once (R-P5); the other arguments as tide.submit, key naming the array';

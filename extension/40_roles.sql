@@ -137,10 +137,11 @@ CREATE POLICY launcher_own ON tide.evictions FOR SELECT TO tide_launcher
 REVOKE ALL ON FUNCTION
     tide.submit(text, tide.resvec, integer, integer, text, boolean, boolean, text, boolean,
                 integer, text, jsonb, interval, integer, text, text, text,
-                bigint[], boolean, timestamptz, jsonb, text, jsonb, text),
+                bigint[], boolean, timestamptz, jsonb, text, jsonb, text, interval, interval),
     tide.cancel(bigint),
     tide.register_node(text, tide.resvec, text, jsonb, integer[], text),
     tide.drain_node(text),
+    tide.down_node(text, text),
     tide.resume_node(text),
     tide._set_node_state(text, text[], text),
     tide.claim(text),
@@ -157,6 +158,8 @@ REVOKE ALL ON FUNCTION
     tide._create_retries(bigint[]),
     tide._rollup_jobs(bigint[], bigint[], bigint[]),
     tide._nodes_lost(text[], text, boolean),
+    tide._nodes_set_down(),
+    tide._jobs_limits_changed(),
     tide._late_exits(bigint[], integer[]),
     tide._jobs_before_insert(),
     tide._job_tasks_before_write(),
@@ -185,7 +188,7 @@ REVOKE ALL ON FUNCTION
     tide._jobs_notify(),
     tide.submit_array(text, tide.resvec, integer, integer, integer, integer, text, boolean, boolean,
                       text, boolean, integer, text, jsonb, interval, integer, text, text, text,
-                      bigint[], boolean, timestamptz, jsonb, text, jsonb, text),
+                      bigint[], boolean, timestamptz, jsonb, text, jsonb, text, interval, interval),
     tide.hold(bigint),
     tide.release(bigint),
     tide._set_hold(bigint, boolean),
@@ -212,14 +215,14 @@ REVOKE ALL ON FUNCTION
 GRANT EXECUTE ON FUNCTION
     tide.submit(text, tide.resvec, integer, integer, text, boolean, boolean, text, boolean,
                 integer, text, jsonb, interval, integer, text, text, text,
-                bigint[], boolean, timestamptz, jsonb, text, jsonb, text),
+                bigint[], boolean, timestamptz, jsonb, text, jsonb, text, interval, interval),
     tide.cancel(bigint),
     tide._admit_job(text, text, boolean, boolean, text, integer),
     tide.owner_channel(),
     tide._channel_for(text),
     tide.submit_array(text, tide.resvec, integer, integer, integer, integer, text, boolean, boolean,
                       text, boolean, integer, text, jsonb, interval, integer, text, text, text,
-                      bigint[], boolean, timestamptz, jsonb, text, jsonb, text),
+                      bigint[], boolean, timestamptz, jsonb, text, jsonb, text, interval, interval),
     tide.hold(bigint),
     tide.release(bigint),
     tide._set_hold(bigint, boolean),
@@ -236,6 +239,7 @@ GRANT EXECUTE ON FUNCTION
 GRANT EXECUTE ON FUNCTION
     tide.register_node(text, tide.resvec, text, jsonb, integer[], text),
     tide.drain_node(text),
+    tide.down_node(text, text),
     tide.resume_node(text),
     tide._set_node_state(text, text[], text),
     tide._nodes_lost(text[], text, boolean)
@@ -257,5 +261,5 @@ GRANT EXECUTE ON FUNCTION
 -- tide._writer (a trigger's WHEN calls it with the rights of whoever writes the table),
 -- tide._current_cycle, tide._restoring, tide._name_max, tide._late_exit_reason and the value checks (tide._check_name,
 -- _check_choice, _check_job_values, _check_task_values, _check_node_values, _check_payload with _cut and
--- _payload_max) stay executable by PUBLIC: they only compute or answer yes or no (and policies call them as
+-- _payload_max, _job_time_limit, _setting_interval, _backoff_text) stay executable by PUBLIC: they only compute or answer yes or no (and policies call them as
 -- the querying role).  tide._channel_for answers only for a role the session may act as (R-C5).

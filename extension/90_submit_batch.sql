@@ -16,7 +16,9 @@ CREATE FUNCTION tide.submit_many(
     node_selector jsonb DEFAULT '{}',
     time_limit    interval DEFAULT NULL,
     max_retries   integer DEFAULT 0,
-    on_evict      text DEFAULT 'requeue')
+    on_evict      text DEFAULT 'requeue',
+    warn_before   interval DEFAULT NULL,
+    grace_period  interval DEFAULT NULL)
     RETURNS bigint[]
     LANGUAGE plpgsql
     SET search_path = pg_catalog, pg_temp
@@ -58,12 +60,14 @@ BEGIN
     -- ids sorted ascending belong to the requests in array order.
     WITH ins AS (
         INSERT INTO tide.jobs (name, queue, priority, service_type, preemptable, idle,
-                               node_selector, gpu_type, time_limit, max_retries, on_evict, command)
+                               node_selector, gpu_type, time_limit, max_retries, on_evict, command,
+                               warn_before, grace_period)
         SELECT submit_many.names[i], submit_many.queue, coalesce(submit_many.priority, 0),
                submit_many.service_type, coalesce(submit_many.preemptable, true),
                coalesce(submit_many.idle, false), coalesce(submit_many.node_selector, '{}'),
                submit_many.gpu_type, submit_many.time_limit, coalesce(submit_many.max_retries, 0),
-               coalesce(submit_many.on_evict, 'requeue'), submit_many.commands[i]
+               coalesce(submit_many.on_evict, 'requeue'), submit_many.commands[i],
+               submit_many.warn_before, submit_many.grace_period
           FROM generate_series(1, n) i
          ORDER BY i
         RETURNING id)
@@ -75,10 +79,10 @@ BEGIN
 END
 $$;
 COMMENT ON FUNCTION tide.submit_many(text, tide.resvec[], text[], text[], integer, integer, boolean, text,
-                                     boolean, text, jsonb, interval, integer, text) IS
+                                     boolean, text, jsonb, interval, integer, text, interval, interval) IS
     'submits one one-role job per element of requests (with the command and name of the same index) to a queue in one call and returns their ids in the same order; the other settings apply to every job';
 REVOKE ALL ON FUNCTION tide.submit_many(text, tide.resvec[], text[], text[], integer, integer, boolean, text,
-                                        boolean, text, jsonb, interval, integer, text) FROM PUBLIC;
+                                        boolean, text, jsonb, interval, integer, text, interval, interval) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION tide.submit_many(text, tide.resvec[], text[], text[], integer, integer, boolean, text,
-                                           boolean, text, jsonb, interval, integer, text)
+                                           boolean, text, jsonb, interval, integer, text, interval, interval)
     TO tide_submitter, tide_admin;

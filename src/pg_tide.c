@@ -29,6 +29,10 @@ int			tide_node_timeout = 300;
 int			tide_frag_shapes_jobs = 1000;
 int			tide_frag_shapes_refresh = 60;
 
+/* read by SQL only (tide._create_retries, 26_rollup.sql), through current_setting */
+static int	tide_retry_backoff = 10;
+static int	tide_retry_backoff_max = 600;
+
 void
 _PG_init(void)
 {
@@ -96,6 +100,24 @@ _PG_init(void)
 							"tide.refresh_workload_shapes() instead).",
 							&tide_frag_shapes_refresh,
 							60, -1, 86400 * 365,
+							PGC_SUSET, GUC_UNIT_S,
+							NULL, NULL, NULL);
+
+	/* R-T5: a retry of a failed command waits before it is placed again */
+	DefineCustomIntVariable("tide.retry_backoff",
+							"How long the first retry of a failed command waits before it is placed.",
+							"Each further attempt waits twice as long, up to tide.retry_backoff_max. "
+							"Only retries of a command that exited non-zero wait; a job interrupted "
+							"by a lost node or an eviction is retried at once. 0 turns it off.",
+							&tide_retry_backoff,
+							10, 0, 86400,
+							PGC_SUSET, GUC_UNIT_S,
+							NULL, NULL, NULL);
+	DefineCustomIntVariable("tide.retry_backoff_max",
+							"The longest a retry waits before it is placed (see tide.retry_backoff).",
+							NULL,
+							&tide_retry_backoff_max,
+							600, 0, 86400 * 7,
 							PGC_SUSET, GUC_UNIT_S,
 							NULL, NULL, NULL);
 }

@@ -73,6 +73,7 @@ enum
 	A_QUEUE, A_REQUEST, A_REPLICAS, A_PRIORITY, A_NAME, A_IDLE, A_RESERVE, A_SERVICE_TYPE,
 	A_PREEMPTABLE, A_MIN_AVAILABLE, A_GPU_TYPE, A_NODE_SELECTOR, A_TIME_LIMIT, A_MAX_RETRIES,
 	A_ON_EVICT, A_COMMAND, A_ROLE, A_AFTER, A_HOLD, A_BEGIN_AT, A_ENV, A_WORKDIR, A_LABELS, A_KEY,
+	A_WARN_BEFORE, A_GRACE_PERIOD,
 	A_COUNT
 };
 
@@ -94,7 +95,7 @@ typedef struct SubmitArgs
 
 /*
  * The job: $1..$14 its columns, $15 held, $16 begin_at, $17 env, $18
- * workdir, $19 labels, $20 key.  Its wait flags and reason follow from the
+ * workdir, $19 labels, $20 key, $21 warn_before, $22 grace_period.  Its wait flags and reason follow from the
  * facts (32_pipelines.sql): deferred while begin_at is ahead, queue_held
  * while its queue is (R-P2..R-P4).  A second job with the owner's key
  * inserts nothing (R-P6).
@@ -102,15 +103,16 @@ typedef struct SubmitArgs
 #define JOB_COLUMNS \
 "INSERT INTO tide.jobs (name, queue, priority, service_type, preemptable, idle, reserve," \
 "                       min_available, node_selector, gpu_type, time_limit, max_retries," \
-"                       on_evict, command, held, begin_at, env, workdir, labels"
+"                       on_evict, command, held, begin_at, env, workdir, labels," \
+"                       warn_before, grace_period"
 #define JOB_WAITS \
 "  FROM (SELECT coalesce($16 OPERATOR(pg_catalog.>) pg_catalog.now(), false) AS d," \
 "               coalesce((SELECT q.held FROM tide.queues q" \
 "                          WHERE q.name OPERATOR(pg_catalog.=) $2), false) AS qh) w"
 static const char *const Q_JOB =
 JOB_COLUMNS ", key, deferred, queue_held, pending_reason)"
-" SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20,"
-"        w.d, w.qh, CASE WHEN $15 OR w.d OR w.qh"
+" SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $21, $22,"
+"        $20, w.d, w.qh, CASE WHEN $15 OR w.d OR w.qh"
 "                        THEN tide._wait_text($15, w.qh, $2, NULL, w.d, $16, false, NULL, NULL) END"
 JOB_WAITS
 " ON CONFLICT (owner, key) WHERE key IS NOT NULL DO NOTHING"
@@ -118,21 +120,21 @@ JOB_WAITS
 
 /*
  * An array (R-P5): its row, then its size members, in one statement as
- * the caller; $1..$19 as for Q_JOB, $20 key (of the array), $21 size, $22
- * max_running.
+ * the caller; $1..$19, $21 and $22 as for Q_JOB, $20 key (of the array),
+ * $23 size, $24 max_running.
  * Members beyond max_running start throttled.  Identity values are drawn
  * in the order rows are produced: ids ascend with the index.
  */
 static const char *const Q_ARRAY =
-"WITH a AS (INSERT INTO tide.job_arrays (queue, size, max_running, key) VALUES ($2, $21, $22, $20)"
+"WITH a AS (INSERT INTO tide.job_arrays (queue, size, max_running, key) VALUES ($2, $23, $24, $20)"
 "           ON CONFLICT (owner, key) WHERE key IS NOT NULL DO NOTHING RETURNING id),"
 " j AS (" JOB_COLUMNS ", deferred, queue_held, array_id, array_index, array_throttled, pending_reason)"
-"  SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19,"
-"         w.d, w.qh, a.id, i, i OPERATOR(pg_catalog.>=) coalesce($22, $21),"
-"         CASE WHEN $15 OR w.d OR w.qh OR i OPERATOR(pg_catalog.>=) coalesce($22, $21)"
+"  SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $21, $22,"
+"         w.d, w.qh, a.id, i, i OPERATOR(pg_catalog.>=) coalesce($24, $23),"
+"         CASE WHEN $15 OR w.d OR w.qh OR i OPERATOR(pg_catalog.>=) coalesce($24, $23)"
 "              THEN tide._wait_text($15, w.qh, $2, NULL, w.d, $16,"
-"                                   i OPERATOR(pg_catalog.>=) coalesce($22, $21), a.id, $22) END"
-"  " JOB_WAITS ", a, pg_catalog.generate_series(0, $21 OPERATOR(pg_catalog.-) 1) i"
+"                                   i OPERATOR(pg_catalog.>=) coalesce($24, $23), a.id, $24) END"
+"  " JOB_WAITS ", a, pg_catalog.generate_series(0, $23 OPERATOR(pg_catalog.-) 1) i"
 "   ORDER BY i"
 "  RETURNING id)"
 "SELECT a.id FROM a";
@@ -192,6 +194,7 @@ typedef struct SubmitCache
 	FmgrInfo	check_job;
 	FmgrInfo	check_task;
 	FmgrInfo	check_payload;
+	FmgrInfo	job_time_limit;
 } SubmitCache;
 
 static SubmitCache cache;
@@ -230,6 +233,7 @@ load_cache(void)
 	Oid			job[7] = {TEXTOID, TEXTOID, INT4OID, INT4OID, INTERVALOID, TEXTOID, JSONBOID};
 	Oid			task[4] = {INT8OID, TEXTOID, INT4OID, InvalidOid};
 	Oid			payload[3] = {JSONBOID, TEXTOID, JSONBOID};
+	Oid			limits[5] = {TEXTOID, INTERVALOID, INTERVALOID, INTERVALOID, BOOLOID};
 
 	SPIPlanPtr *plans[] = {&plan_job, &plan_task, &plan_event, &plan_lock_queue, &plan_array,
 	&plan_array_tasks, &plan_events_array, &plan_key_job, &plan_key_array, &plan_after_job, &plan_after_array};
@@ -255,6 +259,7 @@ load_cache(void)
 	lookup_function(&cache.check_job, "_check_job_values", 7, job);
 	lookup_function(&cache.check_task, "_check_task_values", 4, task);
 	lookup_function(&cache.check_payload, "_check_payload", 3, payload);
+	lookup_function(&cache.job_time_limit, "_job_time_limit", 5, limits);
 	cache.valid = true;
 }
 
@@ -476,13 +481,26 @@ submit_check(SubmitArgs *s)
 		v[2] = a[A_LABELS];
 		vn[2] = false;
 		(void) call_check(&cache.check_payload, 3, v, vn, &isnull);
+
+		/* the queue's default and maximum time limit, the warning (R-T1, R-T2) */
+		v[0] = a[A_QUEUE];
+		vn[0] = false;
+		v[1] = a[A_TIME_LIMIT];
+		vn[1] = n[A_TIME_LIMIT];
+		v[2] = a[A_WARN_BEFORE];
+		vn[2] = n[A_WARN_BEFORE];
+		v[3] = a[A_GRACE_PERIOD];
+		vn[3] = n[A_GRACE_PERIOD];
+		v[4] = BoolGetDatum(false);
+		vn[4] = false;
+		a[A_TIME_LIMIT] = call_check(&cache.job_time_limit, 5, v, vn, &n[A_TIME_LIMIT]);
 	}
 	PopActiveSnapshot();
 }
 
 /*
- * The job columns' parameters ($1..$20 of Q_JOB, $1..$19 of Q_ARRAY) into
- * args, nulls and types; returns how many.
+ * The job columns' parameters ($1..$22 of Q_JOB and of Q_ARRAY, whose $20
+ * is the array's key) into args, nulls and types; returns how many.
  */
 static int
 job_params(const SubmitArgs *s, Datum *args, char *nulls, Oid *types)
@@ -513,6 +531,8 @@ job_params(const SubmitArgs *s, Datum *args, char *nulls, Oid *types)
 	ARG(a[A_WORKDIR], n[A_WORKDIR], TEXTOID);
 	ARG(a[A_LABELS], false, JSONBOID);
 	ARG(a[A_KEY], n[A_KEY], TEXTOID);
+	ARG(a[A_WARN_BEFORE], n[A_WARN_BEFORE], INTERVALOID);
+	ARG(a[A_GRACE_PERIOD], n[A_GRACE_PERIOD], INTERVALOID);
 #undef ARG
 	return k;
 }
@@ -582,15 +602,15 @@ read_args(FunctionCallInfo fcinfo, SubmitArgs *s, bool array)
  * tide.submit(queue, request, replicas, priority, name, idle, reserve,
  * service_type, preemptable, min_available, gpu_type, node_selector,
  * time_limit, max_retries, on_evict, command, role, after, hold, begin_at,
- * env, workdir, labels, key) RETURNS bigint
+ * env, workdir, labels, key, warn_before, grace_period) RETURNS bigint
  */
 Datum
 tide_submit(PG_FUNCTION_ARGS)
 {
 	SubmitArgs	s;
-	Datum		args[20];
-	char		nulls[20];
-	Oid			types[20];
+	Datum		args[22];
+	char		nulls[22];
+	Oid			types[22];
 	bool		isnull;
 	volatile int64 job = 0;
 	volatile bool existed = false;
@@ -680,9 +700,9 @@ Datum
 tide_submit_array(PG_FUNCTION_ARGS)
 {
 	SubmitArgs	s;
-	Datum		args[22];
-	char		nulls[22];
-	Oid			types[22];
+	Datum		args[24];
+	char		nulls[24];
+	Oid			types[24];
 	bool		isnull;
 	volatile int64 array = 0;
 	volatile bool existed = false;
@@ -735,15 +755,15 @@ tide_submit_array(PG_FUNCTION_ARGS)
 
 		/* the array, its members and their tasks, with the caller's rights */
 		k = job_params(&s, args, nulls, types);
-		if (k != 20)
-			elog(ERROR, "tide.submit_array: %d job parameters, not 20", k);
-		args[20] = Int32GetDatum(size);
-		nulls[20] = ' ';
-		types[20] = INT4OID;
-		args[21] = PG_ARGISNULL(ARRAY_A_MAX_RUNNING) ? (Datum) 0 : PG_GETARG_DATUM(ARRAY_A_MAX_RUNNING);
-		nulls[21] = PG_ARGISNULL(ARRAY_A_MAX_RUNNING) ? 'n' : ' ';
-		types[21] = INT4OID;
-		run_plan(saved_plan(&plan_array, Q_ARRAY, 22, types), args, nulls, SPI_OK_SELECT);
+		if (k != 22)
+			elog(ERROR, "tide.submit_array: %d job parameters, not 22", k);
+		args[22] = Int32GetDatum(size);
+		nulls[22] = ' ';
+		types[22] = INT4OID;
+		args[23] = PG_ARGISNULL(ARRAY_A_MAX_RUNNING) ? (Datum) 0 : PG_GETARG_DATUM(ARRAY_A_MAX_RUNNING);
+		nulls[23] = PG_ARGISNULL(ARRAY_A_MAX_RUNNING) ? 'n' : ' ';
+		types[23] = INT4OID;
+		run_plan(saved_plan(&plan_array, Q_ARRAY, 24, types), args, nulls, SPI_OK_SELECT);
 		if (SPI_processed == 0 && !s.n[A_KEY])
 		{
 			array = keyed_id(&plan_key_array, Q_KEY_ARRAY, s.a[A_KEY], "array");

@@ -62,6 +62,8 @@ j_try=$(job_for n1 "$SHOW seen-\$TIDE_JOB_ID; [ -e first ] || { touch first; exi
 q "UPDATE tide.jobs SET max_retries = 1 WHERE id = $j_try" >/dev/null
 q "SELECT tide.run_cycle()" >/dev/null
 is "$(wait_for "SELECT state FROM tide.jobs WHERE id = $j_try" failed 30)" failed "a job that fails once ..."
+# (its retry's backoff, R-T5, cut short: the cycle lets it in at once)
+q "UPDATE tide.jobs SET begin_at = now() WHERE retry_of = $j_try" >/dev/null
 for _ in $(seq 40); do
     q "SELECT tide.run_cycle()" >/dev/null
     [ "$(q "SELECT state FROM tide.jobs WHERE retry_of = $j_try")" = succeeded ] && break

@@ -17,7 +17,7 @@ GRANT USAGE ON SCHEMA tide TO tap_exec;
 GRANT SELECT ON tide.queues TO tap_exec;
 GRANT EXECUTE ON FUNCTION tide.submit(text, tide.resvec, integer, integer, text, boolean, boolean, text, boolean,
                                       integer, text, jsonb, interval, integer, text, text, text,
-                                      bigint[], boolean, timestamptz, jsonb, text, jsonb, text) TO tap_exec;
+                                      bigint[], boolean, timestamptz, jsonb, text, jsonb, text, interval, interval) TO tap_exec;
 
 -- Every bad argument: the same error as before.
 SELECT is(pg_temp.err($$SELECT tide.submit(NULL, 'gpu=1')$$),

@@ -6,6 +6,8 @@ BEGIN;
 CREATE EXTENSION pg_tide;
 SET client_min_messages = warning;
 SELECT plan(6);
+-- (retries are placed at once here; their backoff, R-T5, is run_backoff.sql's)
+SET LOCAL tide.retry_backoff = 0;
 
 INSERT INTO tide.queues (name) VALUES ('q');
 SELECT tide.register_node('only', 'cpu=8, memory=16Gi, gpu=1', 'H100');

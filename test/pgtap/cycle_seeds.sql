@@ -8,6 +8,8 @@ BEGIN;
 CREATE EXTENSION pg_tide;
 SET client_min_messages = warning;
 SELECT plan(30);
+-- (retries are placed at once here; their backoff, R-T5, is run_backoff.sql's)
+SET LOCAL tide.retry_backoff = 0;
 
 CREATE FUNCTION pg_temp.jstate(job_name text) RETURNS text LANGUAGE sql AS
     $$ SELECT state FROM tide.jobs WHERE name = job_name AND state <> 'failed' ORDER BY id DESC LIMIT 1 $$;
