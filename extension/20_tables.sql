@@ -232,6 +232,10 @@ CREATE TABLE tide.jobs (
                      (held OR queue_held OR deferred OR array_throttled OR dependencies_unmet > 0) STORED,
     -- an idempotency key: one job per owner and key (R-P6)
     key              text CONSTRAINT jobs_key_check CHECK (key <> '' AND pg_catalog.octet_length(key) <= 1000),
+    -- starts that never happened (R-T4), and a stop its retry would meet
+    -- again (R-T1, R-T4): extension/63_run_limits.sql sets both
+    start_timeouts   integer NOT NULL DEFAULT 0 CONSTRAINT jobs_start_timeouts_check CHECK (start_timeouts >= 0),
+    no_retry         boolean NOT NULL DEFAULT false,
     CONSTRAINT jobs_array_check CHECK ((array_id IS NULL) = (array_index IS NULL)),
     CONSTRAINT jobs_evict_goal_state_check CHECK ((state = 'evicting') = (evict_goal IS NOT NULL))
 )
@@ -271,6 +275,8 @@ COMMENT ON COLUMN tide.jobs.array_throttled IS 'an array member kept back becaus
 COMMENT ON COLUMN tide.jobs.queue_held IS 'its queue is held (tide.hold_queue): not considered while pending (R-P4)';
 COMMENT ON COLUMN tide.jobs.waiting IS 'held, queue_held, deferred, array_throttled or a dependency unmet: a pending job the cycle does not load; pending_reason says why (R-P1..R-P5)';
 COMMENT ON COLUMN tide.jobs.key IS 'idempotency key: a second tide.submit by the same owner with the same key returns this job''s id (R-P6); retries carry none';
+COMMENT ON COLUMN tide.jobs.start_timeouts IS 'how many times this job was placed and not running within tide.start_timeout, and released (R-T4); it fails at tide.start_attempts';
+COMMENT ON COLUMN tide.jobs.no_retry IS 'the job was stopped for a reason its retry would meet again (its time limit, R-T1; its start attempts, R-T4): it ends failed with that reason and is not retried';
 COMMENT ON COLUMN tide.jobs.cancel_requested IS 'set to true (by tide.cancel or by its owner directly) to cancel the job';
 
 -- ---------------------------------------------------------------- reasons

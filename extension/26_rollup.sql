@@ -65,6 +65,7 @@ BEGIN
          WHERE j.id = ANY (job_ids)
            AND j.state = 'failed'
            AND j.attempt <= j.max_retries
+           AND NOT j.no_retry   -- stopped at its limit or start attempts (R-T1, R-T4)
            AND NOT EXISTS (SELECT 1 FROM tide.jobs x WHERE x.retry_of = j.id)
          ORDER BY j.id
         RETURNING id, retry_of
@@ -220,7 +221,9 @@ BEGIN
                                          ELSE 'cancelled' END,
                state_reason = CASE j.evict_goal
                                   WHEN 'requeue' THEN 'requeued after eviction: ' || coalesce(j.state_reason, 'evicted')
-                                  WHEN 'fail' THEN 'failed by eviction: ' || coalesce(j.state_reason, 'evicted')
+                                  -- a stop of its own (R-T1, R-T4) is no eviction by others
+                                  WHEN 'fail' THEN CASE WHEN j.no_retry THEN j.state_reason
+                                                        ELSE 'failed by eviction: ' || coalesce(j.state_reason, 'evicted') END
                                   ELSE 'cancelled' END,
                pending_reason = CASE j.evict_goal WHEN 'requeue' THEN 'requeued after eviction' END,
                finished_at = CASE WHEN j.evict_goal = 'requeue' THEN NULL ELSE pg_catalog.now() END,

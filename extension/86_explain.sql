@@ -62,14 +62,16 @@ COMMENT ON FUNCTION tide._group_order(text) IS
     'pending schedulable jobs not waiting (R-P1..R-P5) of a resource group in the walk order now (idle last, queue priority, dominant share, queue, retry lane, priority, age, id) with their minimum';
 
 -- The live jobs of a group with what they hold and when they must end by
--- their time limit (NULL: no limit).
+-- their time limit (NULL: no limit; now for one past it, R-T1).
 CREATE FUNCTION tide._group_releases(rg text)
     RETURNS TABLE (job_id bigint, queue text, held tide.resvec, gpus numeric, ends_by timestamptz)
     LANGUAGE sql STABLE
     SET search_path = pg_catalog, pg_temp
     AS $$
 SELECT j.id, j.queue, tide.sum(a.resources), sum(tide._gpus_held(a.gpus, a.gpu_milli)),
-       coalesce(j.started_at, min(a.created_at)) + j.time_limit
+       -- past its limit and not stopped yet: it ends now (R-T1), not in the past
+       CASE WHEN j.time_limit IS NOT NULL
+            THEN greatest(coalesce(j.started_at, min(a.created_at)) + j.time_limit, pg_catalog.now()) END
   FROM tide.jobs j
   JOIN tide.allocations a ON a.job_id = j.id AND a.state <> 'released'
   JOIN tide.nodes n ON n.name = a.node

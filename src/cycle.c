@@ -7,7 +7,8 @@
  *      (try_cycle_lock); NULL at once if another cycle holds it;
  *   2. a tide.cycles row, and the transaction-local setting tide.cycle_id
  *      that the state-machine triggers copy into tide.job_events;
- *   3. load: nodes lost marked down (cycle_lost.c, R-C3); then, unless
+ *   3. load: nodes lost marked down (cycle_lost.c, R-C3), jobs past their
+ *      time limit or start timeout evicted (cycle_limits.c, R-T1, R-T4); then, unless
  *      nothing changed since the last complete cycle (quiet: tide.change_seq
  *      as it recorded, no clock-driven decision due; the cycle row is all it
  *      writes), one query per table into the engine's snapshot
@@ -26,6 +27,7 @@
  *
  *   cycle.c        orchestration: lock, cycle row, load, decide, write, record
  *   cycle_lost.c   nodes whose launcher went silent (R-C3), marked down
+ *   cycle_limits.c jobs past their time limit or start timeout, evicted
  *   cycle_load.c   every query the cycle reads with, into the engine's snapshot
  *   cycle_jobs.c   the pending jobs and their tasks, streamed into it
  *   cycle_recv.c   a load query's rows streamed to a callback, no tuple table
@@ -50,6 +52,7 @@
 #include "utils/timestamp.h"
 
 #include "cycle_evict.h"
+#include "cycle_limits.h"
 #include "cycle_load.h"
 #include "cycle_lost.h"
 #include "cycle_place.h"
@@ -292,6 +295,7 @@ cycle_body(int64 cycle_id, TimestampTz started, const char *group)
 	TideResult *r;
 	TideResult	quiet;
 	int			lost,
+				stopped,
 				jobs_evicted;
 	bool		settled,
 				changed;
@@ -304,6 +308,7 @@ cycle_body(int64 cycle_id, TimestampTz started, const char *group)
 	INSTR_TIME_SET_CURRENT(t0);
 	lost = tide_cycle_nodes_lost();	/* before the load sees the nodes */
 	tide_cycle_wake_due();		/* deferred jobs now due (R-P3), counted as a change */
+	stopped = tide_cycle_run_limits();	/* time limits, start timeouts (R-T1, R-T4) */
 	settled = read_changes(&seq);
 	if (lost == 0 && settled && state_unchanged(scope, seq))
 	{
@@ -327,7 +332,7 @@ cycle_body(int64 cycle_id, TimestampTz started, const char *group)
 
 	INSTR_TIME_SET_CURRENT(t0);
 	tide_cycle_write_placements(&l, r, cycle_id, &types, &placed);
-	jobs_evicted = tide_cycle_write_evictions(&l, r, cycle_id, &types, lost);
+	jobs_evicted = tide_cycle_write_evictions(&l, r, cycle_id, &types, lost + stopped);
 	write_ms = cycle_elapsed_ms(t0);
 
 	record_cycle(cycle_id, started, r, &placed, jobs_evicted, load_ms, decide_ms, write_ms);

@@ -435,6 +435,9 @@ load_allocs(Loader *ld)
 		a->started_at = isnull ? 0 : DatumGetTimestampTz(d);
 		d = col(ld, t, i, Anum_allocs_end_at, &isnull);
 		a->end_at = isnull ? TIDE_TIME_UNKNOWN : DatumGetTimestampTz(d);
+		/* past its limit, not stopped yet: it ends now (R-T1), not in the past */
+		if (a->end_at != TIDE_TIME_UNKNOWN && a->end_at < s->now)
+			a->end_at = s->now;
 		a->placed_at = DatumGetTimestampTz(col_notnull(ld, t, i, Anum_allocs_placed_at));
 		tide_charge(s, a->node, a->queue, a->idle, v, a->gpus, a->gpu_milli, +1);
 	}

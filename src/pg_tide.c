@@ -28,6 +28,13 @@ int			tide_cycle_lock_timeout = 100;
 int			tide_node_timeout = 300;
 int			tide_frag_shapes_jobs = 1000;
 int			tide_frag_shapes_refresh = 60;
+/*
+ * Ten minutes, what Kueue's waitForPodsReady waits by default: long enough
+ * for a large image to be pulled, short enough that a gang with one stuck
+ * replica does not hold the others' GPUs for the rest of the day.
+ */
+int			tide_start_timeout = 600;
+int			tide_start_attempts = 3;
 
 /* read by SQL only (tide._create_retries, 26_rollup.sql), through current_setting */
 static int	tide_retry_backoff = 10;
@@ -46,6 +53,24 @@ _PG_init(void)
 							&tide_node_timeout,
 							300, 0, 86400 * 365,
 							PGC_SUSET, GUC_UNIT_S,
+							NULL, NULL, NULL);
+
+	/* R-T4: a placement not running this long after it was made is released */
+	DefineCustomIntVariable("tide.start_timeout",
+							"How long a placed job may take until all its replicas are running.",
+							"After this tide.run_cycle() releases all its allocations and puts it "
+							"back to pending; after tide.start_attempts such timeouts the job "
+							"fails. 0 turns the check off.",
+							&tide_start_timeout,
+							600, 0, 86400 * 365,
+							PGC_SUSET, GUC_UNIT_S,
+							NULL, NULL, NULL);
+	DefineCustomIntVariable("tide.start_attempts",
+							"Start timeouts after which a job fails instead of waiting again.",
+							"The job ends failed, naming the timeout, and is not retried.",
+							&tide_start_attempts,
+							3, 1, 1000,
+							PGC_SUSET, 0,
 							NULL, NULL, NULL);
 
 	/*

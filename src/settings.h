@@ -22,6 +22,14 @@ extern int	tide_cycle_lock_timeout;
 extern int	tide_node_timeout;
 
 /*
+ * GUCs of start timeouts (R-T4, cycle_limits.c): tide.start_timeout,
+ * seconds a placed job may take until all its replicas run (0: off), and
+ * tide.start_attempts, the timeouts after which it fails.
+ */
+extern int	tide_start_timeout;
+extern int	tide_start_attempts;
+
+/*
  * GUCs of the recent workload shapes (cycle_shapes.c): tide.frag_shapes_jobs,
  * the last submitted jobs they come from (0: none, frag then uses the
  * pending requests), and tide.frag_shapes_refresh, seconds between the

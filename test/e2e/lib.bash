@@ -227,6 +227,21 @@ cycle_until_down() {
     printf '%s' "$got"
 }
 
+# Run cycles until SQL returns EXPECTED or TIMEOUT seconds (default 30)
+# pass; prints the last value.
+cycle_until() {
+    local sql=$1 expected=$2 timeout=${3:-30} got="" end
+    end=$(($(date +%s) + timeout))
+    while :; do
+        q "SELECT tide.run_cycle()" >/dev/null
+        got=$(q "$sql" 2>/dev/null)
+        [ "$got" = "$expected" ] && break
+        [ "$(date +%s)" -ge "$end" ] && break
+        sleep 0.25
+    done
+    printf '%s' "$got"
+}
+
 job_state() {
     q "SELECT state FROM tide.jobs WHERE id = $1"
 }
