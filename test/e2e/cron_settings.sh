@@ -42,6 +42,13 @@ q "ALTER SYSTEM RESET tide.node_timeout" >/dev/null
 q "ALTER SYSTEM RESET tide.history_retention" >/dev/null
 q "SELECT pg_reload_conf()" >/dev/null
 
+# ---- a schedule rolled back starts no loop ----
+tr=$(q "SELECT clock_timestamp()")
+q "BEGIN; SELECT tide.schedule_cycles('1 second'); ROLLBACK;" >/dev/null
+sleep 2
+is "$(q "SELECT count(*) FROM tide.cycles WHERE started_at > '$tr'")|$(q "SELECT count(*) FROM cron.job WHERE starts_with(jobname, 'pg_tide_cycles')")" \
+    "0|0" "tide.schedule_cycles() rolled back starts no loop: no cycle, no job"
+
 # ---- cycles start at once ----
 # a draining node: the jobs wait for it with a reason that the cycle writes
 # (a reason of pending jobs that could fit, unlike those with no node at all)
