@@ -42,8 +42,8 @@ CREATE FUNCTION tide._create_retries(job_ids bigint[]) RETURNS bigint[]
     AS $$
 DECLARE
     made bigint[];
-    backoff interval := tide._setting_interval('tide.retry_backoff', interval '10 seconds');
-    backoff_max interval := tide._setting_interval('tide.retry_backoff_max', interval '10 minutes');
+    backoff interval := tide._setting_interval('tide.retry_backoff', '10s');
+    backoff_max interval := tide._setting_interval('tide.retry_backoff_max', '10min');
 BEGIN
     WITH r AS (
         INSERT INTO tide.jobs (name, queue, owner, priority, created_at, service_type, preemptable,

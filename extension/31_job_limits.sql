@@ -89,17 +89,6 @@ CREATE TRIGGER jobs_limits_changed BEFORE UPDATE OF time_limit, warn_before, gra
     EXECUTE FUNCTION tide._jobs_limits_changed();
 
 -- ---------------------------------------------------------------- retry backoff (R-T5)
--- A setting of src/pg_tide.c read as an interval: its value with its unit
--- ('10s', '10min'), or as written in postgresql.conf when this session has
--- not loaded pg_tide yet (a bare number is seconds); the default when it
--- is not set at all.
-CREATE FUNCTION tide._setting_interval(name text, fallback interval) RETURNS interval
-    LANGUAGE sql STABLE
-    SET search_path = pg_catalog, pg_temp
-    AS $$ SELECT coalesce(NULLIF(pg_catalog.current_setting(name, true), '')::interval, fallback) $$;
-COMMENT ON FUNCTION tide._setting_interval(text, interval) IS
-    'a time setting (tide.retry_backoff, ...) as an interval, fallback when it is not set';
-
 -- The pending_reason of a retry that backs off.
 CREATE FUNCTION tide._backoff_text(begin_at timestamptz, attempt integer) RETURNS text
     LANGUAGE sql IMMUTABLE PARALLEL SAFE

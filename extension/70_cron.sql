@@ -71,6 +71,105 @@ COMMENT ON FUNCTION tide.cron_check() IS
 REVOKE ALL ON FUNCTION tide.cron_check() FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION tide.cron_check() TO tide_admin;
 
+-- Was pg_tide loaded at server start (shared_preload_libraries)?  Without
+-- it PostgreSQL 15 refuses ALTER SYSTEM SET tide.* ("unrecognized
+-- configuration parameter") in a session that has not used pg_tide yet.
+CREATE FUNCTION tide._preloaded() RETURNS boolean
+    LANGUAGE c STABLE PARALLEL SAFE
+    AS 'MODULE_PATHNAME', 'tide_preloaded_sql';
+COMMENT ON FUNCTION tide._preloaded() IS
+'true when pg_tide was loaded at server start (shared_preload_libraries), so that ALTER SYSTEM SET tide.* works in any session (docs/deployment.md)';
+
+-- The WARNING that says how to preload pg_tide, with the exact command
+-- (a NOTICE would not show: CREATE EXTENSION runs its script with
+-- client_min_messages at least warning).
+CREATE FUNCTION tide._preload_warning() RETURNS void
+LANGUAGE plpgsql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    libs text;
+BEGIN
+    IF tide._preloaded() THEN
+        RETURN;
+    END IF;
+    -- shared_preload_libraries is shown only to those who may read settings
+    IF pg_has_role(CURRENT_USER, 'pg_read_all_settings', 'USAGE') THEN
+        -- a list setting takes one literal per library in ALTER SYSTEM
+        -- ('a,b' would be one library named "a,b")
+        SELECT string_agg(format('%L', x.lib), ', ' ORDER BY x.n) INTO libs
+          FROM (SELECT btrim(e, ' "') AS lib, n
+                  FROM unnest(string_to_array(current_setting('shared_preload_libraries'), ',')) WITH ORDINALITY AS u(e, n)
+                 WHERE btrim(e, ' "') <> ''
+                UNION ALL SELECT 'pg_tide', 1e9) x;
+    END IF;
+    RAISE WARNING 'pg_tide is not in shared_preload_libraries'
+        USING DETAIL = 'PostgreSQL 15 refuses ALTER SYSTEM SET tide.* ("unrecognized configuration parameter") in a session that has not loaded pg_tide. SET, ALTER DATABASE/ROLE ... SET and postgresql.conf work either way.',
+              HINT = CASE WHEN libs IS NULL
+                          THEN 'Add pg_tide to shared_preload_libraries (e.g. shared_preload_libraries = ''pg_cron,pg_tide'' in postgresql.conf) and restart PostgreSQL; until then run LOAD ''pg_tide'' before ALTER SYSTEM.'
+                          ELSE pg_catalog.format('Run ALTER SYSTEM SET shared_preload_libraries = %s; and restart PostgreSQL; until then run LOAD ''pg_tide'' before ALTER SYSTEM.',
+                                                 libs)
+                     END;
+END
+$$;
+COMMENT ON FUNCTION tide._preload_warning() IS
+'raises a WARNING with the command that adds pg_tide to shared_preload_libraries, when it is not there (CREATE EXTENSION and tide.schedule_cycles() call it)';
+
+-- Reads the configuration files again if a reload was signalled (true
+-- then): the cycle loop never goes idle, where a backend would do it.
+CREATE FUNCTION tide._apply_reload() RETURNS boolean
+    LANGUAGE c VOLATILE PARALLEL UNSAFE
+    AS 'MODULE_PATHNAME', 'tide_apply_reload';
+COMMENT ON FUNCTION tide._apply_reload() IS
+'applies a pending configuration reload (pg_reload_conf()) in this backend now; tide.cycle_loop() calls it before each cycle, so ALTER SYSTEM SET tide.* and a reload reach a running loop';
+
+-- Starts tide.cycle_loop(every, NULL, resource_group) in a background
+-- worker of pg_tide's own when the calling transaction commits (false if
+-- it cannot: no worker free, a name too long for the worker's arguments).
+CREATE FUNCTION tide._start_cycle_loop(every interval, resource_group text) RETURNS boolean
+    LANGUAGE c VOLATILE PARALLEL UNSAFE
+    AS 'MODULE_PATHNAME', 'tide_start_cycle_loop';
+COMMENT ON FUNCTION tide._start_cycle_loop(interval, text) IS
+'starts CALL tide.cycle_loop(every, NULL, resource_group) in a background worker as the calling role when this transaction commits, so that cycles need not wait for pg_cron < 1.5''s next whole minute';
+
+-- The command of a minute-started loop.  IntervalStyle is pinned: a running
+-- loop compares this text with its pg_cron job's to see whether it was
+-- rescheduled.
+CREATE FUNCTION tide._cycle_loop_command(every interval, resource_group text) RETURNS text
+LANGUAGE sql STABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+SET intervalstyle = 'postgres'
+AS $$
+SELECT CASE WHEN resource_group IS NULL THEN pg_catalog.format('CALL tide.cycle_loop(%L)', every)
+            ELSE pg_catalog.format('CALL tide.cycle_loop(%L, NULL, %L)', every, resource_group) END
+$$;
+COMMENT ON FUNCTION tide._cycle_loop_command(interval, text) IS
+'the pg_cron command of the cycle loop of one resource group (the whole cluster''s when NULL) at cadence every';
+
+-- One loop runs cycles per resource group (and one for the whole cluster):
+-- the one holding the session advisory lock (1953064044 = 'tidl',
+-- hashtext(group or '')).  A session cancelled inside a loop keeps that
+-- lock until it disconnects: a holder idle in its session loops no more,
+-- and is passed over.
+CREATE FUNCTION tide._cycle_loop_taken(resource_group text) RETURNS boolean
+LANGUAGE sql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+SELECT EXISTS (
+    SELECT 1 FROM pg_locks l
+      LEFT JOIN pg_stat_activity a ON a.pid = l.pid
+     WHERE l.locktype = 'advisory' AND l.granted
+       AND l.database = (SELECT d.oid FROM pg_database d WHERE d.datname = current_database())
+       AND l.classid = 1953064044::oid
+       AND l.objid = hashtext(coalesce(resource_group, ''))::oid
+       AND l.objsubid = 2
+       AND l.pid <> pg_backend_pid()
+       AND a.state IS DISTINCT FROM 'idle'
+       AND coalesce(NOT starts_with(a.state, 'idle in transaction'), true))
+$$;
+COMMENT ON FUNCTION tide._cycle_loop_taken(text) IS
+'true while another backend runs the cycle loop of this resource group (the whole cluster''s when NULL): it holds the loop''s advisory lock and is not idle';
+
 -- Run cycles every `every` until shortly before the end of the current
 -- minute (or for `run_for` when given).  Started once a minute by pg_cron
 -- < 1.5, which cannot schedule in seconds.  A procedure, because it
@@ -90,7 +189,10 @@ DECLARE
     k bigint := 0;
     watch_job boolean := run_for IS NULL AND pg_catalog.to_regclass('cron.job') IS NOT NULL;
     job_name text := tide.cron_job_name(resource_group);
+    my_command text := tide._cycle_loop_command(every, resource_group);
     still_scheduled boolean;
+    lock_key int := pg_catalog.hashtext(coalesce(resource_group, ''));
+    got_lock boolean := false;
 BEGIN
     IF step IS NULL OR step OPERATOR(pg_catalog.<) 1::float8 THEN
         RAISE EXCEPTION 'cycle interval must be at least 1 second, not %', every
@@ -104,16 +206,26 @@ BEGIN
         stop_at := t0 OPERATOR(pg_catalog.+) run_for;
     END IF;
     LOOP
-        BEGIN
-            IF resource_group IS NULL THEN
-                PERFORM tide.run_cycle();
-            ELSE
-                PERFORM tide.run_cycle(resource_group);
-            END IF;
-        EXCEPTION WHEN OTHERS THEN
-            -- one failed cycle must not stop the cadence for the rest of the minute
-            RAISE WARNING 'pg_tide: scheduling cycle failed: % (SQLSTATE %)', SQLERRM, SQLSTATE;
-        END;
+        -- one loop runs the cycles of a group: the first to take the lock;
+        -- the others try again at each tick until it lets go (pg_cron's
+        -- next minute, a loop pg_tide started, a restart's @reboot job)
+        IF NOT got_lock THEN
+            got_lock := pg_catalog.pg_try_advisory_lock(1953064044, lock_key);
+        END IF;
+        IF got_lock OR NOT tide._cycle_loop_taken(resource_group) THEN
+            -- a backend applies pg_reload_conf() when idle, which a loop never is
+            PERFORM tide._apply_reload();
+            BEGIN
+                IF resource_group IS NULL THEN
+                    PERFORM tide.run_cycle();
+                ELSE
+                    PERFORM tide.run_cycle(resource_group);
+                END IF;
+            EXCEPTION WHEN OTHERS THEN
+                -- one failed cycle must not stop the cadence for the rest of the minute
+                RAISE WARNING 'pg_tide: scheduling cycle failed: % (SQLSTATE %)', SQLERRM, SQLSTATE;
+            END;
+        END IF;
         COMMIT;
         -- the next tick on the grid t0 + k * every; ticks missed by a slow cycle are skipped
         k := GREATEST(k OPERATOR(pg_catalog.+) 1::bigint,
@@ -122,9 +234,10 @@ BEGIN
         next_at := t0 OPERATOR(pg_catalog.+) pg_catalog.make_interval(secs => k::float8 OPERATOR(pg_catalog.*) step);
         EXIT WHEN next_at OPERATOR(pg_catalog.>=) stop_at;
         IF watch_job THEN
-            -- tide.unschedule_cycles() stops the loop at the next tick
-            EXECUTE 'SELECT EXISTS (SELECT 1 FROM cron.job WHERE jobname = $1 AND active)'
-                INTO still_scheduled USING job_name;
+            -- tide.unschedule_cycles() stops the loop at the next tick, and
+            -- so does a new cadence (the loop of the new one takes over)
+            EXECUTE 'SELECT EXISTS (SELECT 1 FROM cron.job WHERE jobname = $1 AND active AND command = $2)'
+                INTO still_scheduled USING job_name, my_command;
             EXIT WHEN NOT still_scheduled;
         END IF;
         PERFORM pg_catalog.pg_sleep(GREATEST(0,
@@ -135,6 +248,9 @@ BEGIN
         -- is the cycle's own start, not the previous cycle's end.
         COMMIT;
     END LOOP;
+    IF got_lock THEN
+        PERFORM pg_catalog.pg_advisory_unlock(1953064044, lock_key);
+    END IF;
 END
 $$;
 COMMENT ON PROCEDURE tide.cycle_loop(interval, interval, text) IS
@@ -192,6 +308,26 @@ $$;
 COMMENT ON FUNCTION tide._schedule_restart_loop(text, text) IS
 'for a minute-started cycle loop (pg_cron < 1.5), also has pg_cron run it at server start (@reboot), so a restart does not leave the cluster without cycles until the next whole minute; for any other command removes that @reboot job';
 
+-- pg_cron < 1.5 starts a minute job when the next minute begins: start its
+-- loop now in pg_tide's own background worker (it runs until the minute
+-- ends, when pg_cron's job takes over), unless the same loop already runs.
+CREATE FUNCTION tide._start_loop_now(cmd text, old_cmds text[], secs numeric, resource_group text) RETURNS void
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    IF NOT starts_with(cmd, 'CALL tide.cycle_loop(') THEN
+        RETURN;                 -- native seconds, or a minute cadence: no loop
+    END IF;
+    IF cmd = ANY (old_cmds) AND tide._cycle_loop_taken(resource_group) THEN
+        RETURN;                 -- scheduled again as it was: its loop runs on
+    END IF;
+    PERFORM tide._start_cycle_loop(make_interval(secs => secs), resource_group);
+END
+$$;
+COMMENT ON FUNCTION tide._start_loop_now(text, text[], numeric, text) IS
+'for a minute-started cycle loop (pg_cron < 1.5), starts that loop at once in a background worker, unless the same loop runs already';
+
 CREATE FUNCTION tide.schedule_cycles(every interval, per_group boolean) RETURNS bigint
 LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
@@ -205,6 +341,7 @@ DECLARE
     cmd text;
     cmd_g text;
     job_id bigint;
+    old_cmds text[];
 BEGIN
     v := tide.cron_check();
     secs := pg_catalog.date_part('epoch', every)::numeric;
@@ -231,7 +368,7 @@ BEGIN
             cmd := 'SELECT tide.run_cycle()';
         ELSE
             sched := '* * * * *';
-            cmd := pg_catalog.format('CALL tide.cycle_loop(%L)', pg_catalog.make_interval(secs => secs));
+            cmd := tide._cycle_loop_command(pg_catalog.make_interval(secs => secs), NULL);
         END IF;
     ELSIF secs % 60 = 0 AND secs / 60 < 60 THEN
         sched := CASE WHEN secs = 60 THEN '* * * * *' ELSE pg_catalog.format('*/%s * * * *', (secs / 60)::int) END;
@@ -245,6 +382,11 @@ BEGIN
                   HINT = 'Use 1 to 59 seconds, 1 to 59 whole minutes, or 1 hour.';
     END IF;
 
+    -- the loops running now, and which commands started them
+    EXECUTE 'SELECT array_agg(command) FROM cron.job WHERE jobname = $1 OR starts_with(jobname, $1 || '':'')'
+        INTO old_cmds USING tide.cron_job_name();
+    PERFORM tide._preload_warning();
+
     -- named jobs: scheduling again replaces them (pg_cron upserts by name);
     -- a whole-cluster job and group jobs never run side by side
     PERFORM tide._unschedule_cycles(per_group, true);
@@ -252,6 +394,7 @@ BEGIN
         EXECUTE 'SELECT cron.schedule($1, $2, $3)' INTO job_id
             USING tide.cron_job_name(), sched, cmd;
         PERFORM tide._schedule_restart_loop(tide.cron_job_name(), cmd);
+        PERFORM tide._start_loop_now(cmd, old_cmds, secs, NULL);
         RETURN job_id;
     END IF;
     SELECT pg_catalog.array_agg(DISTINCT x.g ORDER BY x.g) INTO groups
@@ -264,10 +407,11 @@ BEGIN
     END IF;
     FOREACH g IN ARRAY groups LOOP
         cmd_g := CASE WHEN cmd = 'SELECT tide.run_cycle()' THEN pg_catalog.format('SELECT tide.run_cycle(%L)', g)
-                      ELSE pg_catalog.format('CALL tide.cycle_loop(%L, NULL, %L)', pg_catalog.make_interval(secs => secs), g) END;
+                      ELSE tide._cycle_loop_command(pg_catalog.make_interval(secs => secs), g) END;
         EXECUTE 'SELECT cron.schedule($1, $2, $3)' INTO job_id
             USING tide.cron_job_name(g), sched, cmd_g;
         PERFORM tide._schedule_restart_loop(tide.cron_job_name(g), cmd_g);
+        PERFORM tide._start_loop_now(cmd_g, old_cmds, secs, g);
     END LOOP;
     RETURN job_id;
 END
@@ -317,7 +461,12 @@ COMMENT ON FUNCTION tide.unschedule_cycles() IS
 -- pg_cron jobs run as whoever scheduled them.
 REVOKE ALL ON FUNCTION tide.schedule_cycles(interval, boolean), tide.schedule_cycles(interval),
     tide._unschedule_cycles(boolean, boolean), tide.unschedule_cycles(),
-    tide._schedule_restart_loop(text, text) FROM PUBLIC;
+    tide._schedule_restart_loop(text, text), tide._start_loop_now(text, text[], numeric, text),
+    tide._start_cycle_loop(interval, text), tide._apply_reload() FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION tide.schedule_cycles(interval, boolean), tide.schedule_cycles(interval),
     tide._unschedule_cycles(boolean, boolean), tide.unschedule_cycles(),
-    tide._schedule_restart_loop(text, text) TO tide_admin;
+    tide._schedule_restart_loop(text, text), tide._start_loop_now(text, text[], numeric, text),
+    tide._start_cycle_loop(interval, text), tide._apply_reload() TO tide_admin;
+
+-- CREATE EXTENSION warns when pg_tide is not preloaded
+SELECT tide._preload_warning();

@@ -4,10 +4,18 @@
  * The SQL-callable functions live beside the concept they serve
  * (resvec.c, gpumask.c, cycle.c, ...); this file only marks the library
  * as a PostgreSQL module and defines its settings.
+ *
+ * The library may be loaded at server start (shared_preload_libraries, as
+ * docs/deployment.md advises) or on first use in each backend.  Preloaded,
+ * _PG_init runs once in the postmaster: it only defines settings (no
+ * shared memory, no background worker, no hook), so both ways behave alike,
+ * except that PostgreSQL 15's ALTER SYSTEM refuses a setting whose library
+ * the session has not loaded.
  */
 #include "postgres.h"
 
 #include "fmgr.h"
+#include "miscadmin.h"
 #include "utils/guc.h"
 
 #include "settings.h"
@@ -40,9 +48,28 @@ int			tide_start_attempts = 3;
 static int	tide_retry_backoff = 10;
 static int	tide_retry_backoff_max = 600;
 
+static bool tide_preloaded = false;
+
+/* bounded history's settings (80_history_partitions.sql reads them) */
+static char *tide_history_retention = NULL;
+static char *tide_history_detach = NULL;
+static char *tide_archive_after = NULL;
+static char *tide_archive_batch = NULL;
+static char *tide_history_premake = NULL;
+
+static void define_history_settings(void);
+
+PG_FUNCTION_INFO_V1(tide_preloaded_sql);
+
 void
 _PG_init(void)
 {
+	/*
+	 * In shared_preload_libraries: this runs in the postmaster, and every
+	 * backend inherits the flag (loaded later, by a backend, it stays false).
+	 */
+	tide_preloaded = process_shared_preload_libraries_in_progress;
+
 	/* R-C3: a node whose launcher is silent this long is marked down by the cycle */
 	DefineCustomIntVariable("tide.node_timeout",
 							"Heartbeat age after which tide.run_cycle() marks a node down.",
@@ -145,4 +172,71 @@ _PG_init(void)
 							600, 0, 86400 * 7,
 							PGC_SUSET, GUC_UNIT_S,
 							NULL, NULL, NULL);
+
+	define_history_settings();
+
+	/*
+	 * No MarkGUCPrefixReserved("tide"): the install script keeps
+	 * transaction-local values under the prefix (tide.cycle_id,
+	 * tide.archiving), which must stay settable with set_config().
+	 */
+}
+
+/*
+ * Bounded history's settings, read in SQL with current_setting() and
+ * checked there when used (tide._setting, tide._setting_interval), with
+ * the same defaults when the library is not loaded.  Defined here as
+ * well so that ALTER SYSTEM and SHOW know them; kept as text, so a value
+ * is judged in one place.
+ */
+static void
+define_history_settings(void)
+{
+	DefineCustomStringVariable("tide.history_retention",
+							   "tide.maintain_history() drops job events, cycles and archived jobs older than this.",
+							   "An interval; a whole partition (a day of events, a month of cycles "
+							   "or archive) at a time.",
+							   &tide_history_retention,
+							   "90 days",
+							   PGC_USERSET, 0,
+							   NULL, NULL, NULL);
+	DefineCustomStringVariable("tide.history_detach",
+							   "on: tide.maintain_history() detaches expired partitions instead of dropping them.",
+							   NULL,
+							   &tide_history_detach,
+							   "off",
+							   PGC_USERSET, 0,
+							   NULL, NULL, NULL);
+	DefineCustomStringVariable("tide.archive_after",
+							   "Finished jobs this long ago move from tide.jobs to tide.jobs_archive.",
+							   "An interval; tide.maintain_history() moves them.",
+							   &tide_archive_after,
+							   "1 day",
+							   PGC_USERSET, 0,
+							   NULL, NULL, NULL);
+	DefineCustomStringVariable("tide.archive_batch",
+							   "At most this many jobs are archived by one tide.maintain_history() call.",
+							   NULL,
+							   &tide_archive_batch,
+							   "100000",
+							   PGC_USERSET, 0,
+							   NULL, NULL, NULL);
+	DefineCustomStringVariable("tide.history_premake",
+							   "tide.maintain_history() makes history partitions this far ahead of now.",
+							   "An interval.",
+							   &tide_history_premake,
+							   "3 days",
+							   PGC_USERSET, 0,
+							   NULL, NULL, NULL);
+}
+
+/*
+ * tide._preloaded(): was the library loaded at server start?  Without it,
+ * ALTER SYSTEM SET tide.* fails on PostgreSQL 15 in a session that has not
+ * used pg_tide yet; CREATE EXTENSION and tide.schedule_cycles() say so.
+ */
+Datum
+tide_preloaded_sql(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_BOOL(tide_preloaded);
 }

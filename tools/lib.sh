@@ -36,6 +36,8 @@ build_and_install() {
 # Start a throwaway cluster owned by the postgres OS user (PostgreSQL
 # refuses to run as root).  $1: directory; $2: port; $3: database that
 # pg_cron serves.  Exports PGHOST, PGPORT, PGUSER for the callers.
+# pg_tide is preloaded, as docs/deployment.md advises (ALTER SYSTEM SET
+# tide.* then works in any session): install it before the first start.
 cluster_start() {
     local dir=$1 port=$2 crondb=$3
     mkdir -p "$dir"
@@ -49,7 +51,7 @@ cluster_start() {
 port = $port
 listen_addresses = ''
 unix_socket_directories = '$dir'
-shared_preload_libraries = 'pg_cron'
+shared_preload_libraries = 'pg_cron,pg_tide'
 cron.database_name = '$crondb'
 cron.use_background_workers = on
 max_worker_processes = 16

@@ -274,16 +274,7 @@ cmd_start() {
     choose_demo_dir
     stop_launchers
     stop_leftover_work
-    if is_running; then
-        say "PostgreSQL already running in $DEMO"
-    else
-        say "starting PostgreSQL in $DEMO on port $PORT"
-        cluster_start "$DEMO" "$PORT" "$DB"
-    fi
     export PGHOST=$DEMO PGPORT=$PORT PGUSER=postgres
-    if [ "$(psql -qAtX -d postgres -c "SELECT count(*) FROM pg_database WHERE datname = '$DB'")" = 0 ]; then
-        createdb "$DB" || die "createdb failed"
-    fi
     # the lock keeps concurrent builds of other checkouts on this machine
     # from installing between our install and our CREATE EXTENSION
     say "building and installing pg_tide, creating pg_cron and a fresh pg_tide in database $DB"
@@ -291,6 +282,18 @@ cmd_start() {
         flock -w 600 9 || die "waited 10 minutes for /tmp/pg_tide_install.lock (held by another build on this machine; do not run this script under flock yourself: it takes the lock)"
         build_and_install "$SRC"
         [ -x "$PG_BIN/tide-launcher" ] || die "tide-launcher was not installed into $PG_BIN"
+        # pg_tide is preloaded (shared_preload_libraries): a server that
+        # runs an older build restarts to load this one
+        if is_running; then
+            say "restarting PostgreSQL in $DEMO to load the new build"
+            cluster_restart "$DEMO"
+        else
+            say "starting PostgreSQL in $DEMO on port $PORT"
+            cluster_start "$DEMO" "$PORT" "$DB"
+        fi
+        if [ "$(psql -qAtX -d postgres -c "SELECT count(*) FROM pg_database WHERE datname = '$DB'")" = 0 ]; then
+            createdb "$DB" || die "createdb failed"
+        fi
         sql -c "CREATE EXTENSION IF NOT EXISTS pg_cron" >/dev/null || die "CREATE EXTENSION pg_cron failed"
         sql -c "SELECT tide.unschedule_cycles()" >/dev/null 2>&1
         sql -c "DROP EXTENSION IF EXISTS pg_tide CASCADE" >/dev/null 2>&1
@@ -302,15 +305,9 @@ cmd_start() {
     setup_cluster >/dev/null || die "could not register the demo cluster"
     say "starting one launcher per node"
     start_launchers
+    # cycles start at once (on pg_cron < 1.5 in a loop pg_tide starts until
+    # pg_cron's minute job takes over)
     say "scheduling a cycle every second with pg_cron (job $(sql -c "SELECT tide.schedule_cycles('1 second')"))"
-    if [ "$(sql -c "SELECT schedule FROM cron.job WHERE jobname = tide.cron_job_name()")" = '* * * * *' ]; then
-        # pg_cron < 1.5 starts its cycle loop when the next minute begins;
-        # run cycles until then from here (cycles never overlap)
-        local secs
-        secs=$(sql -c "SELECT 62 - floor(extract(second FROM clock_timestamp()))::int")
-        setsid psql -qAtX -h "$DEMO" -p "$PORT" -U postgres -d "$DB" \
-            -c "CALL tide.cycle_loop('1 second', '$secs seconds')" >/dev/null 2>&1 &
-    fi
     say "submitting a mixed workload"
     local ids
     ids=$(submit_workload 1) || die "could not submit the workload"

@@ -216,6 +216,15 @@ INSERT INTO decided VALUES
  ('tide._setting_interval(text,text)'     , 'public'                , 'EXECUTE'),
  ('tide._writer()'                       , 'public'                , 'EXECUTE'),
  ('tide._unschedule_cycles(boolean,boolean)', 'admin'                 , 'EXECUTE'),
+ -- the cycle loop (70_cron.sql): starting one and applying a reload are the
+ -- scheduler's; the others only compute or answer
+ ('tide._apply_reload()'                  , 'admin'                 , 'EXECUTE'),
+ ('tide._start_cycle_loop(interval,text)' , 'admin'                 , 'EXECUTE'),
+ ('tide._start_loop_now(text,text[],numeric,text)', 'admin'          , 'EXECUTE'),
+ ('tide._cycle_loop_command(interval,text)', 'public'               , 'EXECUTE'),
+ ('tide._cycle_loop_taken(text)'          , 'public'                , 'EXECUTE'),
+ ('tide._preloaded()'                     , 'public'                , 'EXECUTE'),
+ ('tide._preload_warning()'               , 'public'                , 'EXECUTE'),
  ('tide._schedule_restart_loop(text,text)', 'admin'                 , 'EXECUTE'),
  ('tide.cancel(bigint)'                   , 'admin submitter'       , 'EXECUTE'),
  ('tide.claim(text)'                      , 'admin launcher'        , 'EXECUTE'),
@@ -232,7 +241,6 @@ INSERT INTO decided VALUES
  ('tide._nodes_set_down()'                , '-'                     , ''),
  ('tide._job_time_limit(text,interval,interval,interval,boolean)', 'public', 'EXECUTE'),
  ('tide._jobs_limits_changed()'           , '-'                     , ''),
- ('tide._setting_interval(text,interval)' , 'public'                , 'EXECUTE'),
  ('tide._backoff_text(timestamp with time zone,integer)', 'public', 'EXECUTE'),
  ('tide.dry_run()'                        , 'admin'                 , 'EXECUTE'),
  ('tide.each(tide.resvec)'                , 'public'                , 'EXECUTE'),
