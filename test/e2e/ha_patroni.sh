@@ -17,7 +17,7 @@
 # and etcd and takes longer than the default run's budget.
 # TIDE_HA_LAUNCHER_OPTS: extra launcher options (default: the launcher's
 # own defaults, reconnection backoff included, as shipped).
-# TIDE_HA_STALL=SECS: stop the standby's walreceiver (SIGSTOP) that long
+# TIDE_HA_STALL=SECS: stop the leader's walsenders (SIGSTOP) that long
 # before each kill, a replication stall; TIDE_HA_ASYNC=1: asynchronous
 # replication (synchronous_mode: false), to measure what it loses
 # (docs/ha.md): its failures are the point, not a regression.
@@ -166,15 +166,18 @@ for k in $(seq "$FAILOVERS"); do
     pm=$(ha_postmaster_pid "$leader")
     kids=$(pgrep -P "$pm" | tr '\n' ' ')
     acks_before=$(grep -c '^ack' "$ACKS")
-    wr=""
     if [ "$STALL" != 0 ]; then
-        wr=$(ha_walreceiver_pid "$standby")
-        [ -n "$wr" ] && kill -STOP "$wr"
+        # the leader stops sending WAL (what it sent is in the standby's
+        # socket already); the walsenders die with the kill below
+        ws=$(ha_walsender_pids "$leader")
+        # shellcheck disable=SC2086
+        [ -n "$ws" ] && kill -STOP $ws
         sleep "$STALL"
     fi
     t_kill=$(now)
     kill -KILL "$pm"
-    [ -n "$wr" ] && kill -CONT "$wr"
+    # shellcheck disable=SC2086
+    [ "$STALL" != 0 ] && [ -n "$ws" ] && kill -KILL $ws
     # the moment the standby takes writes
     t_w=""
     while [ "$(secs "$(now)" "$t_kill" | cut -d. -f1)" -lt 60 ]; do
@@ -226,8 +229,8 @@ for k in $(seq "$FAILOVERS"); do
     # the old leader comes back as the synchronous standby (pg_rewind as needed)
     back=$(ha_wait_member $SYNC_EP 120)
     t_back=$(now)
-    rewind=$(grep -c 'running pg_rewind' "$HA_DIR/$leader/patroni.log")
-    is "$back" "$leader" "failover $k: $leader rejoins as the $SYNC_EP standby ($(secs "$t_back" "$t_kill") s after the kill; pg_rewind runs so far: $rewind)"
+    rewind=$(grep -c 'running pg_rewind' "$HA_DIR/$leader/patroni.log" | sed 's/^0$/no/; s/^[1-9][0-9]*$/yes/')
+    is "$back" "$leader" "failover $k: $leader rejoins as the $SYNC_EP standby ($(secs "$t_back" "$t_kill") s after the kill; pg_rewind so far: $rewind)"
     check_runs "failover $k"
     FIGURES+=("failover $k: writes after ${promote} s, first cycle after $([ -n "$first_cycle" ] && secs "$first_cycle" "$t_w") s, claims:$delays, rejoined after $(secs "$t_back" "$t_kill") s")
 done

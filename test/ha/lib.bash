@@ -178,9 +178,9 @@ ha_stop_all() {
     [ -n "$HA_ETCD_PID" ] && kill -TERM "$HA_ETCD_PID" 2>/dev/null && wait "$HA_ETCD_PID" 2>/dev/null
 }
 
-# The walreceiver of member M (the standby's WAL stream), or "".
-ha_walreceiver_pid() {
+# The walsenders of member M (what streams its WAL to the standby).
+ha_walsender_pids() {
     local pm
     pm=$(ha_postmaster_pid "$1")
-    [ -n "$pm" ] && pgrep -P "$pm" -f 'walreceiver' | head -1
+    [ -n "$pm" ] && pgrep -P "$pm" -f 'walsender' | tr '\n' ' '
 }
