@@ -7,12 +7,7 @@
 . "$(dirname "$0")/lib.bash"
 
 fresh_db
-python3 - "$TIDE_SRC/docs/analysts.md" "$WORK" <<'PY'
-import re, sys
-text = open(sys.argv[1]).read()
-for i, block in enumerate(re.findall(r"```sql\n(.*?)```", text, re.S)):
-    open("%s/block%02d.sql" % (sys.argv[2], i), "w").write(block)
-PY
+sql_blocks "$TIDE_SRC/docs/analysts.md" "$WORK"
 n=0
 for f in "$WORK"/block*.sql; do
     n=$((n + 1))

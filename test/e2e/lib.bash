@@ -242,6 +242,16 @@ cycle_until() {
     printf '%s' "$got"
 }
 
+# Write each ```sql block of markdown file FILE to DIR/blockNN.sql.
+sql_blocks() {
+    python3 - "$1" "$2" <<'PY'
+import re, sys
+text = open(sys.argv[1]).read()
+for i, block in enumerate(re.findall(r"```sql\n(.*?)```", text, re.S)):
+    open("%s/block%02d.sql" % (sys.argv[2], i), "w").write(block)
+PY
+}
+
 job_state() {
     q "SELECT state FROM tide.jobs WHERE id = $1"
 }

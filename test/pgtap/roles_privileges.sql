@@ -280,6 +280,7 @@ INSERT INTO decided VALUES
  ('tide.history_settings()'               , 'public'                , 'EXECUTE'),
  ('tide.maintain_history()'               , 'admin'                 , 'EXECUTE'),
  ('tide.metrics_prometheus()'             , 'admin reader'          , 'EXECUTE'),
+ ('tide.check_replication()'              , 'admin reader'          , 'EXECUTE'),
  ('tide.refresh_workload_shapes(integer)' , 'admin'                 , 'EXECUTE'),
  ('tide.node_accounting_raw(date,date)'   , 'admin reader'          , 'EXECUTE'),
  ('tide.node_channel(text)'               , 'public'                , 'EXECUTE'),

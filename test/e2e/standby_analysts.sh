@@ -1,0 +1,140 @@
+#!/usr/bin/env bash
+# Analysts on a hot standby (docs/ha.md): a primary of its own (initdb in
+# the test's directory, so the fixture's roles stay there) with the
+# scripted day of history of the analyst tests, a streaming standby made
+# with pg_basebackup, and on the standby, read-only, every analyst function
+# and view (docs/analysts.md, its SQL blocks included) answers without
+# error and as the primary does.
+. "$(dirname "$0")/lib.bash"
+. "$TIDE_SRC/tools/lib.sh"
+export PGUSER=postgres
+
+P_DIR=$WORK/primary
+S_DIR=$WORK/standby
+P_PORT=$((PGPORT + 101))
+S_PORT=$((PGPORT + 102))
+mkdir -p "$P_DIR" "$S_DIR"
+chown postgres: "$P_DIR" "$S_DIR"
+chmod 700 "$P_DIR" "$S_DIR"
+
+pg_as() { runuser -u postgres -- "$@" 3>&- 4>&- 5>&- 6>&- 7>&- 8>&- 9>&-; }
+at_exit "pg_as $PG_BIN/pg_ctl -D $S_DIR/data -m immediate -w stop"
+at_exit "pg_as $PG_BIN/pg_ctl -D $P_DIR/data -m immediate -w stop"
+
+# ---- the primary: a cluster of its own, no pg_cron (analysts need none) ----
+pg_as "$PG_BIN/initdb" -D "$P_DIR/data" -U postgres -A trust --no-sync -E UTF8 --locale=C.UTF-8 \
+    >"$WORK/initdb.log" 2>&1 || { cat "$WORK/initdb.log"; echo "Bail out! initdb failed"; exit 1; }
+cat >>"$P_DIR/data/postgresql.conf" <<CONF
+listen_addresses = ''
+fsync = off
+full_page_writes = off
+wal_level = replica
+max_wal_senders = 4
+hot_standby = on
+CONF
+pg_as "$PG_BIN/pg_ctl" -D "$P_DIR/data" -l "$P_DIR/server.log" -o "-p $P_PORT -k $P_DIR" -w -t 60 start >/dev/null \
+    || { tail -20 "$P_DIR/server.log"; echo "Bail out! primary did not start"; exit 1; }
+
+DB=tide_analysts
+qp() { psql -qAtX -v ON_ERROR_STOP=1 -h "$P_DIR" -p "$P_PORT" -d "$DB" -c "$1"; }
+qs() { psql -qAtX -v ON_ERROR_STOP=1 -h "$S_DIR" -p "$S_PORT" -d "$DB" -c "$1"; }
+createdb -h "$P_DIR" -p "$P_PORT" "$DB" || { echo "Bail out! createdb failed"; exit 1; }
+qp "CREATE EXTENSION pg_tide" >/dev/null || { echo "Bail out! CREATE EXTENSION failed"; exit 1; }
+{
+    echo "BEGIN;"
+    echo "\\ir $TIDE_SRC/test/pgtap/_fixture.psql"
+    echo "\\ir $TIDE_SRC/test/pgtap/_analysts_history.psql"
+    echo "COMMIT;"
+    echo "SELECT tide.maintain_history() IS NOT NULL;"
+} >"$WORK/history.sql"
+err=$(psql -qAtX -v ON_ERROR_STOP=1 -h "$P_DIR" -p "$P_PORT" -d "$DB" -f "$WORK/history.sql" 2>&1 >/dev/null)
+is "$err" "" "the primary holds the analysts' day of history"
+P1=$(qp "SELECT id FROM tide.jobs WHERE name = 'p1'")
+
+# ---- the standby: pg_basebackup, streaming, read-only ----
+pg_as "$PG_BIN/pg_basebackup" -h "$P_DIR" -p "$P_PORT" -U postgres -D "$S_DIR/data" -R -X stream -c fast \
+    >"$WORK/basebackup.log" 2>&1 || { cat "$WORK/basebackup.log"; echo "Bail out! pg_basebackup failed"; exit 1; }
+pg_as "$PG_BIN/pg_ctl" -D "$S_DIR/data" -l "$S_DIR/server.log" -o "-p $S_PORT -k $S_DIR" -w -t 60 start >/dev/null \
+    || { tail -20 "$S_DIR/server.log"; echo "Bail out! standby did not start"; exit 1; }
+is "$(qs "SELECT pg_is_in_recovery()")" t "the standby is in recovery"
+# a change after the backup reaches it by streaming
+qp "INSERT INTO tide.queues (name) VALUES ('after_backup')" >/dev/null
+lsn=$(qp "SELECT pg_current_wal_lsn()")
+got=""
+for _ in $(seq 100); do
+    got=$(qs "SELECT pg_last_wal_replay_lsn() >= '$lsn'" 2>/dev/null)
+    [ "$got" = t ] && break
+    sleep 0.1
+done
+is "$got" t "the standby streams from the primary"
+err=$(qs "SELECT tide.submit('q1', 'gpu=1')" 2>&1)
+like "$err" "read-only transaction" "a submit on the standby is refused (read-only)"
+
+# ---- every analyst function and view, on both; equal where time does not enter ----
+# label|SQL (one value: its rows aggregated to text)
+checks=(
+    "explain|SELECT tide.explain($P1) - 'computed_at' - 'estimate_start'"
+    "estimate_start|SELECT coalesce(to_char(tide.estimate_start($P1), 'YYYY-MM-DD HH24'), 'null')"
+    "pending|SELECT string_agg(p::text, ';' ORDER BY p.job_id) FROM tide.pending p"
+    "metrics|SELECT count(*) FROM tide.metrics"
+    "metrics names|SELECT string_agg(DISTINCT name, ',') FROM tide.metrics"
+    "metrics_prometheus|SELECT length(tide.metrics_prometheus()) > 0"
+    "queue_accounting|SELECT string_agg(x::text, ';' ORDER BY x::text) FROM tide.queue_accounting x"
+    "node_accounting|SELECT string_agg(x::text, ';' ORDER BY x::text) FROM tide.node_accounting x"
+    "queue_accounting_raw|SELECT string_agg(x::text, ';' ORDER BY x::text) FROM tide.queue_accounting_raw(current_date - 3, current_date - 1) x"
+    "node_accounting_raw|SELECT string_agg(x::text, ';' ORDER BY x::text) FROM tide.node_accounting_raw(current_date - 3, current_date - 1) x"
+    "gpu_usage|SELECT string_agg(x::text, ';' ORDER BY x::text) FROM tide.gpu_usage(current_date - 3, current_date - 1, '1 hour') x"
+    "gpu_usage (rollup)|SELECT count(*) FROM tide.gpu_usage(current_date - 3, current_date - 1)"
+    "eviction_log|SELECT string_agg(x::text, ';' ORDER BY x::text) FROM tide.eviction_log x"
+    "node_fragmentation|SELECT count(*) FROM tide.node_fragmentation()"
+    "job_waits|SELECT string_agg(x.job_id || ' ' || x.state || ' ' || coalesce(x.placed_at::text, '-'), ';' ORDER BY x.job_id) FROM tide.job_waits x"
+    "wait_stats|SELECT string_agg((x.queue, x.jobs_placed, x.mean_wait, x.p99_wait, x.pending_now)::text, ';' ORDER BY x.queue) FROM tide.wait_stats(current_date - 3, current_date - 1) x"
+    "jobs_all|SELECT count(*) FROM tide.jobs_all"
+    "dry_run|SELECT count(*) FROM tide.dry_run()"
+)
+for c in "${checks[@]}"; do
+    label=${c%%|*}
+    sql=${c#*|}
+    want=$(qp "$sql" 2>&1)
+    got=$(qs "$sql" 2>&1)
+    if printf '%s' "$got" | grep -q 'ERROR'; then
+        ok 1 "$label answers on the standby"
+        echo "#   $got"
+    else
+        ok 0 "$label answers on the standby"
+    fi
+    is "$got" "$want" "$label: the standby's answer equals the primary's"
+done
+# what exists only in some versions: answered on the standby when present
+for f in "tide.forecast()" "tide.demand"; do
+    case $f in
+    *\(\)) exists=$(qs "SELECT to_regprocedure('$f') IS NOT NULL"); sql="SELECT count(*) FROM $f" ;;
+    *) exists=$(qs "SELECT to_regclass('$f') IS NOT NULL"); sql="SELECT count(*) FROM $f" ;;
+    esac
+    if [ "$exists" = t ]; then
+        is "$(qs "$sql" 2>&1)" "$(qp "$sql" 2>&1)" "$f answers on the standby as on the primary"
+    else
+        skip "$f does not exist here"
+    fi
+done
+
+# ---- the SQL blocks of docs/analysts.md, as they stand, on the standby ----
+sql_blocks "$TIDE_SRC/docs/analysts.md" "$WORK"
+n=0
+for f in "$WORK"/block*.sql; do
+    n=$((n + 1))
+    need=$(sed -n 's/^-- skip-if-missing: *\(.*\)$/\1/p' "$f")
+    if [ -n "$need" ] && [ "$(qs "SELECT to_regprocedure('$need') IS NULL")" = t ]; then
+        skip "block $n of docs/analysts.md needs $need"
+        continue
+    fi
+    # a block that maintains the history writes: the primary's work, refused here
+    if grep -Eq 'maintain_history|schedule_maintenance|frag_shapes_refresh' "$f"; then
+        err=$(psql -qAtX -v ON_ERROR_STOP=1 -h "$S_DIR" -p "$S_PORT" -d "$DB" -f "$f" 2>&1 >/dev/null)
+        like "$err" "read-only|recovery" "block $n (maintenance) is refused on the standby with a clear error"
+        continue
+    fi
+    err=$(psql -qAtX -v ON_ERROR_STOP=1 -h "$S_DIR" -p "$S_PORT" -d "$DB" -f "$f" 2>&1 >/dev/null)
+    is "$err" "" "block $n of docs/analysts.md runs on the standby: $(head -c 60 "$f" | tr '\n' ' ')"
+done
+finish
