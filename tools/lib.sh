@@ -2,7 +2,11 @@
 # Source it; it defines functions and sets nothing else.
 
 PG_MAJOR=${PG_MAJOR:-15}
-PG_BIN=/usr/lib/postgresql/$PG_MAJOR/bin
+# TIDE_PG_BIN: the bin directory of another copy of the server (a copy of
+# /usr/lib/postgresql/15 and /usr/share/postgresql/15 elsewhere finds its
+# share directory relative to itself): `make install` then writes there, so
+# work in several checkouts can run its tests at once.
+PG_BIN=${TIDE_PG_BIN:-/usr/lib/postgresql/$PG_MAJOR/bin}
 TIDE_PACKAGES="postgresql-$PG_MAJOR postgresql-server-dev-$PG_MAJOR postgresql-$PG_MAJOR-cron postgresql-$PG_MAJOR-pgtap pgtap libpq-dev make gcc libc6-dev"
 
 say() { printf '[pg_tide] %s\n' "$*" >&2; }
