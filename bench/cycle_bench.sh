@@ -3,18 +3,30 @@
 # PostgreSQL, and runs bench/cycle_bench.sql at 10k pending x 1k nodes, and
 # with --big also at 100k pending x 10k nodes.  Prints load, decide and write
 # times, the SQL floor, a steady-state cycle and the backend's peak memory.
-# Run as root on Debian 12 (like test/run.sh):  bash bench/cycle_bench.sh [--big]
+# With --limits, two running jobs with time limits per node (20k at 10k
+# nodes) before the first cycle, and what the cycle's time-limit and
+# start-timeout steps (R-T1, R-T4) cost with them.
+# Run as root on Debian 12 (like test/run.sh):  bash bench/cycle_bench.sh [--big] [--limits]
 set -euo pipefail
 SRC=$(cd "$(dirname "$0")/.." && pwd)
 . "$SRC/tools/lib.sh"
-BIG=${1:-}
+BIG=""
+LIMITS=""
+for a in "$@"; do
+    case $a in
+    --big) BIG=--big ;;
+    --limits) LIMITS=1 ;;
+    *) echo "usage: $0 [--big] [--limits]" >&2; exit 2 ;;
+    esac
+done
 PORT=${TIDE_BENCH_PORT:-$((56000 + RANDOM % 1000))}
 TMP=$(mktemp -d /tmp/pg_tide_bench.XXXXXX)
 trap 'cluster_stop "$TMP"; rm -rf "$TMP"' EXIT
 
 run() {
     echo "== $1 pending x $2 nodes"
-    psql -X -q -v jobs="$1" -v nodes="$2" -f "$SRC/bench/cycle_bench.sql" postgres | grep -v '^$'
+    psql -X -q -v jobs="$1" -v nodes="$2" -v running=$([ -n "$LIMITS" ] && echo $((2 * $2)) || echo 0) \
+        -f "$SRC/bench/cycle_bench.sql" postgres | grep -v '^$'
 }
 
 # Hold the install lock for the whole run: the library must stay ours.
