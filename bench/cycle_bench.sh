@@ -5,17 +5,21 @@
 # times, the SQL floor, a steady-state cycle and the backend's peak memory.
 # With --pipelines each size runs twice more: a fifth of the backlog waiting
 # on dependencies, and ten arrays of 1,000 members (cycle_bench.sql).
+# With --limits, two running jobs with time limits per node (20k at 10k
+# nodes) before the first cycle, and what the cycle's time-limit and
+# start-timeout steps (R-T1, R-T4) cost with them.
 # Run as root on Debian 12 (like test/run.sh):
-#   bash bench/cycle_bench.sh [--big] [--pipelines]
+#   bash bench/cycle_bench.sh [--big] [--pipelines] [--limits]
 set -euo pipefail
 SRC=$(cd "$(dirname "$0")/.." && pwd)
 . "$SRC/tools/lib.sh"
-BIG= PIPELINES=
+BIG= PIPELINES= LIMITS=
 for arg in "$@"; do
     case $arg in
         --big) BIG=--big ;;
         --pipelines) PIPELINES=1 ;;
-        *) echo "usage: $0 [--big] [--pipelines]" >&2; exit 2 ;;
+        --limits) LIMITS=1 ;;
+        *) echo "usage: $0 [--big] [--pipelines] [--limits]" >&2; exit 2 ;;
     esac
 done
 PORT=${TIDE_BENCH_PORT:-$((56000 + RANDOM % 1000))}
@@ -24,10 +28,14 @@ trap 'cluster_stop "$TMP"; rm -rf "$TMP"' EXIT
 
 run() {
     echo "== $1 pending x $2 nodes"
-    psql -X -q -v jobs="$1" -v nodes="$2" -v pipelines=0 -f "$SRC/bench/cycle_bench.sql" postgres | grep -v '^$'
+    local running=0
+    [ -n "$LIMITS" ] && running=$((2 * $2))
+    psql -X -q -v jobs="$1" -v nodes="$2" -v pipelines=0 -v running=$running \
+        -f "$SRC/bench/cycle_bench.sql" postgres | grep -v '^$'
     if [ -n "$PIPELINES" ]; then
         echo "== $1 pending x $2 nodes, with dependencies and arrays"
-        psql -X -q -v jobs="$1" -v nodes="$2" -v pipelines=1 -f "$SRC/bench/cycle_bench.sql" postgres | grep -v '^$'
+        psql -X -q -v jobs="$1" -v nodes="$2" -v pipelines=1 -v running=$running \
+            -f "$SRC/bench/cycle_bench.sql" postgres | grep -v '^$'
     fi
 }
 

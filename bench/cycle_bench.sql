@@ -58,6 +58,34 @@ SELECT format('pipelines: %s pending jobs, %s of them waiting (%s on a dependenc
               count(*) FILTER (WHERE array_throttled))
   FROM tide.jobs WHERE state = 'pending';
 \endif
+-- With -v running=N (cycle_bench.sh --limits): N running one-GPU jobs with
+-- time limits of 1 to 24 hours (none due), on GPUs 6 and 7 of the nodes,
+-- placed and started as launchers would have.
+\if :{?running}
+\else
+\set running 0
+\endif
+SELECT :running > 0 AS with_running \gset
+\if :with_running
+BEGIN;
+CREATE TEMP TABLE running_jobs AS
+WITH j AS (
+    INSERT INTO tide.jobs (queue, time_limit, created_at)
+    SELECT format('queue-%s', i % 10), make_interval(hours => 1 + i % 24), now() - interval '2 days'
+      FROM generate_series(0, :running - 1) i
+    RETURNING id)
+SELECT id, row_number() OVER (ORDER BY id) - 1 AS i FROM j;
+INSERT INTO tide.job_tasks (job_id, role, replicas, request)
+SELECT id, 'main', 1, 'cpu=4, memory=32Gi, gpu=1' FROM running_jobs;
+UPDATE tide.jobs SET state = 'allocated', state_reason = 'placed by the bench' WHERE id IN (SELECT id FROM running_jobs);
+INSERT INTO tide.allocations (job_id, role, replica, node, resources, gpus)
+SELECT id, 'main', 0, format('node-%s', lpad((1 + i % :nodes)::text, 6, '0')), 'cpu=4, memory=32Gi, gpu=1',
+       (6 + (i / :nodes) % 2)::text::tide.gpumask
+  FROM running_jobs;
+UPDATE tide.allocations SET state = 'running', started_at = now() WHERE job_id IN (SELECT id FROM running_jobs);
+COMMIT;
+SELECT format('running jobs with time limits: %s', count(*)) FROM tide.jobs WHERE state = 'running' AND time_limit IS NOT NULL;
+\endif
 ANALYZE tide.jobs, tide.job_tasks, tide.nodes, tide.queues, tide.allocations;
 
 -- The SQL floor: the cycle's five input queries, and a bulk insert of as
@@ -153,6 +181,28 @@ END $$;
 SELECT count(*) FROM tide.jobs \g /dev/null
 SELECT count(*) FROM tide.job_tasks \g /dev/null
 
+-- The cycle's limit steps (R-T1, R-T4) alone, in the state the first
+-- cycle meets (cycle_bench_limits.psql says how they are measured).
+\if :with_running
+-- (what the cycle runs: the check, then the steps it says are due)
+CREATE FUNCTION pg_temp.limit_steps_ms() RETURNS float8 LANGUAGE plpgsql AS $$
+DECLARE
+    t0 timestamptz := clock_timestamp();
+    d record;
+BEGIN
+    SELECT * INTO d FROM tide._limits_due(clock_timestamp(), interval '10 minutes');
+    IF d.limits THEN
+        PERFORM tide._stop_at_limits();
+    END IF;
+    IF d.starts THEN
+        PERFORM tide._stop_unstarted(interval '10 minutes', 3);
+    END IF;
+    RETURN 1000 * extract(epoch FROM clock_timestamp() - t0);
+END $$;
+SELECT 'first cycle' AS limit_state \gset
+\ir cycle_bench_limits.psql
+\endif
+
 -- Backend CPU time too (/proc/PID/schedstat, ns): on a shared machine the
 -- wall times stretch with the load, CPU times much less.
 \! awk '{print $1}' /proc/$BPID/schedstat > /tmp/tide_bench_cpu.$BPID
@@ -227,6 +277,18 @@ SELECT format('%s steady jobs=%s cycles=%s min_ms=%s median_ms=%s max_ms=%s', ki
               round(min(ms)::numeric, 1), round((percentile_cont(0.5) WITHIN GROUP (ORDER BY ms))::numeric, 1),
               round(max(ms)::numeric, 1))
   FROM cycle_times GROUP BY kind ORDER BY kind DESC;
+
+-- The limit steps again, in the busy state (the first cycle's placements
+-- are assigned allocations now), then with 100 jobs due.
+\if :with_running
+SELECT 'busy' AS limit_state \gset
+\ir cycle_bench_limits.psql
+BEGIN;
+UPDATE tide.jobs SET started_at = now() - interval '2 days'
+ WHERE id IN (SELECT id FROM tide.jobs WHERE state = 'running' AND time_limit IS NOT NULL ORDER BY id LIMIT 100);
+SELECT format('limit steps with 100 jobs due (stopped): %s ms', round(pg_temp.limit_steps_ms()::numeric, 2));
+ROLLBACK;
+\endif
 
 -- Steady state: 1k pending jobs, nothing fits (the cluster is full now),
 -- after autovacuum would have cleaned up the first cycle's updates.

@@ -26,6 +26,23 @@ CREATE INDEX jobs_limit_idx ON tide.jobs (tide._limit_at(started_at, time_limit)
 -- Placed replicas not started yet, by placement time (R-T4).
 CREATE INDEX allocations_assigned_idx ON tide.allocations (created_at) WHERE state = 'assigned';
 
+-- Is anything due at now_: a running job's limit (limits), a placement
+-- older than start_timeout not started (starts; NULL start_timeout: off)?
+-- Each asks its index for its earliest entry: one descent, whatever the
+-- planner estimates (an EXISTS of the due rows was planned as a scan of
+-- every job when the statistics expected many).  The cycle runs a step
+-- only when this says it is due (src/cycle_limits.c).
+CREATE FUNCTION tide._limits_due(now_ timestamptz, start_timeout interval, OUT limits boolean, OUT starts boolean)
+    LANGUAGE sql STABLE
+    SET search_path = pg_catalog, pg_temp
+    AS $$
+SELECT coalesce((SELECT min(tide._limit_at(j.started_at, j.time_limit)) FROM tide.jobs j
+                  WHERE j.state = 'running' AND j.time_limit IS NOT NULL) <= now_, false),
+       coalesce((SELECT min(a.created_at) FROM tide.allocations a WHERE a.state = 'assigned') <= now_ - start_timeout, false)
+$$;
+COMMENT ON FUNCTION tide._limits_due(timestamptz, interval) IS
+    'whether a running job''s time limit has passed (R-T1) and whether a placement older than start_timeout is not started (R-T4; NULL: off), each from its index''s earliest entry: the cycle''s cheap check before its limit steps';
+
 -- An interval as a person reads a time limit: HH:MM:SS, days before it
 -- when it has any ('2 days 03:00:00'), fractions of a second only if any.
 CREATE FUNCTION tide._hms(d interval) RETURNS text
@@ -93,25 +110,28 @@ DECLARE
     goals text[];
     now_ timestamptz := pg_catalog.clock_timestamp();
 BEGIN
-    WITH due AS (
-        SELECT j.id, j.start_timeouts + 1 AS n
-          FROM tide.jobs j
-         WHERE j.id IN (SELECT a.job_id FROM tide.allocations a
-                         WHERE a.state = 'assigned' AND a.created_at <= now_ - timeout)
-           AND j.state = 'allocated'
-         ORDER BY j.id
-           FOR NO KEY UPDATE OF j SKIP LOCKED
-    ), u AS (
+    -- the due jobs, locked (jobs before allocations, in id order); when
+    -- there are none, nothing is written (no statement, no trigger)
+    SELECT pg_catalog.array_agg(d.id ORDER BY d.id) INTO ids
+      FROM (SELECT j.id FROM tide.jobs j
+             WHERE j.id IN (SELECT a.job_id FROM tide.allocations a
+                             WHERE a.state = 'assigned' AND a.created_at <= now_ - timeout)
+               AND j.state = 'allocated'
+             ORDER BY j.id
+               FOR NO KEY UPDATE SKIP LOCKED) d;
+    IF ids IS NULL THEN
+        RETURN 0;
+    END IF;
+    WITH u AS (
         UPDATE tide.jobs j
-           SET start_timeouts = due.n,
-               no_retry = due.n >= attempts,
+           SET start_timeouts = j.start_timeouts + 1,
+               no_retry = j.start_timeouts + 1 >= attempts,
                avoid_nodes = j.avoid_nodes || ARRAY(
                    SELECT DISTINCT a.node FROM tide.allocations a
                     WHERE a.job_id = j.id AND a.state = 'assigned' AND NOT a.node = ANY (j.avoid_nodes)
                     ORDER BY a.node)
-          FROM due
-         WHERE j.id = due.id
-        RETURNING j.id, due.n
+         WHERE j.id = ANY (ids)
+        RETURNING j.id, j.start_timeouts AS n
     )
     SELECT pg_catalog.array_agg(u.id ORDER BY u.id),
            pg_catalog.array_agg(CASE WHEN u.n >= attempts
@@ -123,14 +143,13 @@ BEGIN
            pg_catalog.array_agg(CASE WHEN u.n >= attempts THEN 'fail' ELSE 'requeue' END ORDER BY u.id)
       INTO ids, reasons, goals
       FROM u;
-    IF ids IS NULL THEN
-        RETURN 0;
-    END IF;
     RETURN pg_catalog.cardinality(tide._evict(ids, reasons, goals));
 END
 $$;
 COMMENT ON FUNCTION tide._stop_unstarted(interval, integer) IS
     'the cycle''s start-timeout step (R-T4): allocated jobs with a replica assigned longer than timeout ago are evicted whole, back to pending (their nodes avoided), or failed and not retried at the attempts-th time; returns how many';
 
-REVOKE ALL ON FUNCTION tide._stop_at_limits(), tide._stop_unstarted(interval, integer) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION tide._stop_at_limits(), tide._stop_unstarted(interval, integer) TO tide_admin;
+REVOKE ALL ON FUNCTION tide._limits_due(timestamptz, interval), tide._stop_at_limits(),
+    tide._stop_unstarted(interval, integer) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION tide._limits_due(timestamptz, interval), tide._stop_at_limits(),
+    tide._stop_unstarted(interval, integer) TO tide_admin;

@@ -334,6 +334,7 @@ INSERT INTO decided VALUES
  ('tide._set_queue_hold(text,boolean)'    , 'admin'                 , 'EXECUTE'),
  ('tide._wake_due()'                      , 'admin'                 , 'EXECUTE'),
  ('tide._stop_at_limits()'                , 'admin'                 , 'EXECUTE'),
+ ('tide._limits_due(timestamp with time zone,interval)', 'admin'   , 'EXECUTE'),
  ('tide._stop_unstarted(interval,integer)', 'admin'                 , 'EXECUTE'),
  ('tide._condition_verb(text)'            , 'public'                , 'EXECUTE'),
  ('tide._wait_text(boolean,boolean,text,text,boolean,timestamp with time zone,boolean,bigint,integer)', 'public', 'EXECUTE'),

@@ -7,7 +7,7 @@
 BEGIN;
 CREATE EXTENSION pg_tide;
 \ir _fixture.psql
-SELECT plan(43);
+SELECT plan(46);
 SET LOCAL tide.start_timeout = 0;
 
 -- the limit as reasons write it
@@ -24,6 +24,10 @@ SET LOCAL enable_seqscan = off;
 SELECT matches(pg_temp.plan_of($$SELECT j.id FROM tide.jobs j WHERE j.state = 'running' AND j.time_limit IS NOT NULL
                                  AND tide._limit_at(j.started_at, j.time_limit) <= clock_timestamp()$$),
                'jobs_limit_idx', 'the limit step''s condition is an index range of jobs_limit_idx');
+SELECT matches(pg_temp.plan_of($$SELECT * FROM tide._limits_due(now(), '10 minutes')$$) || pg_temp.plan_of(
+                   $$SELECT min(tide._limit_at(j.started_at, j.time_limit)) FROM tide.jobs j
+                      WHERE j.state = 'running' AND j.time_limit IS NOT NULL$$),
+               'Index Scan using jobs_limit_idx', 'the cycle''s check reads the earliest end from the index');
 RESET enable_seqscan;
 
 -- a running job within its limit is left alone
@@ -34,6 +38,10 @@ SELECT count(tide.started(a.id)) FROM tide.allocations a WHERE a.job_id IN (:j1,
 SELECT is(pg_temp.jstate(:j1), 'running', 'the job runs');
 SELECT tide.run_cycle();
 SELECT is(pg_temp.jstate(:j1), 'running', 'within its limit it keeps running');
+
+SELECT is((SELECT limits FROM tide._limits_due(clock_timestamp(), NULL)), false, 'nothing is due: the cycle runs no step');
+SELECT is((SELECT limits FROM tide._limits_due(clock_timestamp() + interval '2 hours', NULL)), true,
+          'the check sees a limit passed');
 
 -- past its limit: evicted with goal fail, its allocations releasing, an eviction row
 UPDATE tide.jobs SET started_at = now() - interval '61 minutes' WHERE id IN (:j1, :nolimit);

@@ -8,7 +8,7 @@
 BEGIN;
 CREATE EXTENSION pg_tide;
 \ir _fixture.psql
-SELECT plan(32);
+SELECT plan(36);
 
 SELECT is(current_setting('tide.start_timeout'), '10min', 'tide.start_timeout: 10 minutes by default');
 SELECT is(current_setting('tide.start_attempts'), '3', 'tide.start_attempts: 3 by default');
@@ -22,6 +22,8 @@ SET LOCAL enable_seqscan = off;
 SELECT matches(pg_temp.plan_of($$SELECT a.job_id FROM tide.allocations a
                                  WHERE a.state = 'assigned' AND a.created_at <= clock_timestamp() - interval '10 minutes'$$),
                'allocations_assigned_idx', 'the start-timeout step''s condition is an index range of allocations_assigned_idx');
+SELECT matches(pg_temp.plan_of($$SELECT min(a.created_at) FROM tide.allocations a WHERE a.state = 'assigned'$$),
+               'allocations_assigned_idx', 'the cycle''s check reads the earliest placement from the index');
 RESET enable_seqscan;
 
 -- a gang placed on n1 with one replica started, one stuck
@@ -30,6 +32,9 @@ SELECT tide.run_cycle();
 SELECT is((SELECT string_agg(DISTINCT node, ',') FROM tide.allocations WHERE job_id = :g), 'n1', 'the gang is placed on n1');
 SELECT tide.started(min(a.id)) FROM tide.allocations a WHERE a.job_id = :g;
 UPDATE tide.allocations SET created_at = now() - interval '9 minutes' WHERE job_id = :g;
+SELECT is((SELECT starts FROM tide._limits_due(clock_timestamp(), '10 minutes')), false, 'not due yet: the check says so');
+SELECT is((SELECT starts FROM tide._limits_due(clock_timestamp(), NULL)), false, 'a NULL timeout: never due');
+SELECT is((SELECT starts FROM tide._limits_due(clock_timestamp(), '5 minutes')), true, 'due with a shorter timeout');
 SELECT tide.run_cycle();
 SELECT is(pg_temp.jstate(:g), 'allocated', 'within tide.start_timeout it keeps waiting for its replicas');
 
