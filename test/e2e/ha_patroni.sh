@@ -3,6 +3,7 @@
 # etcd and Patroni on loopback, two PostgreSQL 15 members in synchronous
 # mode, pg_tide installed by the project's own steps, cycles scheduled with
 # tide.schedule_cycles (pg_cron), four reference launchers with fake GPUs
+# (4 each; 8 in the long form)
 # and a submitter on a multi-host DSN with target_session_attrs=read-write.
 # Under load, kill -9 of the leader's postmaster; then, each its own TAP
 # line: every acknowledged job exists on the new leader as submitted, no
@@ -32,10 +33,11 @@ PG_BIN=$keep_bin
 . "$TIDE_SRC/test/ha/lib.bash"
 install_packages patroni etcd-server etcd-client curl python3-psycopg2
 
+# load: about 80 % of the GPUs (commands of 1 to 3 s, a quarter on two GPUs)
 if [ -n "${TIDE_HA_LONG:-}" ]; then
-    FAILOVERS=${TIDE_HA_FAILOVERS:-6} RATE=10 LOAD=20
+    FAILOVERS=${TIDE_HA_FAILOVERS:-6} RATE=10 LOAD=20 GPUS=8
 else
-    FAILOVERS=2 RATE=5 LOAD=6
+    FAILOVERS=2 RATE=5 LOAD=6 GPUS=4
 fi
 bail() { echo "Bail out! $*"; exit 1; }
 now() { date +%s.%N; }
@@ -73,7 +75,7 @@ ha_q "$leader" "CREATE EXTENSION pg_tide" >/dev/null || bail "CREATE EXTENSION p
 NODES=(h1 h2 h3 h4)
 {
     echo "INSERT INTO tide.queues (name) VALUES ('ha');"
-    for n in "${NODES[@]}"; do echo "SELECT tide.register_node('$n', 'cpu=64, memory=256Gi, gpu=4');"; done
+    for n in "${NODES[@]}"; do echo "SELECT tide.register_node('$n', 'cpu=64, memory=256Gi, gpu=$GPUS');"; done
     echo "SELECT tide.schedule_cycles('1 second');"
 } >"$WORK/setup.sql"
 psql -qAtX -v ON_ERROR_STOP=1 -d "$HA_DSN" -f "$WORK/setup.sql" >/dev/null || bail "setup failed"
@@ -240,7 +242,7 @@ touch "$WORK/stop"
 wait "$sub"
 n_acks=$(grep -c '^ack' "$ACKS")
 ids=$(awk '$1 == "ack" { print $2 }' "$ACKS" | paste -sd,)
-left=$(for _ in $(seq 150); do
+left=$(for _ in $(seq 300); do
     l=$(hq "SELECT count(*) FROM tide.jobs WHERE id IN ($ids) AND state NOT IN ('succeeded', 'failed', 'cancelled')" 2>/dev/null)
     [ "$l" = 0 ] && break
     sleep 0.2
