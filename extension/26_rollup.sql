@@ -79,12 +79,6 @@ BEGIN
       FROM tide.jobs n JOIN tide.job_tasks t ON t.job_id = n.retry_of
      WHERE n.id = ANY (made)
      ORDER BY n.id, t.role;
-    -- a retry backing off says so, rather than "deferred until" (R-T5); the
-    -- insert trigger of 32_pipelines.sql made it deferred
-    UPDATE tide.jobs n
-       SET pending_reason = tide._backoff_text(n.begin_at, n.attempt)
-     WHERE n.id = ANY (made) AND n.deferred AND n.begin_at IS NOT NULL
-       AND n.pending_reason LIKE 'deferred until %';
     RETURN made;
 END
 $$;

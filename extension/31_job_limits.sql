@@ -87,15 +87,3 @@ CREATE TRIGGER jobs_limits_changed BEFORE UPDATE OF time_limit, warn_before, gra
     WHEN (OLD.time_limit IS DISTINCT FROM NEW.time_limit OR OLD.warn_before IS DISTINCT FROM NEW.warn_before
           OR OLD.grace_period IS DISTINCT FROM NEW.grace_period)
     EXECUTE FUNCTION tide._jobs_limits_changed();
-
--- ---------------------------------------------------------------- retry backoff (R-T5)
--- The pending_reason of a retry that backs off.
-CREATE FUNCTION tide._backoff_text(begin_at timestamptz, attempt integer) RETURNS text
-    LANGUAGE sql IMMUTABLE PARALLEL SAFE
-    SET search_path = pg_catalog, pg_temp
-    AS $$
-SELECT pg_catalog.format('retry backs off until %s+00 (attempt %s)',
-                         pg_catalog.to_char(begin_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS'), attempt)
-$$;
-COMMENT ON FUNCTION tide._backoff_text(timestamptz, integer) IS
-    'the pending_reason of a retry that waits out its backoff (R-T5): "retry backs off until 2026-11-27 08:00:10+00 (attempt 3)"';

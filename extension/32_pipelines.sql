@@ -62,9 +62,11 @@ CREATE FUNCTION tide._condition_verb(condition text) RETURNS text
 COMMENT ON FUNCTION tide._condition_verb(text) IS 'succeed, fail or finish: a dependency condition as a verb, for reasons (R-P1)';
 
 -- The reason a waiting job gives, the first that applies; NULL when it
--- does not wait.  deps: the dependency part, when dependencies are unmet.
+-- does not wait.  deps: the dependency part, when dependencies are unmet;
+-- retry_attempt: the attempt of a retry, whose deferral is its backoff (R-T5).
 CREATE FUNCTION tide._wait_text(held boolean, queue_held boolean, queue text, deps text, deferred boolean,
-                                begin_at timestamptz, throttled boolean, array_id bigint, max_running integer)
+                                begin_at timestamptz, throttled boolean, array_id bigint, max_running integer,
+                                retry_attempt integer DEFAULT NULL)
     RETURNS text
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
     SET search_path = pg_catalog, pg_temp
@@ -72,13 +74,16 @@ CREATE FUNCTION tide._wait_text(held boolean, queue_held boolean, queue text, de
 SELECT CASE WHEN held THEN 'held'
             WHEN queue_held THEN pg_catalog.format('queue %s is held', queue)
             WHEN deps IS NOT NULL THEN deps
+            WHEN deferred AND retry_attempt IS NOT NULL
+                 THEN pg_catalog.format('retry backs off until %s+00 (attempt %s)',
+                                        pg_catalog.to_char(begin_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS'), retry_attempt)
             WHEN deferred THEN pg_catalog.format('deferred until %s+00',
                                                  pg_catalog.to_char(begin_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS'))
             WHEN throttled THEN pg_catalog.format('array %s runs at most %s at a time', array_id, max_running)
        END
 $$;
-COMMENT ON FUNCTION tide._wait_text(boolean, boolean, text, text, boolean, timestamptz, boolean, bigint, integer) IS
-    'the pending_reason of a waiting job, the first that applies: held, queue held, dependencies, deferred, array throttled (R-P1..R-P5); NULL when none does';
+COMMENT ON FUNCTION tide._wait_text(boolean, boolean, text, text, boolean, timestamptz, boolean, bigint, integer, integer) IS
+    'the pending_reason of a waiting job, the first that applies: held, queue held, dependencies, deferred (a retry: backing off, R-T5), array throttled (R-P1..R-P5); NULL when none does';
 
 -- A job's wait reason from its row and its dependency and array rows.
 CREATE FUNCTION tide._wait_reason(j tide.jobs) RETURNS text
@@ -97,7 +102,8 @@ SELECT tide._wait_text(
                ORDER BY d.depends_on LIMIT 1)
          END,
          j.deferred, j.begin_at, j.array_throttled, j.array_id,
-         (SELECT a.max_running FROM tide.job_arrays a WHERE a.id = j.array_id))
+         (SELECT a.max_running FROM tide.job_arrays a WHERE a.id = j.array_id),
+         CASE WHEN j.retry_of IS NOT NULL THEN j.attempt END)
 $$;
 COMMENT ON FUNCTION tide._wait_reason(tide.jobs) IS
     'the pending_reason of a waiting job (tide._wait_text over its row, its first unmet dependency and its array)';

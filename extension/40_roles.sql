@@ -261,5 +261,5 @@ GRANT EXECUTE ON FUNCTION
 -- tide._writer (a trigger's WHEN calls it with the rights of whoever writes the table),
 -- tide._current_cycle, tide._restoring, tide._name_max, tide._late_exit_reason and the value checks (tide._check_name,
 -- _check_choice, _check_job_values, _check_task_values, _check_node_values, _check_payload with _cut and
--- _payload_max, _job_time_limit, _backoff_text) stay executable by PUBLIC: they only compute or answer yes or no (and policies call them as
+-- _payload_max, _job_time_limit) stay executable by PUBLIC: they only compute or answer yes or no (and policies call them as
 -- the querying role).  tide._channel_for answers only for a role the session may act as (R-C5).
