@@ -3,19 +3,27 @@
 -- One set-based function per report does the work and answers for every
 -- allocation id it was given, in array order, with an outcome:
 --
---   tide.report_started(allocation_ids bigint[])
+--   tide.report_started(allocation_ids bigint[], tokens uuid[] DEFAULT NULL)
 --   tide.report_exited(allocation_ids bigint[], exit_codes integer[],
 --                      reasons text[] DEFAULT NULL,
---                      exited_ago interval[] DEFAULT NULL)
---   tide.report_evicted(allocation_ids bigint[])
+--                      exited_ago interval[] DEFAULT NULL,
+--                      tokens uuid[] DEFAULT NULL)
+--   tide.report_evicted(allocation_ids bigint[], tokens uuid[] DEFAULT NULL)
 --     RETURNS TABLE(allocation_id bigint, outcome text, reason text)
 --
 --   changed   the allocation moved (assigned -> running, ... -> released)
 --   already   it was in the reported state already (a repeated report, or
 --             a second mention of the id in the same call): nothing changed
 --   refused   nothing changed, and reason says why: the id does not exist,
---             it belongs to a node the caller may not act for, or its
+--             it belongs to a node the caller may not act for, it is
+--             another allocation than the one reported (tokens), or its
 --             state does not accept the report
+--
+-- tokens (R-C7): the token (tide.allocations.token) of each allocation
+-- reported, as the launcher got it when it claimed it, or NULL for "any".
+-- After an asynchronous failover the new primary may have given a lost
+-- allocation's id to another allocation: a report that names the lost one
+-- by its token is refused instead of changing the new one.
 --
 -- A refused id does not hold back the others: one call is one UPDATE of
 -- tide.allocations (the allocation triggers, transition check and job
@@ -72,7 +80,7 @@
 -- For every mention of an id, in array order: its state after locking it,
 -- or why the role may not report on it.  Locks the jobs, then the
 -- allocations, of the ids the role may act for.
-CREATE FUNCTION tide._launcher_targets(allocation_ids bigint[], who text)
+CREATE FUNCTION tide._launcher_targets(allocation_ids bigint[], who text, tokens uuid[] DEFAULT NULL)
     RETURNS TABLE(ord bigint, allocation_id bigint, state text, refusal text, errcode text, hint text)
     LANGUAGE plpgsql
     SECURITY DEFINER
@@ -91,6 +99,17 @@ BEGIN
         RAISE EXCEPTION 'allocation_ids must be a one-dimensional array, not % dimensions',
                 pg_catalog.array_ndims(allocation_ids)
             USING ERRCODE = 'array_subscript_error';
+    END IF;
+    IF tokens IS NOT NULL AND pg_catalog.array_ndims(tokens) > 1 THEN
+        RAISE EXCEPTION 'tokens must be a one-dimensional array, not % dimensions',
+                pg_catalog.array_ndims(tokens)
+            USING ERRCODE = 'array_subscript_error';
+    END IF;
+    IF pg_catalog.cardinality(tokens) <> pg_catalog.cardinality(allocation_ids) THEN
+        RAISE EXCEPTION 'allocation_ids has % elements but tokens has %',
+                pg_catalog.cardinality(allocation_ids), pg_catalog.cardinality(tokens)
+            USING ERRCODE = 'array_subscript_error',
+                  HINT = 'Pass one token (or NULL) per allocation id, in the same order.';
     END IF;
 
     -- The ids of nodes the role may act for: one permission check per node
@@ -116,23 +135,29 @@ BEGIN
     -- (a join, not = ANY (mine) per row: thousands of ids in one call)
     RETURN QUERY
         SELECT x.ord, x.id,
-               CASE WHEN m.id IS NOT NULL THEN a.state END,
+               CASE WHEN m.id IS NOT NULL AND (x.token IS NULL OR x.token = a.token) THEN a.state END,
                CASE WHEN a.id IS NULL
                     THEN pg_catalog.format('allocation %s does not exist', coalesce(x.id::text, 'NULL'))
                     WHEN m.id IS NULL
                     THEN pg_catalog.format('allocation %s belongs to node "%s", which role "%s" may not act for', x.id, a.node, who)
+                    WHEN x.token <> a.token
+                    THEN pg_catalog.format('allocation %s is another allocation now (of job %s): the one reported (token %s) no longer exists, e.g. lost in an asynchronous failover',
+                                           x.id, a.job_id, x.token)
                END,
-               CASE WHEN a.id IS NULL THEN '42704' WHEN m.id IS NULL THEN '42501' END,
+               CASE WHEN a.id IS NULL OR x.token <> a.token THEN '42704' WHEN m.id IS NULL THEN '42501' END,
                CASE WHEN a.id IS NOT NULL AND m.id IS NULL
-                    THEN 'A launcher reports only on the allocations of its own node.' END
-          FROM unnest(allocation_ids) WITH ORDINALITY AS x(id, ord)
+                    THEN 'A launcher reports only on the allocations of its own node.'
+                    WHEN x.token <> a.token
+                    THEN 'Its process has no live allocation: stop it (tide.reconcile tells a launcher which of its processes have none).' END
+          FROM (SELECT u.id, u.ord, tokens[u.ord::integer] AS token
+                  FROM unnest(allocation_ids) WITH ORDINALITY AS u(id, ord)) AS x
           LEFT JOIN tide.allocations a ON a.id = x.id
           LEFT JOIN unnest(mine) AS m(id) ON m.id = x.id
          ORDER BY x.ord;
 END
 $$;
-COMMENT ON FUNCTION tide._launcher_targets(bigint[], text) IS
-    'for the launcher reports: for each mention of an id, in array order, its state after locking its job and itself, or why the role may not report on it (it does not exist, or the role may not act for its node); the one place where who may report is checked';
+COMMENT ON FUNCTION tide._launcher_targets(bigint[], text, uuid[]) IS
+    'for the launcher reports: for each mention of an id, in array order, its state after locking its job and itself, or why the role may not report on it (it does not exist, the role may not act for its node, or its token is not the one reported: R-C7); the one place where who may report is checked';
 
 -- The states from which a report moves an allocation to target: the
 -- changes to target in tide.allocation_transitions that list the report.
@@ -235,7 +260,7 @@ COMMENT ON FUNCTION tide._late_exits(bigint[], integer[]) IS
 -- nothing when any id is refused (the array wrappers then raise).
 CREATE FUNCTION tide._report(report text, allocation_ids bigint[], exit_codes integer[], who text,
                              all_or_nothing boolean, reasons text[] DEFAULT NULL,
-                             exited_ago interval[] DEFAULT NULL)
+                             exited_ago interval[] DEFAULT NULL, tokens uuid[] DEFAULT NULL)
     RETURNS TABLE(ord bigint, allocation_id bigint, outcome text, reason text, errcode text, hint text)
     LANGUAGE plpgsql
     SET search_path = pg_catalog, pg_temp
@@ -340,7 +365,7 @@ BEGIN
 
     WITH t AS (
         SELECT t.*, pg_catalog.row_number() OVER (PARTITION BY t.allocation_id ORDER BY t.ord) AS mention
-          FROM tide._launcher_targets(allocation_ids, who) AS t
+          FROM tide._launcher_targets(allocation_ids, who, tokens) AS t
     ), d AS (
         SELECT t.ord, t.allocation_id, t.mention, t.state, t.refusal, t.errcode, t.hint,
                CASE WHEN t.refusal IS NOT NULL THEN 'refused'
@@ -424,8 +449,8 @@ BEGIN
          ORDER BY u.ord;
 END
 $$;
-COMMENT ON FUNCTION tide._report(text, bigint[], integer[], text, boolean, text[], interval[]) IS
-    'the launcher reports (started, exited, evicted) for many allocations in one UPDATE: an outcome per mention of an id (changed, already, refused with the reason, SQLSTATE and hint); accepted states from tide.allocation_transitions; all_or_nothing changes nothing when any is refused; reasons (exited only): the launcher''s own reason per exit, stored in exit_reason; exited_ago (exited only): how long ago each exited, exited_at = clock_timestamp() minus it (R-T6)';
+COMMENT ON FUNCTION tide._report(text, bigint[], integer[], text, boolean, text[], interval[], uuid[]) IS
+    'the launcher reports (started, exited, evicted) for many allocations in one UPDATE: an outcome per mention of an id (changed, already, refused with the reason, SQLSTATE and hint); accepted states from tide.allocation_transitions; all_or_nothing changes nothing when any is refused; reasons (exited only): the launcher''s own reason per exit, stored in exit_reason; exited_ago (exited only): how long ago each exited, exited_at = clock_timestamp() minus it (R-T6); tokens: the token of each allocation reported, or NULL (R-C7)';
 
 -- Raise an error of a refused report (a hint only when there is one).
 CREATE FUNCTION tide._raise_refusal(message text, code text, hint text) RETURNS void
@@ -516,42 +541,42 @@ COMMENT ON FUNCTION tide._batch_notice(bigint[], bigint[], text) IS
 
 -- ---------------------------------------------------------------- per id
 
-CREATE FUNCTION tide.report_started(allocation_ids bigint[])
+CREATE FUNCTION tide.report_started(allocation_ids bigint[], tokens uuid[] DEFAULT NULL)
     RETURNS TABLE(allocation_id bigint, outcome text, reason text)
     LANGUAGE sql
     SET search_path = pg_catalog, pg_temp
     AS $$
 SELECT r.allocation_id, r.outcome, r.reason
-  FROM tide._report('started', allocation_ids, NULL, CURRENT_USER, false) AS r
+  FROM tide._report('started', allocation_ids, NULL, CURRENT_USER, false, NULL, NULL, tokens) AS r
  ORDER BY r.ord
 $$;
-COMMENT ON FUNCTION tide.report_started(bigint[]) IS
-    'the launcher started these allocations'' processes: assigned -> running in one statement; one row per id, in array order: changed, already (running), or refused with the reason';
+COMMENT ON FUNCTION tide.report_started(bigint[], uuid[]) IS
+    'the launcher started these allocations'' processes: assigned -> running in one statement; tokens (optional, one per id or NULL): each allocation''s token as claimed, so that an id reused after a failover is refused (R-C7); one row per id, in array order: changed, already (running), or refused with the reason';
 
 CREATE FUNCTION tide.report_exited(allocation_ids bigint[], exit_codes integer[], reasons text[] DEFAULT NULL,
-                                   exited_ago interval[] DEFAULT NULL)
+                                   exited_ago interval[] DEFAULT NULL, tokens uuid[] DEFAULT NULL)
     RETURNS TABLE(allocation_id bigint, outcome text, reason text)
     LANGUAGE sql
     SET search_path = pg_catalog, pg_temp
     AS $$
 SELECT r.allocation_id, r.outcome, r.reason
-  FROM tide._report('exited', allocation_ids, exit_codes, CURRENT_USER, false, reasons, exited_ago) AS r
+  FROM tide._report('exited', allocation_ids, exit_codes, CURRENT_USER, false, reasons, exited_ago, tokens) AS r
  ORDER BY r.ord
 $$;
-COMMENT ON FUNCTION tide.report_exited(bigint[], integer[], text[], interval[]) IS
-    'these allocations'' processes ended with these exit codes (one per id, in order): released in one statement, a non-zero code fails its job; reasons (optional, one per id or NULL): the launcher''s own reason when it could not start the command, rolled up into the failed job''s state_reason; exited_ago (optional, one per id or NULL for now): how long ago each process exited, so that an exit before its stop was decided counts as the exit (R-T6); one row per id, in array order: changed, already (released), or refused with the reason';
+COMMENT ON FUNCTION tide.report_exited(bigint[], integer[], text[], interval[], uuid[]) IS
+    'these allocations'' processes ended with these exit codes (one per id, in order): released in one statement, a non-zero code fails its job; reasons (optional, one per id or NULL): the launcher''s own reason when it could not start the command, rolled up into the failed job''s state_reason; exited_ago (optional, one per id or NULL for now): how long ago each process exited, so that an exit before its stop was decided counts as the exit (R-T6); tokens (optional, one per id or NULL): each allocation''s token as claimed (R-C7); one row per id, in array order: changed, already (released), or refused with the reason';
 
-CREATE FUNCTION tide.report_evicted(allocation_ids bigint[])
+CREATE FUNCTION tide.report_evicted(allocation_ids bigint[], tokens uuid[] DEFAULT NULL)
     RETURNS TABLE(allocation_id bigint, outcome text, reason text)
     LANGUAGE sql
     SET search_path = pg_catalog, pg_temp
     AS $$
 SELECT r.allocation_id, r.outcome, r.reason
-  FROM tide._report('evicted', allocation_ids, NULL, CURRENT_USER, false) AS r
+  FROM tide._report('evicted', allocation_ids, NULL, CURRENT_USER, false, NULL, NULL, tokens) AS r
  ORDER BY r.ord
 $$;
-COMMENT ON FUNCTION tide.report_evicted(bigint[]) IS
-    'the launcher stopped these evicted allocations: releasing -> released in one statement, freeing their resources; one row per id, in array order: changed, already (released), or refused with the reason';
+COMMENT ON FUNCTION tide.report_evicted(bigint[], uuid[]) IS
+    'the launcher stopped these evicted allocations: releasing -> released in one statement, freeing their resources; tokens (optional, one per id or NULL): each allocation''s token as claimed (R-C7); one row per id, in array order: changed, already (released), or refused with the reason';
 
 -- ---------------------------------------------------------------- one id
 
@@ -643,31 +668,31 @@ COMMENT ON FUNCTION tide.evicted(bigint[]) IS
 -- Privileges (the single-row calls and tide._launcher_target are granted in
 -- 40_roles.sql).
 REVOKE ALL ON FUNCTION
-    tide._launcher_targets(bigint[], text),
+    tide._launcher_targets(bigint[], text, uuid[]),
     tide._report_accepts(text, text),
-    tide._report(text, bigint[], integer[], text, boolean, text[], interval[]),
+    tide._report(text, bigint[], integer[], text, boolean, text[], interval[], uuid[]),
     tide._launcher_reason(text),
     tide._raise_refusal(text, text, text),
     tide._report_all(text, bigint[], integer[]),
     tide._batch_notice(bigint[], bigint[], text),
-    tide.report_started(bigint[]),
-    tide.report_exited(bigint[], integer[], text[], interval[]),
-    tide.report_evicted(bigint[]),
+    tide.report_started(bigint[], uuid[]),
+    tide.report_exited(bigint[], integer[], text[], interval[], uuid[]),
+    tide.report_evicted(bigint[], uuid[]),
     tide.started(bigint[]),
     tide.exited(bigint[], integer[]),
     tide.evicted(bigint[])
     FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION
-    tide._launcher_targets(bigint[], text),
+    tide._launcher_targets(bigint[], text, uuid[]),
     tide._report_accepts(text, text),
-    tide._report(text, bigint[], integer[], text, boolean, text[], interval[]),
+    tide._report(text, bigint[], integer[], text, boolean, text[], interval[], uuid[]),
     tide._launcher_reason(text),
     tide._raise_refusal(text, text, text),
     tide._report_all(text, bigint[], integer[]),
     tide._batch_notice(bigint[], bigint[], text),
-    tide.report_started(bigint[]),
-    tide.report_exited(bigint[], integer[], text[], interval[]),
-    tide.report_evicted(bigint[]),
+    tide.report_started(bigint[], uuid[]),
+    tide.report_exited(bigint[], integer[], text[], interval[], uuid[]),
+    tide.report_evicted(bigint[], uuid[]),
     tide.started(bigint[]),
     tide.exited(bigint[], integer[]),
     tide.evicted(bigint[])

@@ -13,12 +13,12 @@ SELECT has_function('tide', 'started', ARRAY['bigint[]'], 'tide.started(bigint[]
 SELECT has_function('tide', 'exited', ARRAY['bigint[]', 'integer[]'], 'tide.exited(bigint[], integer[])');
 SELECT has_function('tide', 'evicted', ARRAY['bigint[]'], 'tide.evicted(bigint[])');
 SELECT is((SELECT array_agg(p ORDER BY p) FROM unnest(ARRAY['tide.started(bigint[])', 'tide.exited(bigint[],integer[])',
-                                                          'tide.evicted(bigint[])', 'tide._launcher_targets(bigint[],text)']) p
+                                                          'tide.evicted(bigint[])', 'tide._launcher_targets(bigint[],text,uuid[])']) p
             WHERE has_function_privilege('public', p::regprocedure, 'EXECUTE')),
           NULL, 'not executable by PUBLIC');
 SELECT ok((SELECT bool_and(obj_description(p::regprocedure, 'pg_proc') IS NOT NULL)
              FROM unnest(ARRAY['tide.started(bigint[])', 'tide.exited(bigint[],integer[])',
-                               'tide.evicted(bigint[])', 'tide._launcher_targets(bigint[],text)']) p),
+                               'tide.evicted(bigint[])', 'tide._launcher_targets(bigint[],text,uuid[])']) p),
           'each has a comment');
 
 -- A gang of 3 on n1, a single on n1, a pair on n1 and n2, a single on n3
@@ -181,16 +181,16 @@ RESET ROLE;
 SELECT is(ARRAY[pg_temp.astate(:h1), pg_temp.astate(:n3a)], '{running,assigned}', 'refused batches changed nothing');
 
 -- ---------------------------------------------------------------- per-id reports
-SELECT has_function('tide', 'report_started', ARRAY['bigint[]'], 'tide.report_started(bigint[])');
-SELECT has_function('tide', 'report_exited', ARRAY['bigint[]', 'integer[]', 'text[]', 'interval[]'], 'tide.report_exited(bigint[], integer[], text[], interval[])');
-SELECT has_function('tide', 'report_evicted', ARRAY['bigint[]'], 'tide.report_evicted(bigint[])');
-SELECT is((SELECT array_agg(p ORDER BY p) FROM unnest(ARRAY['tide.report_started(bigint[])', 'tide.report_exited(bigint[],integer[],text[],interval[])',
-                                                          'tide.report_evicted(bigint[])', 'tide._report(text,bigint[],integer[],text,boolean,text[],interval[])']) p
+SELECT has_function('tide', 'report_started', ARRAY['bigint[]', 'uuid[]'], 'tide.report_started(bigint[], uuid[])');
+SELECT has_function('tide', 'report_exited', ARRAY['bigint[]', 'integer[]', 'text[]', 'interval[]', 'uuid[]'], 'tide.report_exited(bigint[], integer[], text[], interval[], uuid[])');
+SELECT has_function('tide', 'report_evicted', ARRAY['bigint[]', 'uuid[]'], 'tide.report_evicted(bigint[], uuid[])');
+SELECT is((SELECT array_agg(p ORDER BY p) FROM unnest(ARRAY['tide.report_started(bigint[],uuid[])', 'tide.report_exited(bigint[],integer[],text[],interval[],uuid[])',
+                                                          'tide.report_evicted(bigint[],uuid[])', 'tide._report(text,bigint[],integer[],text,boolean,text[],interval[],uuid[])']) p
             WHERE has_function_privilege('public', p::regprocedure, 'EXECUTE')),
           NULL, 'per-id reports: not executable by PUBLIC');
 SELECT ok((SELECT bool_and(obj_description(p::regprocedure, 'pg_proc') IS NOT NULL)
-             FROM unnest(ARRAY['tide.report_started(bigint[])', 'tide.report_exited(bigint[],integer[],text[],interval[])',
-                               'tide.report_evicted(bigint[])', 'tide._report(text,bigint[],integer[],text,boolean,text[],interval[])']) p),
+             FROM unnest(ARRAY['tide.report_started(bigint[],uuid[])', 'tide.report_exited(bigint[],integer[],text[],interval[],uuid[])',
+                               'tide.report_evicted(bigint[],uuid[])', 'tide._report(text,bigint[],integer[],text,boolean,text[],interval[],uuid[])']) p),
           'per-id reports: each has a comment');
 
 -- Fresh work on n1: a gang of 3 (r1 r2 r3), a single (r4) and one on n3 (r5).

@@ -9,8 +9,8 @@ CREATE EXTENSION pg_tide;
 \ir _fixture.psql
 SELECT plan(36);
 
-SELECT has_function('tide', 'report_exited', ARRAY['bigint[]', 'integer[]', 'text[]', 'interval[]'],
-                    'tide.report_exited(bigint[], integer[], text[], interval[])');
+SELECT has_function('tide', 'report_exited', ARRAY['bigint[]', 'integer[]', 'text[]', 'interval[]', 'uuid[]'],
+                    'tide.report_exited(bigint[], integer[], text[], interval[], uuid[])');
 SELECT hasnt_function('tide', 'report_exited', ARRAY['bigint[]', 'integer[]'],
                       'one function: reasons is an optional argument, not an overload');
 SELECT has_column('tide', 'allocations', 'exit_reason', 'tide.allocations.exit_reason');
