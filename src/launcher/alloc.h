@@ -68,10 +68,19 @@ typedef struct Alloc
 	int64_t		job_id;
 	int			replica;
 	AllocState	state;
+	char		token[40];		/* tide.allocations.token, the name no
+								 * failover hands out twice (R-C7); "":
+								 * not known (a record of an older
+								 * launcher) */
 	pid_t		pid;			/* the command (/bin/sh) = its process group;
 								 * 0: none (yet) */
 	unsigned long long starttime;	/* of an adopted process (/proc) */
-	char	   *cvd;			/* CUDA_VISIBLE_DEVICES, for the started line */
+	char	   *cvd;			/* CUDA_VISIBLE_DEVICES: the GPUs it holds
+								 * while its process lives (the GPU fence,
+								 * R-C8); NULL: not known (adopted work
+								 * until tide.reconcile answers) */
+	int			gpu_milli;		/* its share of the one GPU in cvd, in
+								 * thousandths; 0: whole GPUs */
 	double		zombie_since;	/* adopted: first seen ended, not reaped */
 	double		kill_at;		/* monotonic deadline for SIGKILL */
 	double		grace;			/* the job's grace_period in seconds; < 0:

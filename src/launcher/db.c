@@ -53,14 +53,36 @@ db_disconnect(const char *why)
 	conn = NULL;
 }
 
-/* First line of libpq's current error message, for log lines. */
+/*
+ * libpq's current error message on one line, for log lines.  A connection
+ * string with several hosts gets one line per host that failed
+ * ("connection to server at ... failed: ..."): all of them are kept,
+ * joined with "; ", so the log says why each host was refused (a standby
+ * that is read-only, a host that is down).
+ */
 static const char *
 conn_error(void)
 {
-	static char buf[1024];
+	static char buf[2048];
+	const char *msg = conn ? PQerrorMessage(conn) : "no connection";
+	size_t		o = 0;
 
-	snprintf(buf, sizeof(buf), "%s", conn ? PQerrorMessage(conn) : "no connection");
-	buf[strcspn(buf, "\n")] = '\0';
+	for (const char *p = msg; *p && o + 3 < sizeof(buf); p++)
+	{
+		if (*p == '\n')
+		{
+			/* a line break between two messages: "; "; trailing: nothing */
+			if (p[1] == '\0')
+				break;
+			buf[o++] = ';';
+			buf[o++] = ' ';
+			while (p[1] == ' ' || p[1] == '\t' || p[1] == '\n')
+				p++;
+			continue;
+		}
+		buf[o++] = *p;
+	}
+	buf[o] = '\0';
 	return buf;
 }
 
@@ -375,23 +397,71 @@ db_heartbeat(void)
  * down while its launcher was away, an allocation given up: its GPUs may
  * already be someone else's, R-C4).  *rows stay valid until the next call.
  */
-/* Append "{1,2,3}" (a bigint[] literal) to a buffer. */
+/*
+ * The three bigint[], bigint[] and uuid[] literals of a list of
+ * allocation names (R-C7): ids, jobs, tokens (NULL where not known).
+ * bufs[3] and caps[3] are the caller's, reused from call to call.
+ */
 static void
-append_id_array(char **buf, size_t *len, size_t *cap, const int64_t *ids, int n)
+append_names(char **bufs, size_t *caps, const AllocName *names, int n)
 {
-	buf_append(buf, len, cap, "{", 1);
+	size_t		len[3] = {0, 0, 0};
+
+	for (int k = 0; k < 3; k++)
+		buf_append(&bufs[k], &len[k], &caps[k], "{", 1);
 	for (int i = 0; i < n; i++)
 	{
-		char		num[32];
-		int			m = snprintf(num, sizeof(num), i ? ",%lld" : "%lld", (long long) ids[i]);
+		char		num[64];
+		int			m = snprintf(num, sizeof(num), i ? ",%lld" : "%lld", (long long) names[i].id);
 
-		buf_append(buf, len, cap, num, m);
+		buf_append(&bufs[0], &len[0], &caps[0], num, m);
+		m = snprintf(num, sizeof(num), i ? ",%lld" : "%lld", (long long) names[i].job_id);
+		buf_append(&bufs[1], &len[1], &caps[1], num, m);
+		m = snprintf(num, sizeof(num), "%s%s", i ? "," : "",
+					 names[i].token && names[i].token[0] ? names[i].token : "NULL");
+		buf_append(&bufs[2], &len[2], &caps[2], num, m);
 	}
-	buf_append(buf, len, cap, "}", 2);
+	for (int k = 0; k < 3; k++)
+		buf_append(&bufs[k], &len[k], &caps[k], "}", 2);
+}
+
+/*
+ * Run a statement that answers rows (the claim, the reconcile).  On
+ * failure: logged (unless the connection is lost), -1, and *q says how.
+ * Else the number of rows, *out grown to hold as many entries of size
+ * bytes.  *res is the caller's result of the previous call, cleared first.
+ */
+static int
+run_rows(const char *what, const char *sql, int nparams, const char *const *params,
+		 PGresult **res, QueryOutcome *q, void **out, int *out_cap, size_t size)
+{
+	double		t0 = now_mono();
+	int			n;
+
+	PQclear(*res);
+	*res = run(what, sql, nparams, params, q);
+	if (opt.verbose)
+		tl_log("batch", "call=%s n=%d ms=%.1f", what, *q == Q_OK ? PQntuples(*res) : -1,
+			   (now_mono() - t0) * 1000);
+	if (*q != Q_OK)
+	{
+		if (*q != Q_LOST)
+			log_sql_error("error", what, *res);
+		PQclear(*res);
+		*res = NULL;
+		return -1;
+	}
+	n = PQntuples(*res);
+	if (n > *out_cap)
+	{
+		*out_cap = n * 2;
+		*out = tl_realloc(*out, *out_cap * size);
+	}
+	return n;
 }
 
 QueryOutcome
-db_claim(const int64_t *running, int nrunning, const int64_t *asking, int nasking,
+db_claim(const AllocName *running, int nrunning, const AllocName *asking, int nasking,
 		 ClaimRow **rows, int *nrows)
 {
 	static const char *sql =
@@ -403,17 +473,28 @@ db_claim(const int64_t *running, int nrunning, const int64_t *asking, int naskin
 		"          FROM pg_catalog.jsonb_each_text(j.env) AS e) AS env,"
 		"       j.workdir, j.array_id, j.array_index,"
 		"       pg_catalog.date_part('epoch', j.grace_period) AS grace,"
-		"       CASE WHEN j.time_limit IS NOT NULL AND j.warn_before IS NOT NULL THEN 0 END AS warn"
+		"       CASE WHEN j.time_limit IS NOT NULL AND j.warn_before IS NOT NULL THEN 0 END AS warn,"
+		"       a.token::text"
 		"  FROM tide.claim($1) AS a LEFT JOIN tide.jobs AS j ON j.id = a.job_id "
 		"UNION ALL "
 		"SELECT 'stop', e.id, e.job_id, e.replica, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,"
-		"       pg_catalog.date_part('epoch', j.grace_period), NULL"
+		"       pg_catalog.date_part('epoch', j.grace_period), NULL, e.token::text"
 		"  FROM tide.claim_evictions($1) AS e LEFT JOIN tide.jobs AS j ON j.id = e.job_id "
+		/*
+		 * What runs here that has no live allocation of this node behind
+		 * it (R-C3, R-C7): released meanwhile (the node was marked down
+		 * while its launcher was away), gone or given to another job by a
+		 * failover.  Named by id, job and token, so a reused id does not
+		 * hide the loss.
+		 */
 		"UNION ALL "
-		"SELECT 'gone', g.id, g.job_id, g.replica, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,"
-		"       pg_catalog.date_part('epoch', j.grace_period), NULL"
-		"  FROM tide.allocations AS g LEFT JOIN tide.jobs AS j ON j.id = g.job_id"
-		" WHERE g.id = ANY ($2::bigint[]) AND g.state = 'released' "
+		"SELECT 'gone', g.id, g.job, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,"
+		"       (SELECT pg_catalog.date_part('epoch', j.grace_period) FROM tide.jobs AS j WHERE j.id = g.job),"
+		"       NULL, NULL"
+		"  FROM unnest($2::bigint[], $4::bigint[], $5::uuid[]) AS g(id, job, token)"
+		" WHERE NOT EXISTS (SELECT 1 FROM tide.allocations AS l"
+		"                    WHERE l.id = g.id AND l.job_id = g.job AND l.node = $1 AND l.state <> 'released'"
+		"                      AND (g.token IS NULL OR l.token = g.token)) "
 		/*
 		 * R-T2: when the warning of each job asked about is due, in seconds
 		 * from the database's now() (NULL while the job has not started:
@@ -423,53 +504,36 @@ db_claim(const int64_t *running, int nrunning, const int64_t *asking, int naskin
 		"UNION ALL "
 		"SELECT 'warn', w.id, w.job_id, w.replica, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,"
 		"       NULL, CASE WHEN j.state = 'running' THEN pg_catalog.date_part('epoch',"
-		"                  (j.started_at + j.time_limit - j.warn_before) - pg_catalog.now()) END"
-		"  FROM tide.allocations AS w JOIN tide.jobs AS j ON j.id = w.job_id"
-		" WHERE w.id = ANY ($3::bigint[]) AND w.state IN ('assigned', 'running')"
+		"                  (j.started_at + j.time_limit - j.warn_before) - pg_catalog.now()) END, NULL"
+		"  FROM unnest($3::bigint[], $6::uuid[]) AS k(id, token)"
+		"  JOIN tide.allocations AS w ON w.id = k.id AND (k.token IS NULL OR w.token = k.token)"
+		"  JOIN tide.jobs AS j ON j.id = w.job_id"
+		" WHERE w.state IN ('assigned', 'running')"
 		"   AND j.time_limit IS NOT NULL AND j.warn_before IS NOT NULL";
 	static PGresult *res;
 	static ClaimRow *out;
 	static int	out_cap;
-	static char *arr,
-			   *warnarr;
-	static size_t arrcap,
-				warncap;
-	size_t		arrlen = 0,
-				warnlen = 0;
-	const char *params[3];
+	static char *run_arr[3],
+			   *ask_arr[3];
+	static size_t run_cap[3],
+				ask_cap[3];
+	const char *params[6];
 	QueryOutcome q;
-	double		t0;
 	int			n;
 
-	PQclear(res);
-	res = NULL;
 	*rows = NULL;
 	*nrows = 0;
-	append_id_array(&arr, &arrlen, &arrcap, running, nrunning);
-	append_id_array(&warnarr, &warnlen, &warncap, asking, nasking);
+	append_names(run_arr, run_cap, running, nrunning);
+	append_names(ask_arr, ask_cap, asking, nasking);
 	params[0] = opt.node;
-	params[1] = arr;
-	params[2] = warnarr;
-	t0 = now_mono();
-	res = run("claim", sql, 3, params, &q);
-	if (opt.verbose)
-		tl_log("batch", "call=claim n=%d ms=%.1f", q == Q_OK ? PQntuples(res) : -1,
-			   (now_mono() - t0) * 1000);
-	if (q == Q_LOST)
+	params[1] = run_arr[0];
+	params[2] = ask_arr[0];
+	params[3] = run_arr[1];
+	params[4] = run_arr[2];
+	params[5] = ask_arr[2];
+	n = run_rows("claim", sql, 6, params, &res, &q, (void **) &out, &out_cap, sizeof(ClaimRow));
+	if (n < 0)
 		return q;
-	if (q != Q_OK)
-	{
-		log_sql_error("error", "claim", res);
-		PQclear(res);
-		res = NULL;
-		return q;
-	}
-	n = PQntuples(res);
-	if (n > out_cap)
-	{
-		out_cap = n * 2;
-		out = tl_realloc(out, out_cap * sizeof(ClaimRow));
-	}
 	for (int i = 0; i < n; i++)
 	{
 		const char *what = PQgetvalue(res, i, 0);
@@ -493,6 +557,58 @@ db_claim(const int64_t *running, int nrunning, const int64_t *asking, int naskin
 		r->warns = r->kind == CLAIM_RUN && !PQgetisnull(res, i, 13);
 		r->warn_known = r->kind == CLAIM_WARN && !PQgetisnull(res, i, 13);
 		r->warn_in = r->warn_known ? strtod(PQgetvalue(res, i, 13), NULL) : 0;
+		r->token = PQgetvalue(res, i, 14);
+	}
+	*rows = out;
+	*nrows = n;
+	return Q_OK;
+}
+
+/*
+ * R-C7: tell the database every allocation known here (after each
+ * connect), and read its answer: for each, keep or stop; then what it
+ * released because we do not run it.  *rows stay valid until the next
+ * call.
+ */
+QueryOutcome
+db_reconcile(const AllocName *known, int nknown, ReconcileRow **rows, int *nrows)
+{
+	static const char *sql =
+		"SELECT allocation_id, job_id, action, reason, token::text, gpus, gpu_milli"
+		"  FROM tide.reconcile($1, $2::bigint[], $3::bigint[], $4::uuid[])";
+	static PGresult *res;
+	static ReconcileRow *out;
+	static int	out_cap;
+	static char *arr[3];
+	static size_t cap[3];
+	const char *params[4];
+	QueryOutcome q;
+	int			n;
+
+	*rows = NULL;
+	*nrows = 0;
+	append_names(arr, cap, known, nknown);
+	params[0] = opt.node;
+	params[1] = arr[0];
+	params[2] = arr[1];
+	params[3] = arr[2];
+	n = run_rows("tide.reconcile", sql, 4, params, &res, &q, (void **) &out, &out_cap,
+				 sizeof(ReconcileRow));
+	if (n < 0)
+		return q;
+	for (int i = 0; i < n; i++)
+	{
+		const char *action = PQgetvalue(res, i, 2);
+		ReconcileRow *r = &out[i];
+
+		r->id = strtoll(PQgetvalue(res, i, 0), NULL, 10);
+		r->job_id = strtoll(PQgetvalue(res, i, 1), NULL, 10);
+		r->action = strcmp(action, "keep") == 0 ? RECON_KEEP :
+			strcmp(action, "released") == 0 ? RECON_RELEASED : RECON_STOP;
+		r->reason = PQgetvalue(res, i, 3);
+		r->token = PQgetvalue(res, i, 4);
+		r->gpus = PQgetisnull(res, i, 5) ? NULL : PQgetvalue(res, i, 5);
+		r->gpu_milli = PQgetisnull(res, i, 6) ? 0 : atoi(PQgetvalue(res, i, 6));
 	}
 	*rows = out;
 	*nrows = n;
@@ -537,31 +653,34 @@ append_array_text(char **buf, size_t *len, size_t *cap, const char *text, bool f
  * a whole, and db_error() says why.
  */
 QueryOutcome
-db_report(ReportKind kind, const int64_t *ids, const int *codes, const char *const *reasons,
-		  const double *agos, int n, ReportResult **results)
+db_report(ReportKind kind, const int64_t *ids, const char *const *tokens, const int *codes,
+		  const char *const *reasons, const double *agos, int n, ReportResult **results)
 {
 	static char *idbuf,
 			   *codebuf,
 			   *whybuf,
-			   *agobuf;
+			   *agobuf,
+			   *tokbuf;
 	static size_t idcap,
 				codecap,
 				whycap,
-				agocap;
+				agocap,
+				tokcap;
 	static PGresult *res;
 	static ReportResult *out;
 	static int	out_cap;
 	size_t		idlen = 0,
 				codelen = 0,
 				whylen = 0,
-				agolen = 0;
-	const char *params[4];
-	char		num[32];
+				agolen = 0,
+				toklen = 0;
+	const char *params[5];
+	char		num[64];
 	QueryOutcome q;
 	static const char *sql[] = {
-		"SELECT allocation_id, outcome, reason FROM tide.report_started($1::bigint[])",
-		"SELECT allocation_id, outcome, reason FROM tide.report_exited($1::bigint[], $2::integer[], $3::text[], $4::interval[])",
-		"SELECT allocation_id, outcome, reason FROM tide.report_evicted($1::bigint[])",
+		"SELECT allocation_id, outcome, reason FROM tide.report_started($1::bigint[], $2::uuid[])",
+		"SELECT allocation_id, outcome, reason FROM tide.report_exited($1::bigint[], $2::integer[], $3::text[], $4::interval[], $5::uuid[])",
+		"SELECT allocation_id, outcome, reason FROM tide.report_evicted($1::bigint[], $2::uuid[])",
 	};
 	double		t0 = now_mono();
 	int			nchanged = 0;
@@ -573,11 +692,16 @@ db_report(ReportKind kind, const int64_t *ids, const int *codes, const char *con
 	buf_append(&codebuf, &codelen, &codecap, "{", 1);
 	buf_append(&whybuf, &whylen, &whycap, "{", 1);
 	buf_append(&agobuf, &agolen, &agocap, "{", 1);
+	buf_append(&tokbuf, &toklen, &tokcap, "{", 1);
 	for (int i = 0; i < n; i++)
 	{
 		int			m = snprintf(num, sizeof(num), i ? ",%lld" : "%lld", (long long) ids[i]);
 
 		buf_append(&idbuf, &idlen, &idcap, num, m);
+		/* R-C7: the token as claimed, NULL where not known */
+		m = snprintf(num, sizeof(num), "%s%s", i ? "," : "",
+					 tokens && tokens[i] && tokens[i][0] ? tokens[i] : "NULL");
+		buf_append(&tokbuf, &toklen, &tokcap, num, m);
 		if (codes)
 		{
 			m = snprintf(num, sizeof(num), i ? ",%d" : "%d", codes[i]);
@@ -596,11 +720,18 @@ db_report(ReportKind kind, const int64_t *ids, const int *codes, const char *con
 	buf_append(&codebuf, &codelen, &codecap, "}", 2);
 	buf_append(&whybuf, &whylen, &whycap, "}", 2);
 	buf_append(&agobuf, &agolen, &agocap, "}", 2);
+	buf_append(&tokbuf, &toklen, &tokcap, "}", 2);
 	params[0] = idbuf;
-	params[1] = codebuf;
-	params[2] = whybuf;
-	params[3] = agobuf;
-	res = run(report_name[kind], sql[kind], kind == R_EXITED ? 4 : 1, params, &q);
+	if (kind == R_EXITED)
+	{
+		params[1] = codebuf;
+		params[2] = whybuf;
+		params[3] = agobuf;
+		params[4] = tokbuf;
+	}
+	else
+		params[1] = tokbuf;
+	res = run(report_name[kind], sql[kind], kind == R_EXITED ? 5 : 2, params, &q);
 	if (q == Q_REFUSED || q == Q_RETRY)
 		(void) sql_error_text(res);
 	else if (q == Q_OK && PQntuples(res) != n)

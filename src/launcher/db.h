@@ -32,6 +32,37 @@ typedef enum ReportOutcome
 	REPORT_REFUSED				/* nothing changed: see reason */
 } ReportOutcome;
 
+/* An allocation as the launcher names it to the database (R-C7). */
+typedef struct AllocName
+{
+	int64_t		id;
+	int64_t		job_id;
+	const char *token;			/* tide.allocations.token; NULL or "": not
+								 * known (matches any token of that id and
+								 * job) */
+} AllocName;
+
+/* tide.reconcile's answer for one allocation (R-C7). */
+typedef enum ReconcileAction
+{
+	RECON_KEEP,					/* a live allocation of this node: go on */
+	RECON_STOP,					/* nothing live behind it: stop it */
+	RECON_RELEASED				/* the database had it running here and
+								 * released it now (we do not run it) */
+} ReconcileAction;
+
+typedef struct ReconcileRow
+{
+	int64_t		id;
+	int64_t		job_id;
+	ReconcileAction action;
+	const char *reason;			/* "" for RECON_KEEP */
+	const char *token;			/* the database's, when it is ours */
+	const char *gpus;			/* RECON_KEEP: its CUDA_VISIBLE_DEVICES;
+								 * NULL otherwise */
+	int			gpu_milli;		/* RECON_KEEP: its share, 0: whole GPUs */
+} ReconcileRow;
+
 typedef struct ReportResult
 {
 	int64_t		id;
@@ -45,11 +76,12 @@ bool		db_connect(bool first);
 void		db_disconnect(const char *why);
 bool		db_consume_input(void);
 bool		db_heartbeat(void);
-QueryOutcome db_claim(const int64_t *running, int nrunning, const int64_t *asking, int nasking,
+QueryOutcome db_claim(const AllocName *running, int nrunning, const AllocName *asking, int nasking,
 					 ClaimRow **rows, int *nrows);
-QueryOutcome db_report(ReportKind kind, const int64_t *ids, const int *codes,
-					   const char *const *reasons, const double *agos, int n,
-					   ReportResult **results);
+QueryOutcome db_reconcile(const AllocName *known, int nknown, ReconcileRow **rows, int *nrows);
+QueryOutcome db_report(ReportKind kind, const int64_t *ids, const char *const *tokens,
+					   const int *codes, const char *const *reasons, const double *agos,
+					   int n, ReportResult **results);
 const char *db_report_name(ReportKind kind);
 const char *db_error(void);
 

@@ -126,7 +126,7 @@ usage(FILE *out)
 			"      --warn-signal NAME       the signal sent warn_before a job's time limit\n"
 			"                               (default USR1)\n"
 			"      --max-backoff SECS       longest wait between reconnect attempts\n"
-			"                               (default 10)\n"
+			"                               (random, from 0.1 s; default 1.5)\n"
 			"      --state-dir DIR          where running work is recorded so that a\n"
 			"                               restarted launcher adopts it (default\n"
 			"                               /dev/shm/tide-launcher-UID/NODE)\n"
@@ -380,6 +380,57 @@ report_meanwhile(void)
 /* When the current claim was sent (monotonic): warnings count from it. */
 static double claim_sent_at;
 
+/*
+ * What an allocation is named by and holds, from its claim row (R-C7,
+ * R-C8): its token, the GPUs its process holds while it lives.
+ */
+static void
+name_alloc(Alloc *a, const ClaimRow *r)
+{
+	if (a == NULL)
+		return;
+	if (r->token != NULL && r->token[0] != '\0')
+		snprintf(a->token, sizeof(a->token), "%s", r->token);
+	if (a->cvd == NULL)
+		a->cvd = strdup(r->cvd ? r->cvd : "");
+	a->gpu_milli = r->gpu_milli ? atoi(r->gpu_milli) : 0;
+}
+
+/*
+ * R-C8: may this allocation start now, with what still runs here?  If a
+ * process that has not ended holds one of its GPUs (past one card's
+ * worth), it waits: said once per allocation, and claimed again soon
+ * (the holder is being stopped, or will be: nothing the database still
+ * counts can hold it, R-C4).
+ */
+static bool
+fence_allows(const ClaimRow *r)
+{
+	static int64_t said[64];
+	static int	nsaid;
+	int			gpu;
+	const Alloc *h = fence_holder(r->cvd, r->gpu_milli ? atoi(r->gpu_milli) : 0, &gpu);
+	bool		already = false;
+
+	if (h == NULL)
+		return true;
+	work_claim_soon();
+	for (int i = 0; i < 64; i++)
+		already |= said[i] == r->id;
+	if (already)
+		return false;
+	said[nsaid++ % 64] = r->id;
+	if (gpu >= 0)
+		tl_log("fence", "alloc=%lld job=%lld replica=%d waits: GPU %d is still held by alloc=%lld job=%lld pid=%d (%s); it starts once that process has ended",
+			   (long long) r->id, (long long) r->job_id, r->replica, gpu, (long long) h->id,
+			   (long long) h->job_id, (int) h->pid, alloc_state_name(h->state));
+	else
+		tl_log("fence", "alloc=%lld job=%lld replica=%d waits: alloc=%lld job=%lld pid=%d still runs here and the GPUs it holds are not known; it starts once that process has ended",
+			   (long long) r->id, (long long) r->job_id, r->replica, (long long) h->id,
+			   (long long) h->job_id, (int) h->pid);
+	return false;
+}
+
 /* Carry out one action of reconcile(). */
 static bool
 apply_action(const Action *act, const ClaimRow *r)
@@ -402,8 +453,19 @@ apply_action(const Action *act, const ClaimRow *r)
 			work_claim_soon();
 			return false;
 		}
+		if (rec == RECORD_FOUND && a->job_id != r->job_id)
+		{
+			/* the record is another job's: an id handed out again (R-C7) */
+			tl_log("gone", "alloc=%lld job=%lld replica=%d runs here, but the database now names another allocation (of job %lld) by its id: the one running here was lost (a failover?); stopping it",
+				   (long long) a->id, (long long) a->job_id, a->replica, (long long) r->job_id);
+			a->started_owed = false;
+			work_stop(a);
+			work_claim_soon();
+			return false;
+		}
 		if (rec == RECORD_FOUND && r->kind == CLAIM_RUN)
 		{
+			name_alloc(a, r);
 			a->grace = r->grace;
 			if (!r->warns && a->warn == WARN_ASK)
 				a->warn = WARN_NONE;
@@ -429,22 +491,51 @@ apply_action(const Action *act, const ClaimRow *r)
 				a->warn = WARN_ASK; /* its job has not started: ask again */
 			return false;
 		case ACT_GONE:
-			if (a != NULL)
-				tl_log("gone", "alloc=%lld job=%lld replica=%d was released by the database while it ran here (node marked down?); stopping it",
-					   (long long) r->id, (long long) r->job_id, r->replica);
+			if (a != NULL && !alloc_evicting(a))
+				tl_log("gone", "alloc=%lld job=%lld replica=%d runs here, but no live allocation of this node is it any more (released by the database, e.g. the node was marked down, or lost in a failover); stopping it",
+					   (long long) a->id, (long long) a->job_id, a->replica);
 			/* FALLTHROUGH */
 		case ACT_STOP:
 			if (a == NULL)
+			{
+				/* never ran here: stopped at once, holds nothing */
 				a = alloc_add(r->id, r->job_id, r->replica, AS_RUNNING);
+				name_alloc(a, r);
+			}
 			a->grace = r->grace;	/* the job's, as it is now (R-T3) */
 			work_stop(a);
 			return false;
+		case ACT_REPLACED:
+			/* R-C7: ours goes first; the new one is claimed again after */
+			if (!alloc_ended(a) && !alloc_evicting(a))
+			{
+				tl_log("gone", "alloc=%lld job=%lld replica=%d runs here, but the database now names another allocation (of job %lld) by its id: the one running here was lost (a failover?); stopping it, and the new one starts once it has ended",
+					   (long long) a->id, (long long) a->job_id, a->replica, (long long) r->job_id);
+				a->started_owed = false;
+				work_stop(a);
+			}
+			work_claim_soon();
+			return false;
+		case ACT_WAIT:
+			work_claim_soon();
+			return false;
 		case ACT_NO_COMMAND:
 			work_no_command(r->id, r->job_id, r->replica);
+			name_alloc(alloc_find(r->id), r);
 			return false;
 		case ACT_START:
 			break;
 	}
+	if (!fence_allows(r))
+		return false;
+	/*
+	 * R-C7: the token goes to the state directory first, for a launcher
+	 * that adopts the work after us.  A directory that refuses it refuses
+	 * the start's own record next, which fails the start with its reason
+	 * (126) and stops new work; without the token an adopting launcher
+	 * names the work by id and job only.
+	 */
+	(void) statedir_record_token(r->id, r->token);
 	memset(&spec, 0, sizeof(spec));
 	spec.id = r->id;
 	spec.job_id = r->job_id;
@@ -458,6 +549,8 @@ apply_action(const Action *act, const ClaimRow *r)
 	spec.array_id = r->array_id;
 	spec.array_index = r->array_index;
 	pid = work_spawn(&spec);
+	if (pid == -2)
+		name_alloc(alloc_find(r->id), r);
 	if (pid < 0)
 		return false;			/* -1: still assigned, the next claim retries;
 								 * -2: not started, its exit is reported */
@@ -465,8 +558,6 @@ apply_action(const Action *act, const ClaimRow *r)
 	{
 		/* asked the shepherd: the pid (and the report) follow */
 		a = alloc_add(r->id, r->job_id, r->replica, AS_SPAWNING);
-		if (!opt.quiet)
-			a->cvd = strdup(r->cvd);
 	}
 	else
 	{
@@ -476,6 +567,7 @@ apply_action(const Action *act, const ClaimRow *r)
 		tl_event("started", "alloc=%lld job=%lld replica=%d pid=%d CUDA_VISIBLE_DEVICES=%s",
 				 (long long) r->id, (long long) r->job_id, r->replica, (int) pid, r->cvd);
 	}
+	name_alloc(a, r);
 	a->grace = r->grace;
 	a->warn = r->warns ? WARN_ASK : WARN_NONE;
 	return true;
@@ -490,7 +582,7 @@ apply_action(const Action *act, const ClaimRow *r)
 static bool
 sync_claims(void)
 {
-	static int64_t *running,
+	static AllocName *running,
 			   *asking;
 	static Action *actions;
 	static int	running_cap,
@@ -507,15 +599,19 @@ sync_claims(void)
 	if (nallocs > running_cap)
 	{
 		running_cap = nallocs * 2;
-		running = tl_realloc(running, running_cap * sizeof(int64_t));
-		asking = tl_realloc(asking, running_cap * sizeof(int64_t));
+		running = tl_realloc(running, running_cap * sizeof(AllocName));
+		asking = tl_realloc(asking, running_cap * sizeof(AllocName));
 	}
+	/* (the names point into allocs[], which does not move until the
+	 * answer has been read) */
 	for (int i = 0; i < nallocs; i++)
 	{
+		AllocName	name = {allocs[i].id, allocs[i].job_id, allocs[i].token};
+
 		if (!alloc_ended(&allocs[i]) && !alloc_evicting(&allocs[i]) && allocs[i].pid > 0)
-			running[nrunning++] = allocs[i].id;
+			running[nrunning++] = name;
 		if (allocs[i].warn == WARN_ASK && !alloc_ended(&allocs[i]) && !alloc_evicting(&allocs[i]))
-			asking[nasking++] = allocs[i].id;
+			asking[nasking++] = name;
 	}
 	claim_sent_at = now_mono();
 	q = db_claim(running, nrunning, asking, nasking, &rows, &nrows);
@@ -525,7 +621,7 @@ sync_claims(void)
 	/* asked about and not answered: the job has no warning (R-T2) */
 	for (int i = 0; i < nasking; i++)
 	{
-		Alloc	   *a = alloc_find(asking[i]);
+		Alloc	   *a = alloc_find(asking[i].id);
 
 		if (a != NULL)
 			a->warn = WARN_NONE;
@@ -570,12 +666,104 @@ warn_asking(void)
 	return false;
 }
 
+/*
+ * R-C7: the first thing said after each connect.  The database hears
+ * every allocation known here, releases what it had running on this node
+ * that nothing here runs, and answers for each of ours: keep (with the
+ * GPUs it holds, for work adopted from an earlier launcher) or stop
+ * (nothing live behind it: a failover lost it, or gave its id to another
+ * allocation).  False when the connection is lost or the server asks to
+ * retry; a refusal is logged and the launcher goes on without.
+ */
+static bool
+sync_reconcile(void)
+{
+	AllocName  *names = tl_realloc(NULL, (nallocs + 1) * sizeof(AllocName));
+	ReconcileRow *rows;
+	int			nrows;
+	int			known = nallocs,
+				stopped = 0,
+				released = 0;
+	QueryOutcome q;
+
+	for (int i = 0; i < nallocs; i++)
+	{
+		names[i].id = allocs[i].id;
+		names[i].job_id = allocs[i].job_id;
+		names[i].token = allocs[i].token;
+	}
+	q = db_reconcile(names, nallocs, &rows, &nrows);
+	free(names);
+	if (q != Q_OK)
+		return q == Q_REFUSED;
+	for (int i = 0; i < nrows; i++)
+	{
+		const ReconcileRow *r = &rows[i];
+		Alloc	   *a = alloc_find(r->id);
+
+		if (r->action == RECON_RELEASED)
+		{
+			released++;
+			tl_log("reconcile", "%s", r->reason);
+			continue;
+		}
+		if (a == NULL || a->job_id != r->job_id)
+			continue;
+		if (r->action == RECON_KEEP)
+		{
+			/* adopted work learns what the database knows of it */
+			if (a->token[0] == '\0' && r->token[0] != '\0')
+				snprintf(a->token, sizeof(a->token), "%s", r->token);
+			if (a->cvd == NULL && r->gpus != NULL)
+			{
+				a->cvd = strdup(r->gpus);
+				a->gpu_milli = r->gpu_milli;
+			}
+			continue;
+		}
+		if (alloc_ended(a) || alloc_evicting(a))
+			continue;			/* its report says the rest */
+		stopped++;
+		tl_log("gone", "alloc=%lld job=%lld replica=%d runs here, but %s; stopping it",
+			   (long long) a->id, (long long) a->job_id, a->replica, r->reason);
+		a->started_owed = false;
+		work_stop(a);
+	}
+	tl_log("reconcile", "known=%d stopped=%d released=%d", known, stopped, released);
+	return true;
+}
+
+/*
+ * The wait before the next connection attempt: random between 0.1 s and
+ * three times the last wait, at most --max-backoff ("decorrelated
+ * jitter").  Launchers that lost the same server come back spread out,
+ * not all at the same instants, and one that retries keeps trying about
+ * every max-backoff / 2 seconds, so a new primary is found within
+ * --max-backoff of accepting connections.
+ */
+#define BACKOFF_BASE 0.1
+
+static double
+next_backoff(double *last)
+{
+	double		hi = *last * 3;
+	double		lo;
+
+	if (hi < BACKOFF_BASE * 3)
+		hi = BACKOFF_BASE * 3;
+	if (hi > opt.max_backoff)
+		hi = opt.max_backoff;
+	lo = BACKOFF_BASE < hi ? BACKOFF_BASE : hi;
+	*last = lo + (hi - lo) * drand48();
+	return *last;
+}
+
 /* ---- the event loop ---- */
 
 int
 main(int argc, char **argv)
 {
-	double		backoff = 0.25;
+	double		backoff = 0;
 	double		reconnect_at = 0;
 	double		next_poll = 0;
 	double		next_heartbeat = 0;
@@ -583,6 +771,7 @@ main(int argc, char **argv)
 	double		next_adopted_check = 0;
 	bool		ever_connected = false;
 	bool		need_sync = true;
+	bool		need_reconcile = false;
 
 	/*
 	 * Keep nothing the caller left open (a lock file, a pipe): a launcher
@@ -591,6 +780,14 @@ main(int argc, char **argv)
 	close_range(3, ~0U, 0);
 	parse_options(argc, argv);
 	setup_signals();
+	{
+		/* the reconnect jitter: different on every node and every start */
+		unsigned long h = 5381;
+
+		for (const char *p = opt.node; *p; p++)
+			h = h * 33 + (unsigned char) *p;
+		srand48((long) (h ^ (unsigned long) getpid() ^ (unsigned long) (now_mono() * 1e6)));
+	}
 	/*
 	 * Become the reaper of orphaned descendants (a command whose shepherd
 	 * was killed), so no zombie outlives its allocation even under an init
@@ -622,15 +819,13 @@ main(int argc, char **argv)
 			if (db_connect(!ever_connected))
 			{
 				ever_connected = true;
-				backoff = 0.25;
+				backoff = 0;
 				need_sync = true;
+				need_reconcile = true;
 				next_heartbeat = 0;
 			}
 			else
-			{
-				reconnect_at = now_mono() + backoff;
-				backoff = backoff * 2 > opt.max_backoff ? opt.max_backoff : backoff * 2;
-			}
+				reconnect_at = now_mono() + next_backoff(&backoff);
 		}
 
 		/* processes: exits, adopted work, overdue kills */
@@ -655,7 +850,14 @@ main(int argc, char **argv)
 		{
 			bool		ok = true;
 
-			if (now >= next_heartbeat)
+			/* R-C7: before any claim or report of this connection */
+			if (need_reconcile)
+			{
+				ok = sync_reconcile();
+				if (ok)
+					need_reconcile = false;
+			}
+			if (ok && now >= next_heartbeat)
 			{
 				ok = db_heartbeat();
 				next_heartbeat = now + opt.heartbeat_interval;
@@ -686,7 +888,7 @@ main(int argc, char **argv)
 				ok = report_flush(false);
 			if (!ok && !db_connected())
 			{
-				reconnect_at = now_mono() + backoff;
+				reconnect_at = now_mono() + next_backoff(&backoff);
 				need_sync = true;
 			}
 			/* the server asked us to retry (lock, serialization): soon */
@@ -754,7 +956,7 @@ main(int argc, char **argv)
 				need_sync = true;
 			else if (!db_connected())
 			{
-				reconnect_at = now_mono() + backoff;
+				reconnect_at = now_mono() + next_backoff(&backoff);
 				need_sync = true;
 			}
 		}

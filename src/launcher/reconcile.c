@@ -7,6 +7,7 @@
  */
 #include "reconcile.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 /* A command that is NULL or blank: the job has nothing to run. */
@@ -28,6 +29,20 @@ reconcile(const ClaimRow *rows, int nrows, bool can_start, Action *actions)
 
 		act->row = i;
 		act->unknown = a == NULL;
+		/*
+		 * R-C7: the id is known here, but the database names another
+		 * allocation by it (an id handed out again after a failover): ours
+		 * has nothing behind it.  It must end, and leave the table, before
+		 * the new one can be started or reported under the same id.
+		 */
+		if (a != NULL && (r->kind == CLAIM_RUN || r->kind == CLAIM_STOP) &&
+			(a->job_id != r->job_id ||
+			 (a->token[0] != '\0' && r->token != NULL && r->token[0] != '\0' &&
+			  strcmp(a->token, r->token) != 0)))
+		{
+			act->kind = r->kind == CLAIM_RUN ? ACT_REPLACED : ACT_WAIT;
+			continue;
+		}
 		switch (r->kind)
 		{
 			case CLAIM_STOP:
@@ -57,4 +72,77 @@ reconcile(const ClaimRow *rows, int nrows, bool can_start, Action *actions)
 		}
 	}
 	return nrows;
+}
+
+/* The GPU indices of a CUDA_VISIBLE_DEVICES list ("0,3"): how many. */
+#define FENCE_MAX_GPUS 1024
+
+static int
+parse_gpus(const char *cvd, int *out, int max)
+{
+	int			n = 0;
+	const char *p = cvd;
+
+	while (p != NULL && *p != '\0' && n < max)
+	{
+		char	   *end;
+		long		g = strtol(p, &end, 10);
+
+		if (end == p)
+			break;
+		if (g >= 0 && g < FENCE_MAX_GPUS)
+			out[n++] = (int) g;
+		p = *end == ',' ? end + 1 : NULL;
+	}
+	return n;
+}
+
+/*
+ * R-C8: one card's worth per GPU among the processes that still live here
+ * (an ended allocation, EXITED or STOPPED, holds nothing), whatever the
+ * database says: a whole GPU is 1000, a share its gpu_milli.  A holder
+ * whose GPUs are not known (adopted work the database no longer has) is
+ * taken to hold them all.
+ */
+const Alloc *
+fence_holder(const char *cvd, int gpu_milli, int *gpu)
+{
+	int			want[64];
+	int			nwant = parse_gpus(cvd, want, 64);
+	int			need = gpu_milli > 0 ? gpu_milli : 1000;
+
+	*gpu = -1;
+	if (nwant == 0)
+		return NULL;
+	for (int w = 0; w < nwant; w++)
+	{
+		int			used = 0;
+		const Alloc *first = NULL;
+
+		for (int i = 0; i < nallocs; i++)
+		{
+			const Alloc *a = &allocs[i];
+			int			held[64];
+			int			nheld;
+
+			if (alloc_ended(a))
+				continue;
+			if (a->cvd == NULL)
+				return a;
+			nheld = parse_gpus(a->cvd, held, 64);
+			for (int h = 0; h < nheld; h++)
+				if (held[h] == want[w])
+				{
+					used += a->gpu_milli > 0 ? a->gpu_milli : 1000;
+					if (first == NULL)
+						first = a;
+				}
+		}
+		if (first != NULL && used + need > 1000)
+		{
+			*gpu = want[w];
+			return first;
+		}
+	}
+	return NULL;
 }

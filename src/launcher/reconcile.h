@@ -25,6 +25,8 @@ typedef struct ClaimRow
 	int64_t		id;
 	int64_t		job_id;
 	int			replica;
+	const char *token;			/* tide.allocations.token; "" for CLAIM_GONE
+								 * and CLAIM_WARN (those name our own) */
 	const char *cvd;			/* CUDA_VISIBLE_DEVICES ("" without a GPU) */
 	const char *command;		/* NULL: none */
 	const char *role;			/* NULL: none */
@@ -55,7 +57,14 @@ typedef enum ActionKind
 	ACT_STOP,					/* stop it (an eviction) */
 	ACT_GONE,					/* stop it: the database released it while it
 								 * ran here */
-	ACT_WARN					/* known: note when its warning is due */
+	ACT_WARN,					/* known: note when its warning is due */
+	ACT_REPLACED,				/* its id names another allocation than the
+								 * one running here (an id handed out again
+								 * after a failover, R-C7): stop ours; the
+								 * new one waits until ours has ended */
+	ACT_WAIT					/* do nothing now; a later claim returns it
+								 * again (an eviction of the new allocation
+								 * of a reused id, while ours runs) */
 } ActionKind;
 
 typedef struct Action
@@ -69,5 +78,12 @@ typedef struct Action
 
 bool		reconcile_no_command(const char *command);
 int			reconcile(const ClaimRow *rows, int nrows, bool can_start, Action *actions);
+
+/*
+ * The GPU fence (R-C8): the allocation of the table that holds a GPU that
+ * a start of (cvd, gpu_milli) needs, past one card's worth, or NULL when
+ * it may start.  *gpu: the GPU (-1: the holder's GPUs are not known).
+ */
+const Alloc *fence_holder(const char *cvd, int gpu_milli, int *gpu);
 
 #endif							/* TIDE_LAUNCHER_RECONCILE_H */

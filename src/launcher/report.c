@@ -13,6 +13,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* Largest number of allocations in one report statement. */
 #define BATCH_MAX 4000
@@ -72,6 +73,8 @@ static bool
 flush_kind(ReportKind kind)
 {
 	int64_t    *ids = NULL;
+	const char **tokens = NULL;
+	char		(*tokcopy)[sizeof(allocs[0].token)] = NULL;
 	int		   *codes = NULL;
 	const char **reasons = NULL;
 	double	   *agos = NULL;
@@ -85,6 +88,8 @@ flush_kind(ReportKind kind)
 	if (n == 0)
 		return true;
 	ids = tl_realloc(NULL, n * sizeof(int64_t));
+	tokens = tl_realloc(NULL, n * sizeof(char *));
+	tokcopy = tl_realloc(NULL, n * sizeof(*tokcopy));
 	codes = tl_realloc(NULL, n * sizeof(int));
 	reasons = tl_realloc(NULL, n * sizeof(char *));
 	agos = tl_realloc(NULL, n * sizeof(double));
@@ -93,6 +98,11 @@ flush_kind(ReportKind kind)
 		if (wants(&allocs[i], kind))
 		{
 			ids[n] = allocs[i].id;
+			/* R-C7: a report naming a lost allocation is refused, not
+			 * taken for the one that has its id now (copied: entries
+			 * move as reports of earlier batches are done) */
+			memcpy(tokcopy[n], allocs[i].token, sizeof(tokcopy[n]));
+			tokens[n] = tokcopy[n];
 			codes[n] = allocs[i].exit_code;
 			/* the database takes a reason only with a failure */
 			reasons[n] = allocs[i].exit_code != 0 ? allocs[i].reason : NULL;
@@ -111,7 +121,7 @@ flush_kind(ReportKind kind)
 	{
 		int			m = n - off < BATCH_MAX ? n - off : BATCH_MAX;
 		ReportResult *res;
-		QueryOutcome q = db_report(kind, ids + off, kind == R_EXITED ? codes + off : NULL,
+		QueryOutcome q = db_report(kind, ids + off, tokens + off, kind == R_EXITED ? codes + off : NULL,
 								   kind == R_EXITED ? reasons + off : NULL,
 								   kind == R_EXITED ? agos + off : NULL, m, &res);
 
@@ -134,6 +144,8 @@ flush_kind(ReportKind kind)
 		}
 	}
 	free(ids);
+	free(tokens);
+	free(tokcopy);
 	free(codes);
 	free(reasons);
 	free(agos);

@@ -221,6 +221,8 @@ statedir_forget(int64_t id, bool also_exit)
 	unlinkat(state_fd, name, 0);
 	snprintf(name, sizeof(name), "%lld.pid", (long long) id);
 	unlinkat(state_fd, name, 0);
+	snprintf(name, sizeof(name), "%lld.token", (long long) id);
+	unlinkat(state_fd, name, 0);
 }
 
 /*
@@ -598,6 +600,40 @@ statedir_record_warned(int64_t id)
 	if (write_state_file(name, "1\n") != 0)
 		tl_log("warning", "alloc=%lld cannot record its warning in %s: %s (a later launcher may warn it again)",
 			   (long long) id, opt.state_dir, strerror(errno));
+}
+
+/*
+ * R-C7: the allocation's token, written before its command is started, so
+ * that a launcher that adopts the work names it as the database does.
+ * -1 (errno set) when it cannot be written: nothing is started then.
+ */
+int
+statedir_record_token(int64_t id, const char *token)
+{
+	char		name[64];
+	char		line[64];
+
+	if (token == NULL || token[0] == '\0')
+		return 0;
+	snprintf(name, sizeof(name), "%lld.token", (long long) id);
+	snprintf(line, sizeof(line), "%s\n", token);
+	return write_state_file(name, line);
+}
+
+/* The recorded token of an allocation; false (buf "") when there is none. */
+bool
+statedir_read_token(int64_t id, char *buf, size_t size)
+{
+	char		name[64];
+	char		line[64];
+
+	buf[0] = '\0';
+	snprintf(name, sizeof(name), "%lld.token", (long long) id);
+	if (read_state_file(name, line, sizeof(line)) != 0)
+		return false;
+	line[strcspn(line, "\n")] = '\0';
+	snprintf(buf, size, "%s", line);
+	return buf[0] != '\0';
 }
 
 /* Was the warning sent (by this launcher or an earlier one)? */

@@ -3,7 +3,8 @@
  * started on this node (ALLOC.pid: "PID TICKS JOB REPLICA BOOT_ID", then
  * "CODE SECONDS" as a second line once the command ended: its exit code
  * and the monotonic time it ended; ALLOC.warned once the warning before
- * its time limit was sent).  It lets a
+ * its time limit was sent; ALLOC.token, the allocation's token, written
+ * before the start, R-C7).  It lets a
  * restarted launcher adopt what an earlier one started.  It knows files
  * only: no allocation table, no processes.
  */
@@ -35,6 +36,8 @@ int			statedir_take(int64_t id, StateRecord *rec);
 bool		statedir_read(int64_t id, StateRecord *rec);
 int			statedir_read_exit(int64_t id, double *at);
 void		statedir_record_warned(int64_t id);
+int			statedir_record_token(int64_t id, const char *token);
+bool		statedir_read_token(int64_t id, char *buf, size_t size);
 bool		statedir_warned(int64_t id);
 void		statedir_forget(int64_t id, bool also_exit);
 

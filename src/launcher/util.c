@@ -20,7 +20,7 @@ LauncherOptions opt = {
 	.grace_period = 10.0,
 	.warn_signal = SIGUSR1,
 	.warn_signal_name = "USR1",
-	.max_backoff = 10.0,
+	.max_backoff = 1.5,
 };
 
 bool		tl_in_shepherd;

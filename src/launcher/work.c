@@ -132,6 +132,8 @@ adopt_record(const StateRecord *rec, int64_t job_id, int replica)
 
 	a->adopted = true;
 	a->pid = rec->pid;
+	/* R-C7: named as it was claimed; its GPUs come from tide.reconcile */
+	(void) statedir_read_token(rec->id, a->token, sizeof(a->token));
 	a->starttime = rec->starttime;
 	a->other_boot = rec->other_boot;
 	/* its job may have a warning before its time limit: ask, unless sent */
@@ -179,10 +181,13 @@ work_take_record(int64_t id, int64_t job_id, int replica, Alloc **adopted)
 	*adopted = NULL;
 	if (r != RECORD_FOUND)
 		return r;
-	a = adopt_record(&rec, job_id, replica);
+	/* what the record says it is (the caller compares it with the claim) */
+	(void) job_id;
+	(void) replica;
+	a = adopt_record(&rec, rec.job_id, rec.replica);
 	a->started_owed = true;
 	tl_log("adopt", "alloc=%lld job=%lld replica=%d pid=%lld (started by the shepherd of an earlier launcher)",
-		   (long long) id, (long long) job_id, replica, (long long) rec.pid);
+		   (long long) id, (long long) rec.job_id, rec.replica, (long long) rec.pid);
 	*adopted = a;
 	return RECORD_FOUND;
 }

@@ -6,6 +6,10 @@
  */
 #include "tap.h"
 
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "alloc.h"
 #include "reconcile.h"
 
@@ -137,10 +141,94 @@ test_reconcile(void)
 	is_int(reconcile(rows, 0, true, act), 0, "an empty claim: no action");
 }
 
+/* R-C7: an id the database now gives to another allocation */
+static void
+test_reused_ids(void)
+{
+	ClaimRow	rows[8];
+	Action		act[8];
+	Alloc	   *a;
+	int			n = 0;
+
+	while (nallocs > 0)
+		alloc_remove(&allocs[0]);
+	a = alloc_add(300, 3000, 0, AS_RUNNING);
+	a->pid = 6000;
+	snprintf(a->token, sizeof(a->token), "%s", "11111111-1111-1111-1111-111111111111");
+	a = alloc_add(301, 3010, 0, AS_RUNNING);
+	a->pid = 6001;				/* adopted from an older launcher: no token */
+	a = alloc_add(302, 3020, 0, AS_RUNNING);
+	a->pid = 6002;
+	snprintf(a->token, sizeof(a->token), "%s", "22222222-2222-2222-2222-222222222222");
+
+	rows[n] = row(CLAIM_RUN, 300, "true");
+	rows[n++].token = "33333333-3333-3333-3333-333333333333";	/* 0: same id, same job, other token */
+	rows[n] = row(CLAIM_RUN, 300, "true");
+	rows[n++].token = "11111111-1111-1111-1111-111111111111";	/* 1: ours */
+	rows[n] = row(CLAIM_RUN, 301, "true");
+	rows[n].job_id = 9999;		/* 2: no token here, another job */
+	rows[n++].token = "44444444-4444-4444-4444-444444444444";
+	rows[n] = row(CLAIM_RUN, 301, "true");
+	rows[n++].token = "55555555-5555-5555-5555-555555555555";	/* 3: no token here, same job */
+	rows[n] = row(CLAIM_STOP, 302, NULL);
+	rows[n++].token = "66666666-6666-6666-6666-666666666666";	/* 4: evicting the new one */
+	rows[n] = row(CLAIM_STOP, 302, NULL);
+	rows[n++].token = "22222222-2222-2222-2222-222222222222";	/* 5: evicting ours */
+	rows[n++] = row(CLAIM_GONE, 302, NULL);	/* 6: our own list: no token */
+	reconcile(rows, n, true, act);
+	is_int(act[0].kind, ACT_REPLACED, "a claimed id whose token is not ours: ours is stopped, the new one waits");
+	is_int(act[1].kind, ACT_OWE_STARTED, "the same id and token: ours");
+	is_int(act[2].kind, ACT_REPLACED, "no token known here, another job: replaced");
+	is_int(act[3].kind, ACT_OWE_STARTED, "no token known here, the same job: taken as ours (older records)");
+	is_int(act[4].kind, ACT_WAIT, "an eviction of the new allocation of our id waits until ours is gone");
+	is_int(act[5].kind, ACT_STOP, "an eviction of ours goes on");
+	is_int(act[6].kind, ACT_GONE, "released (gone) rows name ours");
+	while (nallocs > 0)
+		alloc_remove(&allocs[0]);
+}
+
+/* R-C8: one card's worth per GPU among the processes that live here */
+static void
+test_fence(void)
+{
+	Alloc	   *a;
+	int			gpu;
+
+	while (nallocs > 0)
+		alloc_remove(&allocs[0]);
+	ok(fence_holder("0,1", 0, &gpu) == NULL, "an empty node: no holder");
+	a = alloc_add(400, 4000, 0, AS_RUNNING);
+	a->cvd = strdup("3,7");
+	ok(fence_holder("0,1,2", 0, &gpu) == NULL, "other GPUs: no holder");
+	ok(fence_holder("", 0, &gpu) == NULL, "no GPU asked: no holder");
+	ok(fence_holder("1,7", 0, &gpu) == a && gpu == 7, "GPU 7 is held by alloc 400");
+	ok(fence_holder("7", 300, &gpu) == a, "a share of a whole GPU that is held: refused");
+	alloc_set_state(a, AS_EVICTING);
+	ok(fence_holder("7", 0, &gpu) == a, "a holder being stopped still holds it");
+	alloc_set_state(a, AS_STOPPED);
+	ok(fence_holder("7", 0, &gpu) == NULL, "an ended holder holds nothing");
+
+	a = alloc_add(401, 4010, 0, AS_RUNNING);
+	a->cvd = strdup("2");
+	a->gpu_milli = 600;
+	ok(fence_holder("2", 400, &gpu) == NULL, "600 + 400 thousandths fit one card");
+	ok(fence_holder("2", 500, &gpu) == a && gpu == 2, "600 + 500 do not");
+	ok(fence_holder("2", 0, &gpu) == a, "a whole GPU beside a share does not");
+
+	a = alloc_add(402, 4020, 0, AS_SPAWNING);
+	a->cvd = NULL;				/* adopted, its GPUs not known */
+	ok(fence_holder("5", 0, &gpu) == a && gpu == -1, "a holder whose GPUs are not known holds them all");
+	ok(fence_holder("", 0, &gpu) == NULL, "... but not a start without GPUs");
+	while (nallocs > 0)
+		alloc_remove(&allocs[0]);
+}
+
 int
 main(void)
 {
 	test_transitions();
 	test_reconcile();
+	test_reused_ids();
+	test_fence();
 	return done_testing();
 }
