@@ -82,6 +82,36 @@ wait_for() {
     printf '%s' "$got"
 }
 
+# Servers of the test's own, beside the shared test cluster (a primary
+# and its streaming standby): owned by the postgres OS user, each in DIR
+# (data in DIR/data, its socket in DIR), stopped at exit.
+pg_as() { runuser -u postgres -- "$@" 3>&- 4>&- 5>&- 6>&- 7>&- 8>&- 9>&-; }
+
+# own_primary DIR PORT [SETTING...]: initdb, set up to stream, start.
+own_primary() {
+    local dir=$1 port=$2
+    shift 2
+    mkdir -p "$dir" && chown postgres: "$dir" && chmod 700 "$dir"
+    at_exit "pg_as $PG_BIN/pg_ctl -D $dir/data -m immediate -w stop"
+    pg_as "$PG_BIN/initdb" -D "$dir/data" -U postgres -A trust --no-sync -E UTF8 --locale=C.UTF-8 \
+        >"$dir/initdb.log" 2>&1 || { cat "$dir/initdb.log"; echo "Bail out! initdb failed"; exit 1; }
+    printf '%s\n' "listen_addresses = ''" "fsync = off" "full_page_writes = off" "wal_level = replica" \
+        "max_wal_senders = 4" "hot_standby = on" "$@" >>"$dir/data/postgresql.conf"
+    pg_as "$PG_BIN/pg_ctl" -D "$dir/data" -l "$dir/server.log" -o "-p $port -k $dir" -w -t 60 start >/dev/null \
+        || { tail -20 "$dir/server.log"; echo "Bail out! the server in $dir did not start"; exit 1; }
+}
+
+# own_standby DIR PORT PRIMARY_DIR PRIMARY_PORT: pg_basebackup, start streaming.
+own_standby() {
+    local dir=$1 port=$2
+    mkdir -p "$dir" && chown postgres: "$dir" && chmod 700 "$dir"
+    at_exit "pg_as $PG_BIN/pg_ctl -D $dir/data -m immediate -w stop"
+    pg_as "$PG_BIN/pg_basebackup" -h "$3" -p "$4" -U postgres -D "$dir/data" -R -X stream -c fast \
+        >"$dir/basebackup.log" 2>&1 || { cat "$dir/basebackup.log"; echo "Bail out! pg_basebackup failed"; exit 1; }
+    pg_as "$PG_BIN/pg_ctl" -D "$dir/data" -l "$dir/server.log" -o "-p $port -k $dir" -w -t 60 start >/dev/null \
+        || { tail -20 "$dir/server.log"; echo "Bail out! the standby in $dir did not start"; exit 1; }
+}
+
 # A fresh database with pg_tide, dropped at exit.
 fresh_db() {
     DB=tide_e2e_${T_NAME//[^a-z0-9_]/_}_$$

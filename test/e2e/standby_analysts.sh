@@ -13,27 +13,9 @@ P_DIR=$WORK/primary
 S_DIR=$WORK/standby
 P_PORT=$((PGPORT + 101))
 S_PORT=$((PGPORT + 102))
-mkdir -p "$P_DIR" "$S_DIR"
-chown postgres: "$P_DIR" "$S_DIR"
-chmod 700 "$P_DIR" "$S_DIR"
-
-pg_as() { runuser -u postgres -- "$@" 3>&- 4>&- 5>&- 6>&- 7>&- 8>&- 9>&-; }
-at_exit "pg_as $PG_BIN/pg_ctl -D $S_DIR/data -m immediate -w stop"
-at_exit "pg_as $PG_BIN/pg_ctl -D $P_DIR/data -m immediate -w stop"
 
 # ---- the primary: a cluster of its own, no pg_cron (analysts need none) ----
-pg_as "$PG_BIN/initdb" -D "$P_DIR/data" -U postgres -A trust --no-sync -E UTF8 --locale=C.UTF-8 \
-    >"$WORK/initdb.log" 2>&1 || { cat "$WORK/initdb.log"; echo "Bail out! initdb failed"; exit 1; }
-cat >>"$P_DIR/data/postgresql.conf" <<CONF
-listen_addresses = ''
-fsync = off
-full_page_writes = off
-wal_level = replica
-max_wal_senders = 4
-hot_standby = on
-CONF
-pg_as "$PG_BIN/pg_ctl" -D "$P_DIR/data" -l "$P_DIR/server.log" -o "-p $P_PORT -k $P_DIR" -w -t 60 start >/dev/null \
-    || { tail -20 "$P_DIR/server.log"; echo "Bail out! primary did not start"; exit 1; }
+own_primary "$P_DIR" "$P_PORT"
 
 DB=tide_analysts
 qp() { psql -qAtX -v ON_ERROR_STOP=1 -h "$P_DIR" -p "$P_PORT" -d "$DB" -c "$1"; }
@@ -52,10 +34,7 @@ is "$err" "" "the primary holds the analysts' day of history"
 P1=$(qp "SELECT id FROM tide.jobs WHERE name = 'p1'")
 
 # ---- the standby: pg_basebackup, streaming, read-only ----
-pg_as "$PG_BIN/pg_basebackup" -h "$P_DIR" -p "$P_PORT" -U postgres -D "$S_DIR/data" -R -X stream -c fast \
-    >"$WORK/basebackup.log" 2>&1 || { cat "$WORK/basebackup.log"; echo "Bail out! pg_basebackup failed"; exit 1; }
-pg_as "$PG_BIN/pg_ctl" -D "$S_DIR/data" -l "$S_DIR/server.log" -o "-p $S_PORT -k $S_DIR" -w -t 60 start >/dev/null \
-    || { tail -20 "$S_DIR/server.log"; echo "Bail out! standby did not start"; exit 1; }
+own_standby "$S_DIR" "$S_PORT" "$P_DIR" "$P_PORT"
 is "$(qs "SELECT pg_is_in_recovery()")" t "the standby is in recovery"
 # a change after the backup reaches it by streaming
 qp "INSERT INTO tide.queues (name) VALUES ('after_backup')" >/dev/null
