@@ -19,7 +19,8 @@ if ! command -v prometheus >/dev/null || ! command -v prometheus-postgres-export
     # a subshell: install_packages dies when it cannot install
     (install_packages prometheus prometheus-postgres-exporter) >"$WORK/apt.log" 2>&1
     if ! command -v prometheus >/dev/null || ! command -v prometheus-postgres-exporter >/dev/null; then
-        skip "prometheus and prometheus-postgres-exporter cannot be installed here: $(tail -1 "$WORK/apt.log")"
+        err=$(tail -1 "$WORK/apt.log")
+        skip "prometheus and prometheus-postgres-exporter cannot be installed here (${err:-installed but not on PATH})"
         finish
     fi
 fi
@@ -66,7 +67,6 @@ DATA_SOURCE_NAME="host=$PGHOST port=$PGPORT user=$ROLE dbname=$DB sslmode=disabl
     --web.listen-address="127.0.0.1:$EXP_PORT" >"$WORK/exporter.log" 2>&1 &
 EXP_PID=$!
 at_exit "kill $EXP_PID; wait $EXP_PID"
-
 
 # Run prometheus_check.py's checks; each of its result lines is a TAP line
 # here.  A crash is a failure too (its checks would go missing).
@@ -115,4 +115,10 @@ check scrape-after "$(now)" \
     "pg_tide_prometheus.json: valid JSON, the panels of pg_tide.json, names of tide.metrics, every query runs" \
     -- listening "127.0.0.1:$PROM_PORT 127.0.0.1:$EXP_PORT" "Prometheus and the exporter listen on loopback only" \
     "$PROM_PID" "$EXP_PID"
+if [ "$T_FAIL" -gt 0 ]; then
+    for f in "$WORK/prometheus.log" "$WORK/exporter.log"; do
+        echo "# ---- $f (last lines)"
+        tail -8 "$f" | sed 's/^/# /'
+    done
+fi
 finish

@@ -144,7 +144,8 @@ def dashboard(path, pg_path, message):
     for e in exprs:
         used |= set(re.findall(r"\btide_[a-z0-9_]+", e))
         # Grafana's variables as it fills them for a one-hour range
-        e = e.replace("$__rate_interval", "1m").replace("$__range_s", "3600").replace("$__range", "1h")
+        e = (e.replace("$__rate_interval", "1m").replace("$__interval", "1m")
+             .replace("$__range_s", "3600").replace("$__range", "1h"))
         try:
             api("/api/v1/query", query=e)
         except RuntimeError as err:
