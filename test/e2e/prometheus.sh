@@ -16,8 +16,10 @@ keep_bin=$PG_BIN
 PG_BIN=$keep_bin
 
 if ! command -v prometheus >/dev/null || ! command -v prometheus-postgres-exporter >/dev/null; then
-    # a subshell: install_packages dies when it cannot install
-    (install_packages prometheus prometheus-postgres-exporter) >"$WORK/apt.log" 2>&1
+    # Without their recommends (node exporter, smartmontools, ...): about
+    # half the time.  In a subshell: install_packages dies when it cannot.
+    printf 'APT::Install-Recommends "false";\n' >"$WORK/apt.conf"
+    (APT_CONFIG=${APT_CONFIG:-$WORK/apt.conf} install_packages prometheus prometheus-postgres-exporter) >"$WORK/apt.log" 2>&1
     if ! command -v prometheus >/dev/null || ! command -v prometheus-postgres-exporter >/dev/null; then
         err=$(tail -1 "$WORK/apt.log")
         skip "prometheus and prometheus-postgres-exporter cannot be installed here (${err:-installed but not on PATH})"
