@@ -8,8 +8,9 @@
 # tide._metric_help()), and again after a change.  The Prometheus dashboard
 # (docs/grafana/pg_tide_prometheus.json) is valid JSON, has the panels of
 # pg_tide.json, names only metrics of tide.metrics, and each of its
-# queries runs in this Prometheus.  About 10 s; skipped only when the
-# packages cannot be installed.
+# queries runs in this Prometheus; the rules of docs/prometheus/alerts.yml
+# evaluate.  About 10 s; skipped only when the packages cannot be
+# installed.
 . "$(dirname "$0")/lib.bash"
 keep_bin=$PG_BIN
 . "$TIDE_SRC/tools/lib.sh"
@@ -40,6 +41,7 @@ PROM=http://127.0.0.1:$PROM_PORT
 
 # ---- Prometheus first: it finds its targets about 5 s after it starts ----
 sed -e "s/127\.0\.0\.1:9187/127.0.0.1:$EXP_PORT/" -e 's/15s/1s/g' "$PROM_DIR/prometheus.yml" >"$WORK/prometheus.yml"
+cp "$PROM_DIR/alerts.yml" "$WORK/alerts.yml"
 prometheus --config.file="$WORK/prometheus.yml" --storage.tsdb.path="$WORK/prometheus-data" \
     --web.listen-address="127.0.0.1:$PROM_PORT" >"$WORK/prometheus.log" 2>&1 &
 PROM_PID=$!
@@ -115,6 +117,8 @@ check scrape-after "$(now)" \
     -- value 'tide_gpus_allocated{resource_group="lab"}' "SELECT 4" "the lab pool's A100s are held (resource_group label)" \
     -- dashboard "$TIDE_SRC/docs/grafana/pg_tide_prometheus.json" "$TIDE_SRC/docs/grafana/pg_tide.json" \
     "pg_tide_prometheus.json: valid JSON, the panels of pg_tide.json, names of tide.metrics, every query runs" \
+    -- alerts "TideJobsUnschedulable{queue=research}" \
+    "the alerting rules of alerts.yml evaluate, and only research's unschedulable job is pending" \
     -- listening "127.0.0.1:$PROM_PORT 127.0.0.1:$EXP_PORT" "Prometheus and the exporter listen on loopback only" \
     "$PROM_PID" "$EXP_PID"
 if [ "$T_FAIL" -gt 0 ]; then

@@ -13,8 +13,12 @@ usage: prometheus_check.py PROM_URL DB CHECK [ARG...] [-- CHECK [ARG...]]...
                                   tide._metric_help()
   dashboard FILE PG_FILE MESSAGE  the Prometheus dashboard against the
                                   PostgreSQL one and tide.metrics
+  alerts EXPECTED MESSAGE         every rule evaluates without error (after
+                                  the latest scrape); the active alerts are
+                                  EXPECTED (NAME{label=value} NAME..., sorted)
   listening EXPECTED MESSAGE PID...  the TCP addresses the processes listen on
 psql reaches DB through the PG* environment variables."""
+import datetime
 import json
 import math
 import os
@@ -155,6 +159,37 @@ def dashboard(path, pg_path, message):
            % (message, len(dash["panels"]), len(exprs), len(used)), problems)
 
 
+def alerts(expected, message):
+    scraped = float(api("/api/v1/query", query='timestamp(up{job="pg_tide"})')["result"][0]["value"][1])
+    end = time.time() + 10
+    while True:
+        # an evaluation that began after the scrape
+        rules = [r for g in api("/api/v1/rules")["groups"] for r in g["rules"]]
+        evaluated = all(time_of(r["lastEvaluation"]) > scraped for r in rules)
+        if evaluated or time.time() > end:
+            break
+        time.sleep(0.2)
+    problems = ["%s: %s %s" % (r["name"], r["health"], r.get("lastError", ""))
+                for r in rules if r["health"] != "ok"]
+    if not rules or not evaluated:
+        problems.append("%d rules, evaluated after the scrape: %s" % (len(rules), evaluated))
+    active = " ".join(sorted("%s{%s}" % (a["labels"]["alertname"],
+                                         ",".join("%s=%s" % kv for kv in sorted(a["labels"].items())
+                                                  if kv[0] != "alertname"))
+                             for a in api("/api/v1/alerts")["alerts"]))
+    if active != expected:
+        problems.append("active alerts: %s; expected %s" % (active or "none", expected))
+    result(not problems, "%s (%d rules)" % (message, len(rules)), problems)
+
+
+def time_of(rfc3339):
+    """Unix time of an RFC 3339 time as Prometheus writes it
+    (2026-11-27T01:02:03.456789012Z, or with an offset)."""
+    m = re.match(r"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(\.\d+)?(Z|[+-]\d\d:\d\d)$", rfc3339)
+    t = datetime.datetime.strptime(m[1] + (m[3] if m[3] != "Z" else "+00:00"), "%Y-%m-%dT%H:%M:%S%z")
+    return t.timestamp() + float(m[2] or 0)
+
+
 def listening(expected, message, *pids):
     listen = {}  # socket inode -> address, from /proc/net/tcp and tcp6
     for f in ("/proc/net/tcp", "/proc/net/tcp6"):
@@ -179,7 +214,7 @@ def listening(expected, message, *pids):
 
 
 CHECKS = {"scrape-after": scrape_after, "series": series, "value": value, "metadata": metadata,
-          "dashboard": dashboard, "listening": listening}
+          "dashboard": dashboard, "alerts": alerts, "listening": listening}
 argv = sys.argv[3:]
 while argv:
     n = argv.index("--") if "--" in argv else len(argv)
