@@ -453,9 +453,12 @@ apply_action(const Action *act, const ClaimRow *r)
 			work_claim_soon();
 			return false;
 		}
-		if (rec == RECORD_FOUND && a->job_id != r->job_id)
+		if (rec == RECORD_FOUND &&
+			(a->job_id != r->job_id ||
+			 (a->token[0] != '\0' && r->token != NULL && r->token[0] != '\0' &&
+			  strcmp(a->token, r->token) != 0)))
 		{
-			/* the record is another job's: an id handed out again (R-C7) */
+			/* the record is another allocation's: an id handed out again (R-C7) */
 			tl_log("gone", "alloc=%lld job=%lld replica=%d runs here, but the database now names another allocation (of job %lld) by its id: the one running here was lost (a failover?); stopping it",
 				   (long long) a->id, (long long) a->job_id, a->replica, (long long) r->job_id);
 			a->started_owed = false;
