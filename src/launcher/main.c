@@ -453,10 +453,7 @@ apply_action(const Action *act, const ClaimRow *r)
 			work_claim_soon();
 			return false;
 		}
-		if (rec == RECORD_FOUND &&
-			(a->job_id != r->job_id ||
-			 (a->token[0] != '\0' && r->token != NULL && r->token[0] != '\0' &&
-			  strcmp(a->token, r->token) != 0)))
+		if (rec == RECORD_FOUND && reconcile_other(a, r))
 		{
 			/* the record is another allocation's: an id handed out again (R-C7) */
 			tl_log("gone", "alloc=%lld job=%lld replica=%d runs here, but the database now names another allocation (of job %lld) by its id: the one running here was lost (a failover?); stopping it",

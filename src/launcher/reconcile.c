@@ -17,6 +17,19 @@ reconcile_no_command(const char *command)
 	return command == NULL || command[strspn(command, " \t\n")] == '\0';
 }
 
+/*
+ * R-C7: does the row name another allocation than the known one of its id
+ * (another job, or another token where both are known)?  An id handed
+ * out again after a failover.
+ */
+bool
+reconcile_other(const Alloc *a, const ClaimRow *r)
+{
+	return a->job_id != r->job_id ||
+		(a->token[0] != '\0' && r->token != NULL && r->token[0] != '\0' &&
+		 strcmp(a->token, r->token) != 0);
+}
+
 /* One action per row into actions[]; returns nrows. */
 int
 reconcile(const ClaimRow *rows, int nrows, bool can_start, Action *actions)
@@ -36,9 +49,7 @@ reconcile(const ClaimRow *rows, int nrows, bool can_start, Action *actions)
 		 * the new one can be started or reported under the same id.
 		 */
 		if (a != NULL && (r->kind == CLAIM_RUN || r->kind == CLAIM_STOP) &&
-			(a->job_id != r->job_id ||
-			 (a->token[0] != '\0' && r->token != NULL && r->token[0] != '\0' &&
-			  strcmp(a->token, r->token) != 0)))
+			reconcile_other(a, r))
 		{
 			act->kind = r->kind == CLAIM_RUN ? ACT_REPLACED : ACT_WAIT;
 			continue;

@@ -77,6 +77,7 @@ typedef struct Action
 } Action;
 
 bool		reconcile_no_command(const char *command);
+bool		reconcile_other(const Alloc *a, const ClaimRow *r);
 int			reconcile(const ClaimRow *rows, int nrows, bool can_start, Action *actions);
 
 /*
