@@ -107,7 +107,7 @@ for suite in $SUITES; do
     SUITE_T0=$EPOCHREALTIME
     case $suite in
     unit)
-        make -C "$SRC" -s unit >"$log" 2>&1
+        make -C "$SRC" -s -j"$(nproc)" unit >"$log" 2>&1
         st=$?
         if [ $st -eq 0 ]; then
             for t in "$SRC"/test/unit/bin/test_*; do
