@@ -58,19 +58,26 @@ tide-sim: $(SIM_SRCS) $(ENGINE_SRCS) $(CORE_SRCS) $(wildcard src/sim/*.h src/eng
 	$(CC) $(TOOL_CFLAGS) -o $@ $(SIM_SRCS) $(ENGINE_SRCS) $(CORE_SRCS) -lm
 
 # C unit tests of the plain-C core and engine, linked without the server.
-# Each test/unit/test_*.c is one program that prints TAP.
+# Each test/unit/test_*.c is one program that prints TAP.  The core and
+# engine are compiled once (with the sanitizers, into test/unit/bin/obj)
+# and linked into every test, not compiled again for each.
 UNIT_SRCS = $(sort $(wildcard test/unit/test_*.c))
 UNIT_BINS = $(patsubst test/unit/%.c,test/unit/bin/%,$(UNIT_SRCS))
-test/unit/bin/%: test/unit/%.c test/unit/tap.h $(CORE_SRCS) $(ENGINE_SRCS) $(wildcard src/core/*.h src/engine/*.h src/engine/*.def)
+UNIT_CFLAGS = $(TOOL_CFLAGS) -fsanitize=address,undefined -fno-omit-frame-pointer
+UNIT_OBJS = $(patsubst src/%.c,test/unit/bin/obj/%.o,$(CORE_SRCS) $(ENGINE_SRCS))
+test/unit/bin/obj/%.o: src/%.c $(wildcard src/core/*.h src/engine/*.h src/engine/*.def)
+	@mkdir -p $(dir $@)
+	$(CC) $(UNIT_CFLAGS) -c -o $@ $<
+test/unit/bin/%: test/unit/%.c test/unit/tap.h $(UNIT_OBJS) $(wildcard src/core/*.h src/engine/*.h src/engine/*.def)
 	@mkdir -p test/unit/bin
-	$(CC) $(TOOL_CFLAGS) -fsanitize=address,undefined -fno-omit-frame-pointer -Itest/unit -o $@ $< $(CORE_SRCS) $(ENGINE_SRCS) -lm
+	$(CC) $(UNIT_CFLAGS) -Itest/unit -o $@ $< $(UNIT_OBJS) -lm
 
 # The launcher's decisions (allocation states, reconcile, its reasons for
 # not starting a command), without libpq.
 LAUNCHER_UNIT_SRCS = src/launcher/util.c src/launcher/alloc.c src/launcher/reconcile.c src/launcher/command.c
 test/unit/bin/test_launcher_%: test/unit/test_launcher_%.c test/unit/tap.h $(LAUNCHER_UNIT_SRCS) $(wildcard src/launcher/*.h)
 	@mkdir -p test/unit/bin
-	$(CC) $(TOOL_CFLAGS) -fsanitize=address,undefined -fno-omit-frame-pointer -Itest/unit -Isrc/launcher -o $@ $< $(LAUNCHER_UNIT_SRCS)
+	$(CC) $(UNIT_CFLAGS) -Itest/unit -Isrc/launcher -o $@ $< $(LAUNCHER_UNIT_SRCS)
 
 unit: $(UNIT_BINS)
 

@@ -54,21 +54,41 @@ count_regress() {
     report "$name" "$ok" "$bad" "$log"
 }
 
+# Seconds since $1 (an $EPOCHREALTIME), rounded.
+since() {
+    local now=${EPOCHREALTIME/./} t0=${1/./}
+    echo $(((now - t0 + 500000) / 1000000))
+}
+
+# Append the ten slowest files of a suite's log to it ("# slowest: ...").
+# e2e lines read "# NAME took N s"; pg_prove --timer's, "ok  N ms" after
+# the file's own line.
+slowest() {
+    awk '/^# [^ ]+ took [0-9]+ s$/ { print $4 * 1000, $2 }
+         /^\[[0-9:]+\] / { f = $2; sub(/.*\//, "", f) }
+         /^(ok|not ok|Failed|Dubious).* [0-9]+ ms/ && f != "" {
+             for (i = 1; i < NF; i++) if ($(i + 1) == "ms") { print $i, f; break }
+             f = "" }' "$1" |
+        sort -rn | head -10 | awk '{ printf "# slowest: %s %.1f s\n", $2, $1 / 1000 }' >>"$1"
+}
+
 report() {
-    local name=$1 ok=$2 bad=$3 log=$4
+    local name=$1 ok=$2 bad=$3 log=$4 took
+    took=$(since "$SUITE_T0")
     PASSED=$((PASSED + ok))
     FAILED=$((FAILED + bad))
     if [ "$bad" -gt 0 ]; then
-        say "$name: $ok passed, $bad failed; log follows"
+        say "$name: $ok passed, $bad failed in $took s; log follows"
         grep -E 'not ok|FAILED|ERROR|Failed|Dubious|# ' "$log" | head -60 >&2
         for d in "$SRC"/regression.diffs "$SRC"/test/isolation/results/regression.diffs; do
             [ -s "$d" ] && head -120 "$d" >&2
         done
     else
-        say "$name: $ok passed"
+        say "$name: $ok passed in $took s"
     fi
 }
 
+RUN_T0=$EPOCHREALTIME
 mkdir -p "$LOGS"
 chmod 755 "$TMP"
 # clang for the fuzz targets, procps for the scripts that wait on processes,
@@ -80,12 +100,14 @@ build_and_install "$SRC"
 cluster_start "$TMP" "$PORT" "$DB"
 createdb "$DB" || die "createdb failed"
 PGX=$PG_BIN/../lib/pgxs/src/test
+say "setup (packages, build, install, cluster): $(since "$RUN_T0") s"
 
 for suite in $SUITES; do
     log=$LOGS/$suite.log
+    SUITE_T0=$EPOCHREALTIME
     case $suite in
     unit)
-        make -C "$SRC" -s unit >"$log" 2>&1
+        make -C "$SRC" -s -j"$(nproc)" unit >"$log" 2>&1
         st=$?
         if [ $st -eq 0 ]; then
             for t in "$SRC"/test/unit/bin/test_*; do
@@ -113,8 +135,11 @@ for suite in $SUITES; do
         psql -qX -d "$DB" -c 'CREATE EXTENSION IF NOT EXISTS pgtap' >/dev/null || die "no pgtap"
         files=$(ls "$SRC"/test/pgtap/${TIDE_ONLY:-*}.sql 2>/dev/null)
         [ -n "$files" ] || continue
-        pg_prove -v -d "$DB" $files >"$log" 2>&1
-        count_tap pgtap "$log" $? ;;
+        # --timer: each file's line ends with its time ("ok  1234 ms")
+        pg_prove -v --timer -d "$DB" $files >"$log" 2>&1
+        st=$?
+        slowest "$log"
+        count_tap pgtap "$log" $st ;;
     upgrade)
         bash "$SRC/test/upgrade.sh" >"$log" 2>&1
         count_tap upgrade "$log" $? ;;
@@ -124,9 +149,12 @@ for suite in $SUITES; do
         for t in "$SRC"/test/e2e/${TIDE_ONLY:-*}.sh; do
             [ -f "$t" ] || continue
             echo "# $t" >>"$log"
+            t0=$EPOCHREALTIME
             TIDE_SRC=$SRC TIDE_TMP=$TMP TIDE_DB=$DB PG_BIN=$PG_BIN \
                 timeout 600 bash "$t" >>"$log" 2>&1 || st=1
+            echo "# $(basename "$t") took $(since "$t0") s" >>"$log"
         done
+        slowest "$log"
         count_tap e2e "$log" $st ;;
     evidence)
         # one line per script: "NAME: ok in N s: ..." or "NAME: FAILED ..."
@@ -144,5 +172,6 @@ done
 # Clean up first, so the summary is the very last line CI reads.
 trap - EXIT
 cleanup
+say "total: $(since "$RUN_T0") s"
 echo "$PASSED passed, $FAILED failed"
 [ "$FAILED" -eq 0 ]

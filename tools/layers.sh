@@ -25,32 +25,55 @@ set -uo pipefail
 
 HERE=$(cd "$(dirname "$0")/.." && pwd)
 
+# check_tree SRC WORK [FROM_SRC FROM_WORK]: compile SRC's C files into WORK
+# (left there for the caller to remove) and check them.  Files compile two
+# at a time (or nproc).  With FROM_SRC and FROM_WORK (a tree checked
+# before), an object whose C file and every header are the same in both
+# trees is copied from FROM_WORK instead of compiled again: the self-test's
+# planted copy differs from the real tree in one file.
 check_tree() {
-    local src=$1 work n=0 pgserver pginc
-    work=$(mktemp -d /tmp/pg_tide_layers.XXXXXX)
+    local src=$1 work=$2 from_src=${3:-} from_work=${4:-} pgserver pginc
     pgserver=$("${PG_CONFIG:-pg_config}" --includedir-server)
     pginc=$("${PG_CONFIG:-pg_config}" --includedir)
+    if [ -n "$from_src" ] && ! diff -rq -x '*.c' -x '*.o' -x '*.bc' -x '*.so' \
+            "$from_src/src" "$src/src" >/dev/null 2>&1; then
+        from_src=""     # a header differs: compile everything
+    fi
     compile() {   # compile() PROGRAM FILE CFLAGS...
         local prog=$1 file=$2 out
         shift 2
         out=$work/$prog/${file//\//__}.o
-        mkdir -p "$work/$prog"
+        if [ -n "$from_src" ] && [ -f "$from_work/$prog/${out##*/}" ] &&
+            cmp -s "$from_src/$file" "$src/$file"; then
+            cp "$from_work/$prog/${out##*/}" "$out"
+            return
+        fi
         cc -c -O0 -w -std=gnu11 "$@" -o "$out" "$src/$file" ||
             { echo "layers: cannot compile $file" >&2; return 1; }
     }
-    local f
     (
         cd "$src" || exit 1
-        for f in src/*.c src/core/*.c src/engine/*.c; do
-            compile so "$f" -fPIC -I"$pgserver" -Isrc -Isrc/core -Isrc/engine || exit 1
+        mkdir -p "$work/so" "$work/launcher" "$work/sim"
+        max=$(nproc 2>/dev/null || echo 2) pids=() fail=0
+        # at most $max at once: before the next, wait for the oldest
+        for job in $(printf 'so:%s ' src/*.c src/core/*.c src/engine/*.c) \
+                   $(printf 'launcher:%s ' src/launcher/*.c src/core/*.c) \
+                   $(printf 'sim:%s ' src/sim/*.c src/engine/*.c src/core/*.c); do
+            if [ ${#pids[@]} -ge "$max" ]; then
+                wait "${pids[0]}" || fail=1
+                pids=("${pids[@]:1}")
+            fi
+            f=${job#*:}
+            case ${job%%:*} in
+                so) compile so "$f" -fPIC -I"$pgserver" -Isrc -Isrc/core -Isrc/engine & ;;
+                launcher) compile launcher "$f" -I"$pginc" -Isrc/launcher -Isrc/core -Isrc/engine & ;;
+                sim) compile sim "$f" -Isrc/sim -Isrc/core -Isrc/engine & ;;
+            esac
+            pids+=($!)
         done
-        for f in src/launcher/*.c src/core/*.c; do
-            compile launcher "$f" -I"$pginc" -Isrc/launcher -Isrc/core -Isrc/engine || exit 1
-        done
-        for f in src/sim/*.c src/engine/*.c src/core/*.c; do
-            compile sim "$f" -Isrc/sim -Isrc/core -Isrc/engine || exit 1
-        done
-    ) || { echo "not ok 1 - the sources compile for the layer check"; rm -rf "$work"; return 1; }
+        for p in "${pids[@]}"; do wait "$p" || fail=1; done
+        exit $fail
+    ) || { echo "not ok 1 - the sources compile for the layer check"; return 1; }
     python3 - "$src" "$work" <<'PY'
 import glob, os, re, subprocess, sys
 
@@ -107,22 +130,30 @@ undrawn = ['the drawing does not name %s' % c for c in cfiles if os.path.basenam
 tap(not stale and not undrawn, 'the drawing in docs/development.md names every C file and no other', stale + undrawn)
 
 # --- who defines and who uses each global symbol, per program
-def nm(obj, flags):
-    out = subprocess.run(['nm', '-P'] + flags + [obj], capture_output=True, text=True, check=True).stdout
-    return [l.split()[0] for l in out.splitlines() if l.strip()]
+def nm(objs, flags):
+    # one nm for all the objects (-A: each line starts "OBJECT: SYMBOL")
+    syms = {o: [] for o in objs}
+    out = subprocess.run(['nm', '-P', '-A'] + flags + sorted(objs), capture_output=True, text=True,
+                         check=True).stdout
+    for l in out.splitlines():
+        o, _, rest = l.partition(': ')
+        if rest.strip():
+            syms[o].append(rest.split()[0])
+    return syms
 
 calls = {}          # file -> set(file)
 uses = {}           # (file, file) -> symbols
 for prog in ('so', 'launcher', 'sim'):
     objs = glob.glob(os.path.join(work, prog, '*.o'))
     owner = {}
+    defined, undefined = nm(objs, ['-g', '--defined-only']), nm(objs, ['-u'])
     for o in objs:
         f = os.path.basename(o)[:-2].replace('__', '/')
-        for s in nm(o, ['-g', '--defined-only']):
+        for s in defined[o]:
             owner[s] = f
     for o in objs:
         f = os.path.basename(o)[:-2].replace('__', '/')
-        for s in nm(o, ['-u']):
+        for s in undefined[o]:
             g = owner.get(s)
             if g and g != f:
                 calls.setdefault(f, set()).add(g)
@@ -218,15 +249,14 @@ for i, (ok, desc, details) in enumerate(tests, 1):
         print('#   ... and %d more' % (len(details) - 40))
 sys.exit(0 if all(t[0] for t in tests) else 1)
 PY
-    local status=$?
-    rm -rf "$work"
-    return $status
 }
 
 if [ "${1:-}" = "--self-test" ]; then
     # The real tree passes; a copy with a planted circle (core calls up into
     # the SQL glue, and two engine files call each other) must fail.
-    out=$(check_tree "$HERE")
+    real_work=$(mktemp -d /tmp/pg_tide_layers.XXXXXX)
+    plant_work=$(mktemp -d /tmp/pg_tide_layers.XXXXXX)
+    out=$(check_tree "$HERE" "$real_work")
     real=$?
     echo "$out" | sed 's/^/# real tree: /'
     [ $real -eq 0 ] && echo "ok 1 - the layer check passes on this tree" \
@@ -238,7 +268,7 @@ if [ "${1:-}" = "--self-test" ]; then
     fn=$(sed -n 's/^PG_FUNCTION_INFO_V1(\([a-z_]*\));/\1/p' "$HERE/src/resvec.c" | head -1)
     printf '\nextern void %s(void);\nvoid layers_planted_circle(void) { %s(); }\n' "$fn" "$fn" \
         >> "$copy/src/core/resvec_core.c"
-    out=$(check_tree "$copy")
+    out=$(check_tree "$copy" "$plant_work" "$HERE" "$real_work")
     planted=$?
     echo "$out" | sed 's/^/# planted: /'
     if [ $planted -ne 0 ] && echo "$out" | grep -q '^#   src/core/resvec_core.c <-> src/resvec.c$' \
@@ -247,9 +277,13 @@ if [ "${1:-}" = "--self-test" ]; then
     else
         echo "not ok 2 - a planted circle (src/core/resvec_core.c calling $fn of src/resvec.c) fails the check"
     fi
-    rm -rf "$copy"
+    rm -rf "$copy" "$real_work" "$plant_work"
     [ $real -eq 0 ] && [ $planted -ne 0 ]
     exit $?
 fi
 
-check_tree "${1:-$HERE}"
+work=$(mktemp -d /tmp/pg_tide_layers.XXXXXX)
+check_tree "${1:-$HERE}" "$work"
+status=$?
+rm -rf "$work"
+exit $status

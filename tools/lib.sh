@@ -12,21 +12,20 @@ TIDE_PACKAGES="postgresql-$PG_MAJOR postgresql-server-dev-$PG_MAJOR postgresql-$
 say() { printf '[pg_tide] %s\n' "$*" >&2; }
 die() { printf '[pg_tide] error: %s\n' "$*" >&2; exit 1; }
 
-# Install the Debian packages we need.  In CI, or when any is missing,
-# refresh the package lists first (a fresh machine has none).
+# Install the Debian packages we need.  When any is missing, refresh the
+# package lists first (a fresh machine has none); when all are installed
+# there is nothing to fetch, in CI too, so no apt-get at all.
 install_packages() {
     local missing=() p
     for p in $TIDE_PACKAGES "$@"; do
         dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
     done
-    if [ "${CI:-}" = true ] || [ ${#missing[@]} -gt 0 ]; then
+    if [ ${#missing[@]} -gt 0 ]; then
         [ "$(id -u)" = 0 ] || die "need root to install: ${missing[*]}"
-        say "installing packages: ${missing[*]:-(none missing; refreshing lists)}"
+        say "installing packages: ${missing[*]}"
         apt-get update -qq >/dev/null || die "apt-get update failed"
-        if [ ${#missing[@]} -gt 0 ]; then
-            DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null \
-                || die "apt-get install ${missing[*]} failed"
-        fi
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null \
+            || die "apt-get install ${missing[*]} failed"
     fi
 }
 
@@ -42,6 +41,8 @@ build_and_install() {
 # pg_cron serves.  Exports PGHOST, PGPORT, PGUSER for the callers.
 # pg_tide is preloaded, as docs/deployment.md advises (ALTER SYSTEM SET
 # tide.* then works in any session): install it before the first start.
+# TIDE_EXTRA_CONF: more lines for postgresql.conf at initdb (they come
+# last, so they win).
 cluster_start() {
     local dir=$1 port=$2 crondb=$3
     mkdir -p "$dir"
@@ -64,6 +65,7 @@ synchronous_commit = off
 full_page_writes = off
 max_connections = 200
 log_min_messages = warning
+${TIDE_EXTRA_CONF:-}
 CONF
     fi
     # Close inherited descriptors (3-9): a server started under flock would

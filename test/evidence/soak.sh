@@ -45,7 +45,7 @@ failed=$(sed -n 's/^number of failed transactions: \([0-9]*\).*/\1/p' "$EV/pgben
 # everything submitted must finish (the backlog drains at the cadence)
 end=$(($(date +%s) + 120))
 while [ "$(q "SELECT count(*) FROM tide.jobs WHERE state NOT IN ('succeeded', 'failed', 'cancelled')")" != 0 ] \
-      && [ "$(date +%s)" -lt "$end" ]; do sleep 1; done
+      && [ "$(date +%s)" -lt "$end" ]; do sleep 0.3; done
 final=$(ev_invariants)
 [ "$(awk '{s += $2} END {print s + 0}' <<<"$final")" = 0 ] || bad=$((bad + 1))
 jobs=$(q "SELECT count(*) FROM tide.jobs")
