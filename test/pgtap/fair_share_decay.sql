@@ -8,7 +8,7 @@
 BEGIN;
 CREATE EXTENSION pg_tide;
 SET client_min_messages = warning;
-SELECT plan(32);
+SELECT plan(36);
 
 -- The averages of a queue, rounded to 3 places for comparison.
 CREATE FUNCTION pg_temp.kept(q text) RETURNS numeric LANGUAGE sql AS $$
@@ -102,6 +102,15 @@ SELECT tide.register_node('f2', 'cpu=8, memory=64Gi, gpu=1');
 SELECT ok(tide.run_cycle() IS NOT NULL, 'a cycle with one more free GPU');
 SELECT is((SELECT array_agg(name ORDER BY name) FROM tide.jobs WHERE state = 'allocated'), ARRAY['a1','b1'],
           'the cycle places qa''s job, not qb''s higher-priority one');
+
+-- a resource group's cycle reads and writes only its group's averages
+INSERT INTO tide.queues (name, quota, resource_group) VALUES ('qg', 'gpu=1', 'g2');
+INSERT INTO tide.queue_fair_usage (queue, decayed, updated_at) VALUES ('qg', '{"gpu": 1}', now() - interval '1 day');
+SELECT ok(tide.run_cycle('default') IS NOT NULL, 'a cycle of resource group default');
+SELECT is((SELECT updated_at FROM tide.queue_fair_usage WHERE queue = 'qg'), now() - interval '1 day',
+          'it leaves group g2''s average alone');
+SELECT ok(tide.run_cycle('g2') IS NOT NULL, 'a cycle of resource group g2');
+SELECT ok(pg_temp.kept('qg') BETWEEN 0.499 AND 0.5, 'it decays g2''s average: a day later, half');
 
 -- renaming or deleting a queue takes its row along
 INSERT INTO tide.queues (name, quota) VALUES ('qz', 'gpu=1');
