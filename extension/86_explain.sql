@@ -2,7 +2,8 @@
 -- now from the current tables, not from the last cycle.  Like Slurm's sprio
 -- (the parts of the order key) and squeue --start (an estimate from the
 -- running jobs' time limits).  The walk order is that of docs/scheduling.md
--- (R-O1..R-O4) with each queue's dominant share as it is now; the cycle
+-- (R-O1..R-O4) with each queue's dominant share as it is now (of its
+-- usage averaged over tide.fair_share_half_life, R-O6: tide.fair_share); the cycle
 -- recomputes shares after every placement, so positions deeper in the
 -- order are estimates.
 --
@@ -48,18 +49,18 @@ CREATE FUNCTION tide._group_order(rg text)
     LANGUAGE sql STABLE
     SET search_path = pg_catalog, pg_temp
     AS $$
-SELECT j.id, j.queue, j.idle, q.priority, round(tide._dominant_share(u.usage, q.quota), 4), j.retry_of IS NOT NULL,
+SELECT j.id, j.queue, j.idle, q.priority, round(fs.share, 4), j.retry_of IS NOT NULL,
        j.priority, j.created_at,
-       row_number() OVER (ORDER BY j.idle, q.priority DESC, tide._dominant_share(u.usage, q.quota) NULLS LAST, q.name,
+       row_number() OVER (ORDER BY j.idle, q.priority DESC, fs.share NULLS LAST, q.name,
                                    (j.retry_of IS NULL), j.priority DESC, j.created_at, j.id),
        tide._job_minimum(j.id)
   FROM tide.jobs j
   JOIN tide.queues q ON q.name = j.queue
-  LEFT JOIN tide.queue_usage u ON u.queue = q.name
+  LEFT JOIN tide.fair_share fs ON fs.queue = q.name
  WHERE j.state = 'pending' AND NOT j.unschedulable AND NOT j.waiting AND q.resource_group = rg
 $$;
 COMMENT ON FUNCTION tide._group_order(text) IS
-    'pending schedulable jobs not waiting (R-P1..R-P5) of a resource group in the walk order now (idle last, queue priority, dominant share, queue, retry lane, priority, age, id) with their minimum';
+    'pending schedulable jobs not waiting (R-P1..R-P5) of a resource group in the walk order now (idle last, queue priority, dominant share of the decayed usage as tide.fair_share shows it (R-O6), queue, retry lane, priority, age, id) with their minimum';
 
 -- The live jobs of a group with what they hold and when they must end by
 -- their time limit (NULL: no limit; now for one past it, R-T1).
@@ -166,6 +167,7 @@ DECLARE
     k record;
     t record;
     ord record;
+    fs record;
     fits numeric;
     rooms integer;
     fit_total bigint;
@@ -200,6 +202,7 @@ BEGIN
     END IF;
 
     SELECT o.* INTO ord FROM tide._group_order(q.resource_group) o WHERE o.job_id = j.id;
+    SELECT x.* INTO fs FROM tide.fair_share x WHERE x.queue = j.queue;
     -- jobs ahead in the group's order that ask for a resource this job asks for
     SELECT coalesce(pg_catalog.jsonb_agg(o.job_id ORDER BY o.walk_position), '[]') INTO ahead
       FROM tide._group_order(q.resource_group) o
@@ -358,6 +361,8 @@ BEGIN
         'position_in_queue', me.position,
         'position_in_group', ord.walk_position,
         'order_key', pg_catalog.jsonb_build_object('idle', j.idle, 'queue_priority', q.priority, 'queue_share', ord.queue_share,
+                                                   'queue_decayed', fs.decayed, 'queue_rank', fs.rank_among_siblings,
+                                                   'fair_share_half_life', fs.half_life,
                                                    'retry_lane', j.retry_of IS NOT NULL, 'priority', j.priority,
                                                    'created_at', j.created_at, 'id', j.id),
         'jobs_ahead', ahead,
@@ -375,6 +380,6 @@ BEGIN
 END
 $$;
 COMMENT ON FUNCTION tide.explain(bigint) IS
-    'why a job waits, now: state, position in its queue and in its resource group''s order with the parts of the order key (R-O1..R-O4), the jobs ahead competing for the same resources, every blocking reason with its rule (R-A1, R-A2, R-L2, R-L3, R-L4, R-E6, R-P1..R-P5), every dependency with the state of the job it names, numbers and what would unblock it, and the start estimate (NULL, with the jobs without time limit that make it unknown)';
+    'why a job waits, now: state, position in its queue and in its resource group''s order with the parts of the order key (R-O1..R-O4, the decayed share of R-O6), the jobs ahead competing for the same resources, every blocking reason with its rule (R-A1, R-A2, R-L2, R-L3, R-L4, R-E6, R-P1..R-P5), every dependency with the state of the job it names, numbers and what would unblock it, and the start estimate (NULL, with the jobs without time limit that make it unknown)';
 REVOKE ALL ON FUNCTION tide.explain(bigint), tide.estimate_start(bigint) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION tide.explain(bigint), tide.estimate_start(bigint) TO tide_admin, tide_reader;

@@ -14,7 +14,8 @@
  *      writes), one query per table into the engine's snapshot
  *      (cycle_load.c);
  *   4. decide: tide_decide() (src/engine, plain C);
- *   5. write: placements (cycle_place.c), then evictions (cycle_evict.c);
+ *   5. write: placements (cycle_place.c), then evictions (cycle_evict.c),
+ *      then the queues' decayed usage (cycle_fair.c, R-O6);
  *   6. record: the cycle row's counters and load/decide/write times, and
  *      in tide.cycle_state the counter the load saw (bumped once if the
  *      cycle changed anything, so that the next cycle loads again).
@@ -37,6 +38,7 @@
  *   cycle_place.c  placements written: jobs, allocations, reasons, backlog
  *   cycle_guard.c  the cycle's writes without triggers: node locks, R-C4, NOTIFYs
  *   cycle_evict.c  evictions written: victims and held resources
+ *   cycle_fair.c   fair share over time: decayed usage read and written (R-O6)
  *   cycle_rows.c   the arrays the writes unnest
  *   cycle_snapshot.h  the snapshot as loaded (CycleLoad), a type only
  *   cycle_timer.h  the clocks of the phase timings, inline only
@@ -52,6 +54,7 @@
 #include "utils/timestamp.h"
 
 #include "cycle_evict.h"
+#include "cycle_fair.h"
 #include "cycle_limits.h"
 #include "cycle_load.h"
 #include "cycle_lost.h"
@@ -333,6 +336,7 @@ cycle_body(int64 cycle_id, TimestampTz started, const char *group)
 	INSTR_TIME_SET_CURRENT(t0);
 	tide_cycle_write_placements(&l, r, cycle_id, &types, &placed);
 	jobs_evicted = tide_cycle_write_evictions(&l, r, cycle_id, &types, lost + stopped);
+	tide_cycle_fair_write(l.s);	/* R-O6: the averages decide brought up to now */
 	write_ms = cycle_elapsed_ms(t0);
 
 	record_cycle(cycle_id, started, r, &placed, jobs_evicted, load_ms, decide_ms, write_ms);

@@ -26,6 +26,7 @@
 #include "utils/snapmgr.h"
 #include "utils/timestamp.h"
 
+#include "cycle_fair.h"
 #include "cycle_jobs.h"
 #include "cycle_labels.h"
 #include "cycle_load.h"
@@ -530,6 +531,7 @@ tide_cycle_load(CycleLoad *l, MemoryContext mcxt, const char *group)
 								(int) NROWS(ld->allocs));
 	load_nodes(ld);
 	load_queues(ld);
+	tide_cycle_fair_load(s, &ld->queue_names, ld->group_queues);	/* R-O6: kept averages */
 	elog(DEBUG1, "tide.run_cycle: nodes and queues converted in %.1f ms (cpu %.1f)",
 		 cycle_elapsed_ms(t0), cycle_cpu_ms() - c0);
 	INSTR_TIME_SET_CURRENT(t0);

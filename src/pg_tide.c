@@ -43,6 +43,12 @@ int			tide_frag_shapes_refresh = 60;
  */
 int			tide_start_timeout = 600;
 int			tide_start_attempts = 3;
+/*
+ * 0: queues of equal priority are ordered by their usage now, as before
+ * R-O6, until simulations on real traces show which half-life serves
+ * fairness without hurting waits (Slurm defaults to 7 days).
+ */
+int			tide_fair_share_half_life = 0;
 
 /* read by SQL only (tide._create_retries, 26_rollup.sql), through current_setting */
 static int	tide_retry_backoff = 10;
@@ -170,6 +176,21 @@ _PG_init(void)
 							NULL,
 							&tide_retry_backoff_max,
 							600, 0, 86400 * 7,
+							PGC_SUSET, GUC_UNIT_S,
+							NULL, NULL, NULL);
+
+	/*
+	 * R-O6: the half-life of the usage that orders queues of equal
+	 * priority.  Superuser: it changes every queue's order.
+	 */
+	DefineCustomIntVariable("tide.fair_share_half_life",
+							"Half-life of the usage that orders queues of equal priority (fair share over time).",
+							"Queues of equal priority go in the order of their usage averaged "
+							"with this half-life, over their quota (tide.fair_share shows it). "
+							"0 orders them by their usage now. Changing it needs no reset: the "
+							"next cycle decays the kept averages over the time since their update.",
+							&tide_fair_share_half_life,
+							0, 0, 86400 * 365,
 							PGC_SUSET, GUC_UNIT_S,
 							NULL, NULL, NULL);
 

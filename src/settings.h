@@ -38,4 +38,11 @@ extern int	tide_start_attempts;
 extern int	tide_frag_shapes_jobs;
 extern int	tide_frag_shapes_refresh;
 
+/*
+ * GUC tide.fair_share_half_life, seconds: the half-life of the decayed
+ * usage that orders queues of equal priority (R-O6, cycle_fair.c); 0: the
+ * usage now, and the averages are neither read nor written.
+ */
+extern int	tide_fair_share_half_life;
+
 #endif							/* TIDE_SETTINGS_H */

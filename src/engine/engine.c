@@ -3,8 +3,8 @@
  *
  * The walk (docs/policy.md, "The walk"):
  *   1. non-idle jobs, each next job taken from the queue R-O4 ranks first at
- *      that moment (queue priority, then dominant share of quota, then
- *      name), each queue's jobs in R-O3 then R-O1 order.  Guaranteed jobs
+ *      that moment (queue priority, then dominant share of quota, of the
+ *      usage decayed with the half-life when one is set (R-O6), then name), each queue's jobs in R-O3 then R-O1 order.  Guaranteed jobs
  *      (within quota, R-A1) are placed in this pass; borrowing jobs are set
  *      aside, so a borrowing job never takes what a guaranteed job of this
  *      cycle could use.
@@ -328,6 +328,7 @@ tide_decide(TideSnapshot *s)
 
 	if (!s->index)
 		tide_snapshot_finish(s, NULL, 0);
+	tide_fair_decay(s);			/* R-O6: the shares' averages up to now */
 	tide_work_begin(&w, s);
 	alloc_walk(&w);
 

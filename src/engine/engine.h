@@ -176,6 +176,15 @@ typedef struct TideQueue
 	int64_t    *usage;			/* [nres] non-idle usage incl. card keys */
 	int64_t    *idle_usage;		/* [nres] idle usage incl. card keys */
 
+	/*
+	 * R-O6: non-idle usage averaged over time (milli-units, like usage) as
+	 * of decayed_at (microseconds; TIDE_TIME_UNKNOWN: never, the average
+	 * starts now).  The caller gives what it kept (zero for a new queue);
+	 * tide_fair_decay() brings it up to now, and tide_decide() calls it.
+	 */
+	double	   *decayed;		/* [nres] */
+	int64_t		decayed_at;
+
 	/* engine private */
 	int64_t    *held;			/* [nres] queue headroom held (R-L2) */
 	int64_t		hold_job;
@@ -263,6 +272,7 @@ typedef struct TideSnapshot
 	TideMem		mem;
 	int64_t		now;			/* microseconds */
 	bool		allow_cpu_jobs_on_gpu_nodes;	/* R-L4 setting */
+	int64_t		half_life;		/* R-O6, microseconds; 0: share of the usage now */
 
 	int32_t		nres;
 	const char *res_names[TIDE_MAX_RES];
@@ -461,6 +471,9 @@ extern int	tide_job_index(const TideSnapshot *s, int64_t id);	/* -1: not pending
 
 /* engine.c */
 extern TideResult *tide_decide(TideSnapshot *s);
+
+/* share.c: every queue's decayed usage brought up to s->now (R-O6) */
+extern void tide_fair_decay(TideSnapshot *s);
 
 /* evict.c: text of a rule, for eviction reasons */
 extern const char *tide_rule_name(int rule);

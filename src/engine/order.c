@@ -5,14 +5,16 @@
  * order: retry jobs first, then higher priority, earlier created_at,
  * smaller id.  The walk (engine.c) takes the next job from the queue that
  * R-O4 ranks first at that moment: higher queue priority, then lower
- * dominant share of quota, then queue name: the top of the queue heap
- * (tide_queue_heap_*) kept here.  Idle jobs come after every
+ * dominant share of quota (of the usage now, or of the usage decayed over
+ * tide.fair_share_half_life, R-O6: share.c), then queue name: the top of
+ * the queue heap (tide_queue_heap_*) kept here.  Idle jobs come after every
  * non-idle job (R-O2), in one list per resource group: retry first, then
  * R-O1.
  */
-#include <math.h>
+#include <string.h>
 
 #include "order.h"
+#include "share.h"
 #include "sort.h"
 #include "work.h"
 
@@ -80,30 +82,6 @@ tide_order_idle_jobs(TideWork *w, int32_t *nidle)
 	return list;
 }
 
-/*
- * Dominant share of quota (R-O4, DRF): the largest usage / quota over the
- * resources the quota names.  A queue without quota has share +inf: it
- * goes after every queue of its priority that has one.
- */
-double
-tide_queue_share(const TideSnapshot *s, const TideQueue *q)
-{
-	double		share = 0.0;
-	bool		any = false;
-
-	if (!q->has_quota)
-		return INFINITY;
-	for (int r = 0; r < s->nres; r++)
-	{
-		if (q->quota[r] == TIDE_UNLIMITED || q->quota[r] <= 0)
-			continue;
-		any = true;
-		if ((double) q->usage[r] / (double) q->quota[r] > share)
-			share = (double) q->usage[r] / (double) q->quota[r];
-	}
-	return any ? share : INFINITY;
-}
-
 /* R-O4: queue a before queue b: higher priority, then lower share, then name. */
 static bool
 qbefore(const TideQueueHeap *h, int a, int b)
@@ -116,6 +94,14 @@ qbefore(const TideQueueHeap *h, int a, int b)
 	if (h->share[a] != h->share[b])
 		return h->share[a] < h->share[b];
 	return h->rank[a] < h->rank[b];
+}
+
+/* Queue q's share now (R-O4), of its decayed usage when base is kept (R-O6). */
+static double
+heap_share(const TideQueueHeap *h, int q)
+{
+	return tide_share(h->s, &h->s->queues[q],
+					  h->base ? h->base + (size_t) q * h->s->nres : NULL);
 }
 
 static void
@@ -158,10 +144,18 @@ tide_queue_heap_init(TideWork *w, TideQueueHeap *h, const int32_t *starts)
 	h->s = s;
 	h->rank = w->ix->queue_rank;
 	h->n = 0;
+	h->base = NULL;
+	if (s->half_life > 0)
+	{
+		/* R-O6: what the walk places is added to the average from here */
+		h->base = tide_work_alloc(w, sizeof(int64_t) * ((size_t) s->nqueues * s->nres + 1));
+		for (int q = 0; q < s->nqueues; q++)
+			memcpy(h->base + (size_t) q * s->nres, s->queues[q].usage, sizeof(int64_t) * s->nres);
+	}
 	for (int q = 0; q < s->nqueues; q++)
 		if (starts[q + 1] > starts[q])
 		{
-			h->share[q] = tide_queue_share(s, &s->queues[q]);
+			h->share[q] = heap_share(h, q);
 			h->q[h->n++] = q;
 		}
 	for (int i = h->n / 2 - 1; i >= 0; i--)
@@ -182,6 +176,6 @@ tide_queue_heap_update(TideQueueHeap *h)
 {
 	int			q = h->q[0];
 
-	h->share[q] = tide_queue_share(h->s, &h->s->queues[q]);
+	h->share[q] = heap_share(h, q);
 	qsift_down(h, 0);
 }

@@ -12,6 +12,8 @@ typedef struct TideQueueHeap
 	int32_t    *q;
 	int			n;
 	double	   *share;
+	int64_t    *base;			/* [nqueues * nres] usage at the walk's start
+								 * (R-O6), NULL with no half-life */
 	const TideSnapshot *s;
 	const int32_t *rank;
 } TideQueueHeap;
@@ -21,6 +23,5 @@ extern void tide_queue_heap_init(TideWork *w, TideQueueHeap *h, const int32_t *s
 extern void tide_queue_heap_pop(TideQueueHeap *h);
 extern void tide_queue_heap_update(TideQueueHeap *h);
 extern int32_t *tide_order_idle_jobs(TideWork *w, int32_t *nidle);
-extern double tide_queue_share(const TideSnapshot *s, const TideQueue *q);
 
 #endif							/* TIDE_ORDER_H */

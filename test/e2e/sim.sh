@@ -228,5 +228,40 @@ expect_err "philly missing --nodes: exit 2" 2 "--nodes M is required" \
 expect_err "philly --gpus-per-node out of range" 2 "option --gpus-per-node: 65 is out of range (1 to 64)" \
     "$SIM" philly --jobs "$WORK/jobs.csv" --gpus-per-node 65 --nodes 2
 
+
+# --- philly --half-life: the queue's usage decayed over time (R-O6) ---
+# One job of 4 GPUs for a day: its end is the last event, decayed before
+# the release with the usage of the day: D = (1 - 2^(-1 day / h)) x 4.
+cat >"$WORK/one.csv" <<'EOF'
+timestamp,duration,num_gpus,gpu_time,cluster
+2017-10-09 00:00:00,86400,4,345600,a
+EOF
+frun() { "$SIM" philly --jobs "$1" --gpus-per-node 8 --nodes 1 "${@:2}" 2>/dev/null; }
+frun "$WORK/one.csv" --half-life 86400 >"$WORK/h1"
+check "half-life 1 day, a day at gpu=4: average 2 (half)" test "$(val decayed_gpus "$WORK/h1")" = 2.000
+check "the summary names the half-life" test "$(val fair_share_half_life_s "$WORK/h1")" = 86400
+frun "$WORK/one.csv" --half-life 172800 >"$WORK/h2"
+check "half-life 2 days: (1 - 2^(-1/2)) x 4 = 1.172" test "$(val decayed_gpus "$WORK/h2")" = 1.172
+frun "$WORK/one.csv" --half-life 0 >"$WORK/h0"
+check "half-life 0: the usage itself, 4" test "$(val decayed_gpus "$WORK/h0")" = 4.000
+
+# Usage 4, then 6 from 12 h, then 2 from 24 h to 36 h, half-life 1 day:
+# each event decays over the half day since the last with the usage it had.
+cat >"$WORK/two.csv" <<'EOF'
+timestamp,duration,num_gpus,gpu_time,cluster
+2017-10-09 00:00:00,86400,4,345600,a
+2017-10-09 12:00:00,86400,2,172800,a
+EOF
+frun "$WORK/two.csv" --half-life 86400 >"$WORK/t1"
+check "piecewise usage 4, 6, 2 over half days: 2.414" test "$(val decayed_gpus "$WORK/t1")" = 2.414
+
+# without the option the summary is as before
+frun "$WORK/two.csv" >"$WORK/t0"
+check "without --half-life no fair-share lines" test -z "$(val decayed_gpus "$WORK/t0")"
+check "and the same waits and utilisation" \
+    test "$(grep -v '^fair_share\|^decayed' "$WORK/t1")" = "$(cat "$WORK/t0")"
+expect_err "philly negative --half-life: exit 2" 2 "option --half-life" \
+    "$SIM" philly --jobs "$WORK/one.csv" --gpus-per-node 8 --nodes 1 --half-life -1
+
 echo "1..$N"
 [ "$FAILS" -eq 0 ]

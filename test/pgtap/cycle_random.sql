@@ -10,10 +10,12 @@
 --   R-A1  no queue above its capability, card keys included;
 --   R-L1  no pending single-replica job (whole GPUs or none) fits a ready
 --         node's free resources in a queue without limits.
+-- Every other cluster runs with tide.fair_share_half_life = 1h (R-O6): the
+-- order of queues changes, none of the invariants may.
 BEGIN;
 CREATE EXTENSION pg_tide;
 SET client_min_messages = warning;
-SELECT plan(9);
+SELECT plan(10);
 SELECT setseed(0.4242);
 
 INSERT INTO tide.queues (name) VALUES ('free1'), ('free2');
@@ -159,6 +161,7 @@ DECLARE
 BEGIN
     FOR cluster IN 1..10 LOOP
     PERFORM pg_temp.random_cluster();
+    PERFORM pg_catalog.set_config('tide.fair_share_half_life', CASE WHEN cluster % 2 = 0 THEN '1h' ELSE '0' END, true);
     FOR k IN 1..12 LOOP
         c := c + 1;
         PERFORM pg_temp.random_job() FROM generate_series(1, floor(random() * 12)::int);
@@ -174,6 +177,8 @@ BEGIN
 END $$;
 
 SELECT is((SELECT count(*)::int FROM tide.cycles), 120, '120 cycles ran over 10 random clusters');
+SELECT is((SELECT array_agg(queue ORDER BY queue) FROM tide.queue_fair_usage), ARRAY['capped', 'vip'],
+          'R-O6: the cycles with a half-life kept the averages of the queues with a quota');
 SELECT cmp_ok((SELECT sum(allocations_made)::int FROM tide.cycles), '>', 100, 'more than 100 allocations were made');
 SELECT cmp_ok((SELECT sum(jobs_considered - jobs_placed)::int FROM tide.cycles), '>', 100, 'and jobs were left waiting');
 SELECT is((SELECT count(*)::int FROM violations WHERE what LIKE 'over capacity%'), 0, 'R-C4: no node over capacity after any cycle');

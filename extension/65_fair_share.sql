@@ -1,0 +1,75 @@
+-- Fair share over time (R-O6, docs/scheduling.md): queues of equal
+-- priority are ordered by their non-idle usage averaged with the half-life
+-- tide.fair_share_half_life, over their quota.  The cycle keeps the
+-- averages here (src/cycle_fair.c): read at its load, decayed in the
+-- engine up to the cycle's time (D := f D + (1 - f) U, f = 2^(-dt/h)),
+-- written back, one row per queue with a quota; never recomputed from
+-- history.  With the half-life 0 the share is the usage now and the rows
+-- are neither read nor written.
+
+CREATE TABLE tide.queue_fair_usage (
+    queue      text PRIMARY KEY REFERENCES tide.queues (name) ON UPDATE CASCADE ON DELETE CASCADE,
+    decayed    jsonb NOT NULL DEFAULT '{}' CHECK (pg_catalog.jsonb_typeof(decayed) = 'object'),
+    updated_at timestamptz NOT NULL
+);
+COMMENT ON TABLE tide.queue_fair_usage IS
+    'per queue with a quota: its non-idle usage averaged over tide.fair_share_half_life (R-O6), as the last cycle that loaded with a half-life left it';
+COMMENT ON COLUMN tide.queue_fair_usage.decayed IS
+    'the average per resource its quota names, in the units of the quota ({"gpu": 7.9931}); float, so that slow decay is not rounded away';
+COMMENT ON COLUMN tide.queue_fair_usage.updated_at IS
+    'the time the average is as of: the next cycle decays it over the time since, with the half-life then set';
+SELECT pg_catalog.pg_extension_config_dump('tide.queue_fair_usage', '');
+GRANT SELECT, INSERT, UPDATE, DELETE ON tide.queue_fair_usage TO tide_admin;
+GRANT SELECT ON tide.queue_fair_usage TO tide_reader;
+
+-- The setting as an interval: the library shows it in its unit ('7d',
+-- '1h', '0'); a session without the library has what was set, as text.
+CREATE FUNCTION tide._fair_share_half_life() RETURNS interval
+    LANGUAGE sql STABLE
+    SET search_path = pg_catalog, pg_temp
+    AS $$
+SELECT coalesce(nullif(current_setting('tide.fair_share_half_life', true), '')::interval, interval '0')
+$$;
+COMMENT ON FUNCTION tide._fair_share_half_life() IS
+    'tide.fair_share_half_life as an interval (0 when unset): the half-life of the usage that orders queues of equal priority (R-O6)';
+
+-- What the next cycle orders by, now: each queue's average decayed up to
+-- now with its current usage (as the engine does at the load), its share
+-- and its rank among the queues of its resource group (the walk's order
+-- of queues when each has a job waiting: priority, share, name).
+CREATE VIEW tide.fair_share WITH (security_invoker = true) AS
+WITH h AS (
+    SELECT tide._fair_share_half_life() AS half_life,
+           extract(epoch FROM tide._fair_share_half_life())::float8 AS secs
+), w AS (
+    -- the weight the kept average keeps (R-O6): 0 with no half-life (the
+    -- usage now), 1 for a queue never averaged (it starts from 0 now)
+    SELECT u.queue, u.resource_group, u.priority, u.quota, u.usage, f.decayed AS kept, f.updated_at, h.half_life,
+           (CASE WHEN h.secs <= 0 THEN 0
+                 WHEN f.updated_at IS NULL THEN 1
+                 WHEN extract(epoch FROM now() - f.updated_at)::float8 / h.secs > 1000 THEN 0
+                 ELSE pg_catalog.power(2::float8, -greatest(extract(epoch FROM now() - f.updated_at)::float8, 0) / h.secs)
+            END)::numeric AS f
+      FROM tide.queue_usage u CROSS JOIN h
+      LEFT JOIN tide.queue_fair_usage f ON f.queue = u.queue
+), d AS (
+    SELECT w.*, x.decayed, x.share
+      FROM w
+      CROSS JOIN LATERAL (
+          SELECT pg_catalog.jsonb_object_agg(c.key, pg_catalog.trim_scale(round(c.d, 6))) AS decayed,
+                 max(c.d / c.q) FILTER (WHERE c.q > 0) AS share
+            FROM (SELECT k.key, k.value::numeric AS q,
+                         w.f * coalesce((w.kept ->> k.key)::numeric, 0)
+                         + (1 - w.f) * coalesce((w.usage::jsonb ->> k.key)::numeric, 0) AS d
+                    FROM pg_catalog.jsonb_each_text(w.quota::jsonb) k) c) x
+)
+SELECT d.queue, d.resource_group, d.priority, d.quota, d.usage,
+       coalesce(d.decayed, '{}') AS decayed,
+       pg_catalog.trim_scale(round(d.share, 12)) AS share,
+       pg_catalog.row_number() OVER (PARTITION BY d.resource_group
+                                     ORDER BY d.priority DESC, d.share NULLS LAST, d.queue COLLATE "C") AS rank_among_siblings,
+       d.updated_at, d.half_life
+  FROM d;
+COMMENT ON VIEW tide.fair_share IS
+    'per queue: its usage now, its usage averaged over tide.fair_share_half_life up to now (decayed, units of the quota), the share that orders queues of equal priority (largest decayed/quota over what the quota names; NULL without quota) and its rank in its resource group (priority, share, name), R-O4 and R-O6';
+GRANT SELECT ON tide.fair_share TO tide_admin, tide_reader;
