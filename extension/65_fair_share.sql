@@ -8,7 +8,7 @@
 -- are neither read nor written.
 
 CREATE TABLE tide.queue_fair_usage (
-    queue      text PRIMARY KEY REFERENCES tide.queues (name) ON UPDATE CASCADE ON DELETE CASCADE,
+    queue      text PRIMARY KEY,
     decayed    jsonb NOT NULL DEFAULT '{}' CHECK (pg_catalog.jsonb_typeof(decayed) = 'object'),
     updated_at timestamptz NOT NULL
 );
@@ -21,6 +21,35 @@ COMMENT ON COLUMN tide.queue_fair_usage.updated_at IS
 SELECT pg_catalog.pg_extension_config_dump('tide.queue_fair_usage', '');
 GRANT SELECT, INSERT, UPDATE, DELETE ON tide.queue_fair_usage TO tide_admin;
 GRANT SELECT ON tide.queue_fair_usage TO tide_reader;
+
+-- A queue's row follows it: renamed with it, deleted with it, gone when
+-- tide.queues is truncated.  Triggers rather than a foreign key, so that
+-- TRUNCATE tide.queues keeps behaving as it does without this table.
+CREATE FUNCTION tide._queue_fair_follow() RETURNS trigger
+    LANGUAGE plpgsql
+    SET search_path = pg_catalog, pg_temp
+    AS $$
+BEGIN
+    IF TG_OP = 'TRUNCATE' THEN
+        DELETE FROM tide.queue_fair_usage;
+    ELSIF TG_OP = 'DELETE' THEN
+        DELETE FROM tide.queue_fair_usage f WHERE f.queue = OLD.name;
+    ELSE
+        DELETE FROM tide.queue_fair_usage f WHERE f.queue = NEW.name;
+        UPDATE tide.queue_fair_usage f SET queue = NEW.name WHERE f.queue = OLD.name;
+    END IF;
+    RETURN NULL;
+END
+$$;
+COMMENT ON FUNCTION tide._queue_fair_follow() IS
+    'trigger on tide.queues: a queue''s tide.queue_fair_usage row is renamed, deleted and truncated with it (R-O6)';
+REVOKE ALL ON FUNCTION tide._queue_fair_follow() FROM PUBLIC;
+CREATE TRIGGER queues_fair_rename AFTER UPDATE OF name ON tide.queues
+    FOR EACH ROW WHEN (OLD.name IS DISTINCT FROM NEW.name) EXECUTE FUNCTION tide._queue_fair_follow();
+CREATE TRIGGER queues_fair_delete AFTER DELETE ON tide.queues
+    FOR EACH ROW EXECUTE FUNCTION tide._queue_fair_follow();
+CREATE TRIGGER queues_fair_truncate AFTER TRUNCATE ON tide.queues
+    FOR EACH STATEMENT EXECUTE FUNCTION tide._queue_fair_follow();
 
 -- The setting as an interval: the library shows it in its unit ('7d',
 -- '1h', '0'); a session without the library has what was set, as text.

@@ -8,7 +8,7 @@
 BEGIN;
 CREATE EXTENSION pg_tide;
 SET client_min_messages = warning;
-SELECT plan(36);
+SELECT plan(37);
 
 -- The averages of a queue, rounded to 3 places for comparison.
 CREATE FUNCTION pg_temp.kept(q text) RETURNS numeric LANGUAGE sql AS $$
@@ -119,6 +119,11 @@ UPDATE tide.queues SET name = 'qy' WHERE name = 'qz';
 SELECT is(pg_temp.kept('qy'), 1.000, 'a renamed queue keeps its average');
 DELETE FROM tide.queues WHERE name = 'qy';
 SELECT ok(NOT EXISTS (SELECT 1 FROM tide.queue_fair_usage WHERE queue IN ('qy', 'qz')), 'a deleted queue''s average goes with it');
+SAVEPOINT truncated;
+TRUNCATE tide.queues, tide.nodes, tide.jobs, tide.job_tasks, tide.allocations, tide.evictions,
+         tide.eviction_holds, tide.job_events, tide.cycles, tide.reason_backlog;
+SELECT is((SELECT count(*)::int FROM tide.queue_fair_usage), 0, 'so do all when tide.queues is truncated');
+ROLLBACK TO SAVEPOINT truncated;
 
 SELECT * FROM finish();
 ROLLBACK;

@@ -154,6 +154,7 @@ INSERT INTO decided VALUES
  ('tide._gpus_held(tide.gpumask,integer)' , 'public'                , 'EXECUTE'),
  ('tide._group_order(text)'               , 'public'                , 'EXECUTE'),
  ('tide._fair_share_half_life()'          , 'public'                , 'EXECUTE'),
+ ('tide._queue_fair_follow()'             , '-'                     , ''),
  ('tide._group_releases(text)'            , 'public'                , 'EXECUTE'),
  ('tide._history_lock_key()'              , 'public'                , 'EXECUTE'),
  ('tide._history_tables()'                , 'public'                , 'EXECUTE'),
