@@ -17,7 +17,8 @@
 typedef struct TideCardBlock
 {
 	int32_t		res;			/* the card type's resource, -1 none */
-	int32_t		mode;			/* MODE_GUARANTEED: its quota; MODE_BORROW: capability */
+	int32_t		mode;			/* MODE_GUARANTEED: its quota; MODE_BORROW:
+								 * capability; MODE_OWNER: the owner limit */
 } TideCardBlock;
 
 /*
@@ -123,7 +124,19 @@ extern bool tide_node_fits(TideWork *w, const TideJob *job, const TideNode *n,
 extern bool tide_part_card_ok(TideWork *w, const TideJob *job, const TidePart *p,
 							  const TideRole *role, int mode, TideCardBlock *block);
 
-/* A replica beyond the gang minimum keeps the queue within capability? */
+/*
+ * What the job's owner holds of resource r in its queue (R-A4); 0 when the
+ * queue has no owner limit or nothing is held.
+ */
+static inline int64_t
+tide_owner_held(const TideWork *w, const TideJob *job, int r)
+{
+	const int64_t *u = tide_owner_usage(w->s, job->queue, job->owner);
+
+	return u ? u[r] : 0;
+}
+
+/* A replica beyond the gang minimum keeps the queue within capability and owner limit? */
 extern bool tide_extra_replica_ok(TideWork *w, const TideJob *job, const TideNode *n,
 								  const int64_t *req);
 
