@@ -136,6 +136,20 @@ tide_owner_held(const TideWork *w, const TideJob *job, int r)
 	return u ? u[r] : 0;
 }
 
+/* Does the job's owner stay within its queue's owner limit with need more (R-A4)? */
+static inline bool
+tide_owner_within(const TideWork *w, const TideJob *job, const int64_t *need)
+{
+	const int64_t *cap = w->s->queues[job->queue].owner_cap;
+
+	if (__builtin_expect(cap == NULL, 1) || job->owner < 0)
+		return true;
+	for (int r = 0; r < w->nres; r++)
+		if (need[r] > 0 && tide_over(cap[r], tide_owner_held(w, job, r), need[r]))
+			return false;
+	return true;
+}
+
 /* A replica beyond the gang minimum keeps the queue within capability and owner limit? */
 extern bool tide_extra_replica_ok(TideWork *w, const TideJob *job, const TideNode *n,
 								  const int64_t *req);

@@ -144,6 +144,25 @@ test_minimum_replicas_cards(void)
 	fx_free(&fx);
 }
 
+/* R-A4 and R-L2: a reserving job over its owner's limit holds nothing against other owners */
+static void
+test_reserve(void)
+{
+	FxNode		nodes[] = {{"n1", "cpu=32, gpu=8"}};
+	FxQueue		queues[] = {{"q", "gpu=2", "gpu=6"}};
+	FxJob		jobs[] = {{1, "q", 5, 1, "cpu=1, gpu=2", .reserve = 1}, {2, "q", 0, 2, "cpu=1, gpu=2"}};
+	FxRun		runs[] = {{"n1", "q", "cpu=1, gpu=2", 0x3}, {"n1", "q", "cpu=1, gpu=2", 0xc}};
+	Fx			fx;
+
+	fx_build(&fx, nodes, 1, queues, 1, jobs, 2, runs, 2);
+	own(&fx, "q", "gpu=4", (int[]) {0, 1}, 2, (int[]) {0, 0});
+	fx.r = tide_decide(fx.s);
+	is_int(fx_status(&fx, 1), TIDE_PENDING, "R-A4: alice's reserving job waits for her limit");
+	is_int(fx.r->nholds, 0, "R-A4, R-L2: it holds nothing");
+	is_int(fx_status(&fx, 2), TIDE_PLACED, "R-A4, R-L2: bob's job takes the queue's last room");
+	fx_free(&fx);
+}
+
 static void
 test_evictions(void)
 {
@@ -201,6 +220,7 @@ main(void)
 	test_guaranteed_and_others();
 	test_borrowing_and_idle();
 	test_minimum_replicas_cards();
+	test_reserve();
 	test_evictions();
 	return done_testing();
 }
