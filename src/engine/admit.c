@@ -7,9 +7,10 @@
  * is guaranteed; above quota but within capability it is borrowing; above
  * capability it waits.  Usage counts what the queue holds plus what
  * reservations (R-L2) hold in it.  In a queue with an owner limit (R-A4)
- * every class also needs the job's owner to stay within it.  Card keys of jobs without a gpu_type
- * are checked per partition when a node is chosen (tide_part_card_ok in
- * fit.c, with the limit tests tide_over() and tide_over4()).
+ * every class also needs the job's owner to stay within it.  Card keys of
+ * jobs without a gpu_type are checked per partition when a node is chosen
+ * (tide_part_card_ok in fit.c, with the limit tests tide_over() and
+ * tide_over4()).
  */
 #include "admit.h"
 #include "fit.h"
