@@ -29,11 +29,19 @@ BEGIN
             USING ERRCODE = 'check_violation',
                   HINT = 'It is how long a started job is safe from preemption and reclaim; 0 (the default) for no such time.';
     END IF;
+    -- R-A4 (the column is added by 28b_owner_limits.sql): a limit names at
+    -- least one resource, else it would read as "no limit" next to NULL
+    -- (tide.resvec refuses a negative amount and drops a zero one)
+    IF NEW.owner_capability IS NOT NULL AND NEW.owner_capability::jsonb = '{}'::jsonb THEN
+        RAISE EXCEPTION 'owner_capability of % names no resource', q
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'Name what one owner may hold, above 0, e.g. ''gpu=8''; NULL means no owner limit.';
+    END IF;
     RETURN NEW;
 END
 $$;
 COMMENT ON FUNCTION tide._queues_before_write() IS
-    'trigger: checks a new or changed queue''s values (names, preemption_within, service_type, placement, min_runtime), naming the queue, the column and the limit';
+    'trigger: checks a new or changed queue''s values (names, preemption_within, service_type, placement, min_runtime, owner_capability), naming the queue, the column and the limit';
 CREATE TRIGGER queues_before_check BEFORE INSERT OR UPDATE ON tide.queues
     FOR EACH ROW EXECUTE FUNCTION tide._queues_before_write();
 

@@ -287,6 +287,35 @@ BEGIN
         END LOOP;
     END IF;
 
+    -- R-A4: the owner limit of the queue, against what the job's owner
+    -- holds in it (idle jobs included; on a node with a card type its GPUs
+    -- count as that type too, as the engine charges them)
+    IF q.owner_capability IS NOT NULL THEN
+        FOR k IN SELECT c.key, c.value::numeric AS cap,
+                        (SELECT coalesce(sum(coalesce((a.resources::jsonb ->> c.key)::numeric,
+                                                      CASE WHEN n.gpu_type = c.key THEN tide.get(a.resources, 'gpu') ELSE 0 END)), 0)
+                           FROM tide.allocations a JOIN tide.jobs x ON x.id = a.job_id
+                           LEFT JOIN tide.nodes n ON n.name = a.node
+                          WHERE a.state <> 'released' AND x.queue = j.queue AND x.owner = j.owner) AS used,
+                        coalesce((need::jsonb ->> c.key)::numeric,
+                                 CASE WHEN j.gpu_type = c.key THEN tide.get(need, 'gpu') ELSE 0 END) AS asked
+                   FROM jsonb_each_text(q.owner_capability::jsonb) c LOOP
+            IF k.asked > 0 AND k.used + k.asked > k.cap THEN
+                reasons := reasons || pg_catalog.jsonb_build_object(
+                    'rule', 'R-A4',
+                    'reason', CASE WHEN k.asked > k.cap
+                                   THEN pg_catalog.format('owner limit of queue %s is %s=%s, the job needs %s', q.name, k.key, k.cap, k.asked)
+                                   ELSE pg_catalog.format('owner limit of queue %s is %s=%s; %s holds %s, the job needs %s',
+                                                          q.name, k.key, k.cap, j.owner, k.used, k.asked) END,
+                    'owner', j.owner, 'resource', k.key, 'limit', k.cap, 'used', k.used, 'asked', k.asked,
+                    'unblock', CASE WHEN k.asked > k.cap
+                                    THEN 'lower the job''s minimum, or raise the queue''s owner_capability'
+                                    ELSE pg_catalog.format('%s %s of %s''s jobs in queue %s must end (or the queue''s owner_capability be raised)',
+                                                           k.used + k.asked - k.cap, k.key, j.owner, q.name) END);
+            END IF;
+        END LOOP;
+    END IF;
+
     -- R-L4 / R-L3: room on ready matching nodes now, per role
     IF NOT j.unschedulable THEN
         fit_total := 0;
@@ -380,6 +409,6 @@ BEGIN
 END
 $$;
 COMMENT ON FUNCTION tide.explain(bigint) IS
-    'why a job waits, now: state, position in its queue and in its resource group''s order with the parts of the order key (R-O1..R-O4, the decayed share of R-O6), the jobs ahead competing for the same resources, every blocking reason with its rule (R-A1, R-A2, R-L2, R-L3, R-L4, R-E6, R-P1..R-P5), every dependency with the state of the job it names, numbers and what would unblock it, and the start estimate (NULL, with the jobs without time limit that make it unknown)';
+    'why a job waits, now: state, position in its queue and in its resource group''s order with the parts of the order key (R-O1..R-O4, the decayed share of R-O6), the jobs ahead competing for the same resources, every blocking reason with its rule (R-A1, R-A2, R-A4, R-L2, R-L3, R-L4, R-E6, R-P1..R-P5), every dependency with the state of the job it names, numbers and what would unblock it, and the start estimate (NULL, with the jobs without time limit that make it unknown)';
 REVOKE ALL ON FUNCTION tide.explain(bigint), tide.estimate_start(bigint) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION tide.explain(bigint), tide.estimate_start(bigint) TO tide_admin, tide_reader;

@@ -24,7 +24,7 @@ static const char *const Q_JOBS =
 "SELECT j.id, j.queue, j.priority, j.created_at, j.idle, j.reserve, j.retry_of IS NOT NULL,"
 "       j.preemptable, j.service_type, j.min_available, j.gpu_type,"
 "       j.node_selector, (EXTRACT(epoch FROM j.time_limit) * 1000000)::bigint, j.avoid_nodes,"
-"       j.pending_reason, t.role, t.replicas, t.request, t.ctid, j.ctid"
+"       j.pending_reason, t.role, t.replicas, t.request, t.ctid, j.ctid, j.owner"
 "  FROM tide.jobs j LEFT JOIN tide.job_tasks t ON t.job_id = j.id"
 " WHERE j.state = 'pending' AND NOT j.unschedulable AND NOT j.cancel_requested AND NOT j.waiting"
 "   AND ($1::text IS NULL OR j.queue = ANY ($2::text[]))"
@@ -49,6 +49,7 @@ static const char *const Q_JOBS =
 #define Anum_jobs_request			18
 #define Anum_jobs_task_ctid			19
 #define Anum_jobs_ctid				20
+#define Anum_jobs_owner				21
 
 /* Index of a text datum's value in the map, or -1 (no copy of the text). */
 static int
@@ -271,6 +272,14 @@ job_start(Loader *ld, const Datum *v, const bool *nulls)
 	}
 	if (!nulls[Anum_jobs_node_selector - 1])
 		j->selector = cycle_label_ids(s, l->mcxt, v[Anum_jobs_node_selector - 1], &j->nselector);
+	j->owner = -1;
+	if (s->queues[j->queue].owner_cap)
+	{
+		/* R-A4: only queues with an owner limit look at owners */
+		text	   *o = DatumGetTextPP(v[Anum_jobs_owner - 1]);
+
+		j->owner = loader_owner_id(ld, VARDATA_ANY(o), VARSIZE_ANY_EXHDR(o));
+	}
 	j->time_limit = nulls[Anum_jobs_time_limit_us - 1] ? 0 :
 		DatumGetInt64(v[Anum_jobs_time_limit_us - 1]);
 	if (!nulls[Anum_jobs_avoid_nodes - 1] && !empty_array(v[Anum_jobs_avoid_nodes - 1]))

@@ -56,7 +56,7 @@ static const char *const Q_NODES =
 static const char *const Q_QUEUES =
 "SELECT q.name, q.resource_group, q.quota, q.capability, q.priority, q.placement,"
 "       q.service_type, q.reclaimable, q.preemption_within,"
-"       (EXTRACT(epoch FROM q.min_runtime) * 1000000)::bigint"
+"       (EXTRACT(epoch FROM q.min_runtime) * 1000000)::bigint, q.owner_capability"
 "  FROM tide.queues q WHERE ($1::text IS NULL OR q.resource_group = $1)"
 " ORDER BY q.name COLLATE \"C\"";
 #define Anum_queues_name			1
@@ -69,11 +69,12 @@ static const char *const Q_QUEUES =
 #define Anum_queues_reclaimable		8
 #define Anum_queues_preemption_within 9
 #define Anum_queues_min_runtime_us	10
+#define Anum_queues_owner_capability 11
 
 static const char *const Q_ALLOCS =
 "SELECT a.id, a.job_id, a.node, a.resources, a.gpus, a.gpu_milli, a.state, j.queue,"
 "       j.idle, j.preemptable, j.priority, j.service_type, a.started_at,"
-"       a.started_at + j.time_limit, coalesce(a.started_at, a.created_at)"
+"       a.started_at + j.time_limit, coalesce(a.started_at, a.created_at), j.owner"
 "  FROM tide.allocations a JOIN tide.jobs j ON j.id = a.job_id"
 " WHERE a.state <> 'released' AND ($1::text IS NULL OR j.queue = ANY ($2::text[]))"
 "   AND ($1::text IS NULL OR a.node = ANY ($3::text[]))";
@@ -92,6 +93,7 @@ static const char *const Q_ALLOCS =
 #define Anum_allocs_started_at		13
 #define Anum_allocs_end_at			14
 #define Anum_allocs_placed_at		15
+#define Anum_allocs_owner			16
 
 /* Resources held for preemptors (R-E6): one row per held replica. */
 static const char *const Q_CLAIMS =
@@ -401,6 +403,13 @@ load_queues(Loader *ld)
 		q->preemption_within = pw && strcmp(pw, "lower_priority") == 0
 			? TIDE_PREEMPT_LOWER_PRIORITY : TIDE_PREEMPT_NEVER;
 		q->min_runtime = col_micros(ld, t, i, Anum_queues_min_runtime_us);
+		d = col(ld, t, i, Anum_queues_owner_capability, &isnull);
+		if (!isnull)
+		{
+			/* R-A4: owners are tracked only in queues with a limit */
+			q->owner_cap = tide_vec_new(s);
+			resvec_to_limit(s, d, q->owner_cap);
+		}
 	}
 }
 
@@ -440,7 +449,14 @@ load_allocs(Loader *ld)
 		if (a->end_at != TIDE_TIME_UNKNOWN && a->end_at < s->now)
 			a->end_at = s->now;
 		a->placed_at = DatumGetTimestampTz(col_notnull(ld, t, i, Anum_allocs_placed_at));
-		tide_charge(s, a->node, a->queue, a->idle, v, a->gpus, a->gpu_milli, +1);
+		a->owner = -1;
+		if (a->queue >= 0 && s->queues[a->queue].owner_cap)
+		{
+			text	   *o = DatumGetTextPP(col_notnull(ld, t, i, Anum_allocs_owner));
+
+			a->owner = loader_owner_id(ld, VARDATA_ANY(o), VARSIZE_ANY_EXHDR(o));
+		}
+		tide_charge_owned(s, a->node, a->queue, a->owner, a->idle, v, a->gpus, a->gpu_milli, +1);
 	}
 }
 
@@ -524,6 +540,7 @@ tide_cycle_load(CycleLoad *l, MemoryContext mcxt, const char *group)
 	intern_text_column(ld, ld->nodes, Anum_nodes_gpu_type);
 	intern_resvec_column(ld, ld->queues, Anum_queues_quota);
 	intern_resvec_column(ld, ld->queues, Anum_queues_capability);
+	intern_resvec_column(ld, ld->queues, Anum_queues_owner_capability);
 	intern_resvec_column(ld, ld->allocs, Anum_allocs_resources);
 
 	/* pass 2: the rows (nodes and queues first: jobs name them) */
@@ -546,6 +563,9 @@ tide_cycle_load(CycleLoad *l, MemoryContext mcxt, const char *group)
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 				 errmsg("cannot schedule: %s", err)));
 	load_allocs(ld);
+	/* every owner id is made by now (jobs, allocations): their names (R-A4) */
+	s->owner_names = ld->owner_names;
+	s->nowners = ld->nowners;
 	load_claims(ld);
 	tide_cycle_shapes_load(s, mcxt, group);
 	PopActiveSnapshot();

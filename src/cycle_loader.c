@@ -37,6 +37,56 @@ loader_name_index_len(const NameMap *m, const char *key, int len)
 }
 
 /*
+ * A name interned into a small integer: looked up in *tab (made on first
+ * use), else added to *names (grown by doubling) with the next id.
+ * Names are compared on their first NAME_KEY_LEN - 1 bytes.
+ */
+#define NAME_KEY_LEN 320		/* a reason with a card type of up to 255 bytes */
+
+typedef struct NameEntry
+{
+	char		key[NAME_KEY_LEN];
+	int32		id;
+} NameEntry;
+
+static int32
+intern_name(Loader *ld, HTAB **tab, const char *what, const char *name, int len,
+			const char ***names, int *n, int *cap)
+{
+	char		key[NAME_KEY_LEN];
+	NameEntry  *e;
+	bool		found;
+
+	if (*tab == NULL)
+	{
+		HASHCTL		ctl;
+
+		ctl.keysize = NAME_KEY_LEN;
+		ctl.entrysize = sizeof(NameEntry);
+		ctl.hcxt = ld->l->mcxt;
+		*tab = hash_create(what, 64, &ctl, HASH_ELEM | HASH_STRINGS | HASH_CONTEXT);
+	}
+	if (len > NAME_KEY_LEN - 1)
+		len = NAME_KEY_LEN - 1;
+	memcpy(key, name, len);
+	key[len] = '\0';
+	e = hash_search(*tab, key, HASH_ENTER, &found);
+	if (!found)
+	{
+		if (*n == *cap)
+		{
+			*cap = *cap == 0 ? 64 : *cap * 2;
+			*names = *n == 0
+				? MemoryContextAlloc(ld->l->mcxt, sizeof(char *) * *cap)
+				: repalloc(*names, sizeof(char *) * *cap);
+		}
+		(*names)[*n] = MemoryContextStrdup(ld->l->mcxt, key);
+		e->id = (*n)++;
+	}
+	return e->id;
+}
+
+/*
  * Names only jobs use (R-A2).  The snapshot's name table holds what nodes,
  * queues and live allocations name; a job that asks for any other resource
  * or card type can never fit, so it is marked unschedulable with that name
@@ -44,46 +94,23 @@ loader_name_index_len(const NameMap *m, const char *key, int len)
  * fill the table every other job's placement needs.  reason: the pending
  * reason's text, one per name.  Returns 1 + the id.
  */
-#define UNKNOWN_KEY_LEN 320		/* a reason with a card type of up to 255 bytes */
-
-typedef struct UnknownEntry
-{
-	char		key[UNKNOWN_KEY_LEN];
-	int32		id;
-} UnknownEntry;
-
 int32
 loader_unknown_name(Loader *ld, const char *reason)
 {
-	char		key[UNKNOWN_KEY_LEN];
-	UnknownEntry *e;
-	bool		found;
+	return 1 + intern_name(ld, &ld->unknown, "tide unknown names", reason, (int) strlen(reason),
+						   &ld->unknown_names, &ld->nunknown, &ld->unknown_cap);
+}
 
-	if (ld->unknown == NULL)
-	{
-		HASHCTL		ctl;
-
-		ctl.keysize = UNKNOWN_KEY_LEN;
-		ctl.entrysize = sizeof(UnknownEntry);
-		ctl.hcxt = ld->l->mcxt;
-		ld->unknown = hash_create("tide unknown names", 64, &ctl,
-								  HASH_ELEM | HASH_STRINGS | HASH_CONTEXT);
-	}
-	strlcpy(key, reason, sizeof(key));
-	e = hash_search(ld->unknown, key, HASH_ENTER, &found);
-	if (!found)
-	{
-		if (ld->nunknown == ld->unknown_cap)
-		{
-			ld->unknown_cap = ld->unknown_cap == 0 ? 64 : ld->unknown_cap * 2;
-			ld->unknown_names = ld->nunknown == 0
-				? MemoryContextAlloc(ld->l->mcxt, sizeof(char *) * ld->unknown_cap)
-				: repalloc(ld->unknown_names, sizeof(char *) * ld->unknown_cap);
-		}
-		ld->unknown_names[ld->nunknown] = MemoryContextStrdup(ld->l->mcxt, key);
-		e->id = ld->nunknown++;
-	}
-	return e->id + 1;
+/*
+ * Owners of jobs in queues with an owner limit (R-A4), as small integers
+ * for the engine.  Owners are role names (tide.jobs.owner defaults to
+ * CURRENT_USER), far shorter than the key.
+ */
+int32
+loader_owner_id(Loader *ld, const char *name, int len)
+{
+	return intern_name(ld, &ld->owners, "tide owners", name, len,
+					   &ld->owner_names, &ld->nowners, &ld->owners_cap);
 }
 
 /*

@@ -58,6 +58,11 @@ typedef struct Loader
 	const char **unknown_names; /* the snapshot's unknown_names, by id */
 	int			nunknown;
 	int			unknown_cap;
+	HTAB	   *owners;			/* owner name -> id, for queues with an
+								 * owner limit (R-A4) */
+	const char **owner_names;	/* the snapshot's owner_names, by id */
+	int			nowners;
+	int			owners_cap;
 	int			jobs_cap;		/* room in the job arrays (cycle_jobs.c) */
 	int			roles_cap;		/* room in the role arrays */
 	int64	   *requests;		/* the roles' request vectors, nres each */
@@ -75,6 +80,12 @@ extern int	loader_name_index_len(const NameMap *m, const char *key, int len);
  * name only jobs use (R-A2), added on first use.
  */
 extern int32 loader_unknown_name(Loader *ld, const char *reason);
+
+/*
+ * The id of an owner name of len bytes (R-A4), made on first use; ids
+ * number the snapshot's owner_names from 0.
+ */
+extern int32 loader_owner_id(Loader *ld, const char *name, int len);
 
 /*
  * Fill v (nres, zeroed) from a resvec: its quantities in milli.  Returns

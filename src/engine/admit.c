@@ -6,9 +6,11 @@
  * against its queue: within quota (on every resource the quota names) it
  * is guaranteed; above quota but within capability it is borrowing; above
  * capability it waits.  Usage counts what the queue holds plus what
- * reservations (R-L2) hold in it.  Card keys of jobs without a gpu_type
- * are checked per partition when a node is chosen (tide_part_card_ok in
- * fit.c, with the limit tests tide_over() and tide_over4()).
+ * reservations (R-L2) hold in it.  In a queue with an owner limit (R-A4)
+ * every class also needs the job's owner to stay within it.  Card keys of
+ * jobs without a gpu_type are checked per partition when a node is chosen
+ * (tide_part_card_ok in fit.c, with the limit tests tide_over() and
+ * tide_over4()).
  */
 #include "admit.h"
 #include "fit.h"
@@ -39,6 +41,31 @@ within_capability(TideWork *w, const TideJob *job, const TideQueue *q, int r, in
 }
 
 /*
+ * R-A4: does the job's owner stay within the queue's owner limit with the
+ * job's minimum?  Idle, borrowing and guaranteed jobs alike; reservations
+ * hold nothing against it.  If not, o names the limit per resource.
+ */
+static bool
+within_owner_limit(TideWork *w, const TideJob *job, const TideQueue *q, const int64_t *need,
+				   TideOutcome *o)
+{
+	const int64_t *u;
+	bool		ok = true;
+
+	if (__builtin_expect(q->owner_cap == NULL, 1) || job->owner < 0)
+		return true;
+	u = tide_owner_usage(w->s, job->queue, job->owner);
+	for (int r = 0; r < w->nres; r++)
+		if (need[r] > 0 && tide_over(q->owner_cap[r], u ? u[r] : 0, need[r]))
+		{
+			tide_reason_owner_limit(w, o, r, job->owner, u ? u[r] : 0, need[r], q->owner_cap[r],
+									job->queue);
+			ok = false;
+		}
+	return ok;
+}
+
+/*
  * Classify a non-idle job: TIDE_CLASS_GUARANTEED, TIDE_CLASS_BORROWING, or
  * TIDE_CLASS_NONE with every capability reason added to o.
  */
@@ -66,6 +93,8 @@ tide_admit(TideWork *w, int j, TideOutcome *o)
 		if (quota_ok && q->quota[r] != TIDE_UNLIMITED && tide_over4(q->quota[r], q->usage[r], held, 0, need[r]))
 			quota_ok = false;
 	}
+	if (!within_owner_limit(w, job, q, need, o))
+		cap_ok = false;
 	if (!cap_ok)
 		return TIDE_CLASS_NONE;
 	return quota_ok ? TIDE_CLASS_GUARANTEED : TIDE_CLASS_BORROWING;
@@ -105,6 +134,8 @@ tide_admit_idle(TideWork *w, int j, TideOutcome *o)
 		if (!within_capability(w, job, q, r, held, need[r], o))
 			ok = false;
 	}
+	if (!within_owner_limit(w, job, q, need, o))
+		ok = false;
 	return ok;
 }
 
@@ -162,6 +193,14 @@ tide_static_check(TideWork *w, int j, TideOutcome *o)
 				continue;
 			}
 			tide_reason_cap_never(w, o, r, need[r], q->capability[r], job->queue);
+			ok = false;
+		}
+	/* R-A4: a minimum above the owner limit alone never runs, whoever owns it */
+	for (int r = 0; q->owner_cap && job->owner >= 0 && r < w->nres; r++)
+		if (need[r] > 0 && need[r] < INT64_MAX && q->owner_cap[r] != TIDE_UNLIMITED &&
+			need[r] > q->owner_cap[r])
+		{
+			tide_reason_owner_never(w, o, r, need[r], q->owner_cap[r], job->queue);
 			ok = false;
 		}
 	if (!ok)

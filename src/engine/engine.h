@@ -172,6 +172,14 @@ typedef struct TideQueue
 	int64_t    *quota;			/* [nres], TIDE_UNLIMITED where not named */
 	int64_t    *capability;		/* [nres], TIDE_UNLIMITED where not named */
 
+	/*
+	 * R-A4: the most one owner's jobs (idle ones included) may hold in the
+	 * queue, [nres] with TIDE_UNLIMITED where not named; NULL: no owner
+	 * limit, and owners are not tracked for the queue at all.  The caller
+	 * allocates it (tide_vec_new) when the queue has one.
+	 */
+	int64_t    *owner_cap;
+
 	/* cluster state, maintained by tide_charge() and tide_decide() */
 	int64_t    *usage;			/* [nres] non-idle usage incl. card keys */
 	int64_t    *idle_usage;		/* [nres] idle usage incl. card keys */
@@ -222,6 +230,9 @@ typedef struct TideJob
 	int32_t		nroles;
 	int32_t		unknown_name;	/* 1 + index into the snapshot's unknown_names
 								 * when it asks for what no node offers, 0 = no */
+	int32_t		owner;			/* owner id (R-A4), index into owner_names;
+								 * read only in queues with an owner_cap;
+								 * negative: counted against no owner */
 } TideJob;
 
 /*
@@ -246,6 +257,8 @@ typedef struct TideRunning
 	const int64_t *res;			/* [nres] */
 	uint64_t	gpus;
 	int32_t		gpu_milli;		/* fractional share, or 0 */
+	int32_t		owner;			/* owner id as in TideJob; charged by
+								 * tide_charge_owned() */
 } TideRunning;
 
 /*
@@ -312,7 +325,16 @@ typedef struct TideSnapshot
 	int32_t		nclaims;
 	TideClaim  *claims;
 
+	/*
+	 * Owners (R-A4): jobs and allocations name them by id; owner_names[id]
+	 * is what reasons print (a number when id >= nowners).  The caller's
+	 * array; only queues with an owner_cap look at owners.
+	 */
+	int32_t		nowners;
+	const char *const *owner_names;
+
 	struct TideIndex *index;	/* engine private */
+	struct TideOwners *owners;	/* engine private: usage per (queue, owner) */
 	struct TideNames *labels;	/* engine private */
 	struct TideResult *last;	/* engine private */
 	struct TideFrag *frag;		/* engine private: frag.c memo */
@@ -466,6 +488,11 @@ extern void *tide_alloc(TideSnapshot *s, size_t size);	/* zeroed */
 extern bool tide_snapshot_finish(TideSnapshot *s, char *err, size_t errlen);
 extern void tide_charge(TideSnapshot *s, int node, int queue, bool idle,
 						const int64_t *res, uint64_t gpus, int gpu_milli, int sign);
+/* tide_charge, and the owner's usage in the queue when it has an owner_cap (R-A4) */
+extern void tide_charge_owned(TideSnapshot *s, int node, int queue, int owner, bool idle,
+							  const int64_t *res, uint64_t gpus, int gpu_milli, int sign);
+/* what owner holds in queue (idle jobs included, card keys too), NULL: nothing */
+extern const int64_t *tide_owner_usage(const TideSnapshot *s, int queue, int owner);
 extern void tide_snapshot_destroy(TideSnapshot *s);
 extern int	tide_job_index(const TideSnapshot *s, int64_t id);	/* -1: not pending */
 

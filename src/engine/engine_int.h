@@ -19,6 +19,7 @@
 #define MODE_GUARANTEED 1
 #define MODE_BORROW		2
 #define MODE_IDLE		3
+#define MODE_OWNER		4		/* only in a TideCardBlock: the owner limit (R-A4) */
 
 typedef struct TidePart
 {

@@ -21,7 +21,8 @@
  * Victims, least harm first (R-E4): idle, then lower priority, then most
  * recently placed, then larger id.  Greedy: release victims in that order
  * until a dry run (the real placement code on the real nodes and GPUs,
- * gangs and topology included) places the preemptor; then reprieve, most
+ * gangs and topology included, after the walk's admission with its owner
+ * limit, R-A4) places the preemptor; then reprieve, most
  * harmful first, every victim without which it still fits.  If no set
  * fits, nothing is evicted.  A victim is a whole job (R-E5).
  *
@@ -155,7 +156,7 @@ victim_apply(TideWork *w, const Victim *v, int sign)
 	{
 		const TideRunning *a = &s->running[w->ev->order[v->first + k]];
 
-		tide_charge(s, a->node, a->queue, a->idle, a->res, a->gpus, a->gpu_milli, sign);
+		tide_charge_owned(s, a->node, a->queue, a->owner, a->idle, a->res, a->gpus, a->gpu_milli, sign);
 	}
 }
 
@@ -351,6 +352,9 @@ fail_key(const TideWork *w, int j, bool e3)
 	h = tide_hash_mix(h, (uint64_t) job->service);
 	h = tide_hash_mix(h, job->preemptable);
 	h = tide_hash_mix(h, e3 ? (uint64_t) (int64_t) job->priority : 0);
+	/* R-A4: with an owner limit, what the owner holds decides too */
+	if (w->s->queues[job->queue].owner_cap)
+		h = tide_hash_mix(h, (uint64_t) (int64_t) job->owner);
 	return h ? h : 1;
 }
 

@@ -205,6 +205,17 @@ tide_part_card_ok(TideWork *w, const TideJob *job, const TidePart *p,
 		}
 		return false;
 	}
+	if (q->owner_cap && job->owner >= 0 &&
+		tide_over(q->owner_cap[t], tide_owner_held(w, job, t), add))
+	{
+		/* R-A4: the card key counts towards the owner limit too */
+		if (block)
+		{
+			block->res = t;
+			block->mode = MODE_OWNER;
+		}
+		return false;
+	}
 	if (mode == MODE_GUARANTEED && q->quota[t] != TIDE_UNLIMITED &&
 		tide_over4(q->quota[t], q->usage[t], held, 0, add))
 	{
@@ -232,6 +243,16 @@ tide_extra_replica_ok(TideWork *w, const TideJob *job, const TideNode *n,
 		tide_over4(q->capability[n->gpu_type], q->usage[n->gpu_type], q->idle_usage[n->gpu_type],
 				   q->held[n->gpu_type], req[TIDE_RES_GPU]))
 		return false;
+	if (__builtin_expect(q->owner_cap != NULL, 0) && job->owner >= 0)
+	{
+		/* R-A4: nor the owner past its limit */
+		for (int r = 0; r < w->nres; r++)
+			if (req[r] > 0 && tide_over(q->owner_cap[r], tide_owner_held(w, job, r), req[r]))
+				return false;
+		if (n->gpu_type >= 0 && req[TIDE_RES_GPU] > 0 && req[n->gpu_type] == 0 &&
+			tide_over(q->owner_cap[n->gpu_type], tide_owner_held(w, job, n->gpu_type), req[TIDE_RES_GPU]))
+			return false;
+	}
 	return true;
 }
 

@@ -17,7 +17,8 @@
 typedef struct TideCardBlock
 {
 	int32_t		res;			/* the card type's resource, -1 none */
-	int32_t		mode;			/* MODE_GUARANTEED: its quota; MODE_BORROW: capability */
+	int32_t		mode;			/* MODE_GUARANTEED: its quota; MODE_BORROW:
+								 * capability; MODE_OWNER: the owner limit */
 } TideCardBlock;
 
 /*
@@ -123,7 +124,33 @@ extern bool tide_node_fits(TideWork *w, const TideJob *job, const TideNode *n,
 extern bool tide_part_card_ok(TideWork *w, const TideJob *job, const TidePart *p,
 							  const TideRole *role, int mode, TideCardBlock *block);
 
-/* A replica beyond the gang minimum keeps the queue within capability? */
+/*
+ * What the job's owner holds of resource r in its queue (R-A4); 0 when the
+ * queue has no owner limit or nothing is held.
+ */
+static inline int64_t
+tide_owner_held(const TideWork *w, const TideJob *job, int r)
+{
+	const int64_t *u = tide_owner_usage(w->s, job->queue, job->owner);
+
+	return u ? u[r] : 0;
+}
+
+/* Does the job's owner stay within its queue's owner limit with need more (R-A4)? */
+static inline bool
+tide_owner_within(const TideWork *w, const TideJob *job, const int64_t *need)
+{
+	const int64_t *cap = w->s->queues[job->queue].owner_cap;
+
+	if (__builtin_expect(cap == NULL, 1) || job->owner < 0)
+		return true;
+	for (int r = 0; r < w->nres; r++)
+		if (need[r] > 0 && tide_over(cap[r], tide_owner_held(w, job, r), need[r]))
+			return false;
+	return true;
+}
+
+/* A replica beyond the gang minimum keeps the queue within capability and owner limit? */
 extern bool tide_extra_replica_ok(TideWork *w, const TideJob *job, const TideNode *n,
 								  const int64_t *req);
 

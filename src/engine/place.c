@@ -231,7 +231,7 @@ commit_replica(TideWork *w, int j, int ri, int rep, int ni)
 	TidePlacement *pl;
 
 	tide_node_apply(s, n, req, mask, milli, +1);
-	tide_queue_apply(s, &s->queues[job->queue], n, job->idle, req, +1);
+	tide_queue_apply(s, &s->queues[job->queue], n, job->idle, job->owner, req, +1);
 	pl = &w->r->placements[w->r->nplacements++];
 	pl->job = j;
 	pl->role = ri;
@@ -262,7 +262,7 @@ tide_rollback(TideWork *w, int start)
 		TideNode   *n = &s->nodes[pl->node];
 
 		tide_node_apply(s, n, pl->res, pl->gpus, pl->gpu_milli, -1);
-		tide_queue_apply(s, &s->queues[job->queue], n, job->idle, pl->res, -1);
+		tide_queue_apply(s, &s->queues[job->queue], n, job->idle, job->owner, pl->res, -1);
 	}
 	w->r->nplacements = start;
 }
@@ -515,7 +515,10 @@ tide_diagnose(TideWork *w, int j, int mode, TideOutcome *o, TidePlaceResult *pr)
 		const TideQueue *q = &s->queues[job->queue];
 		int			t = pr->card.res;
 
-		if (pr->card.mode == MODE_GUARANTEED)
+		if (pr->card.mode == MODE_OWNER)
+			tide_reason_owner_limit(w, o, t, job->owner, tide_owner_held(w, job, t), req[TIDE_RES_GPU],
+									q->owner_cap[t], job->queue);
+		else if (pr->card.mode == MODE_GUARANTEED)
 			tide_reason_card_quota(w, o, t, ri, q->usage[t], req[TIDE_RES_GPU], q->quota[t], job->queue);
 		else
 			tide_reason_card_cap(w, o, t, ri, tide_sat_add(q->usage[t], q->idle_usage[t]), req[TIDE_RES_GPU],

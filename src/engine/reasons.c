@@ -366,6 +366,13 @@ render_placeholder(const RenderCtx *ctx, const char *p, size_t n, char *buf, siz
 			snprintf(one, sizeof(one), "%s", queue_name(ctx, v));
 		else if (HOW("resname"))
 			snprintf(one, sizeof(one), "%s", res_name(ctx, v));
+		else if (HOW("owner"))
+		{
+			if (ctx->s && v >= 0 && v < ctx->s->nowners && ctx->s->owner_names && ctx->s->owner_names[v])
+				snprintf(one, sizeof(one), "%s", ctx->s->owner_names[v]);
+			else
+				snprintf(one, sizeof(one), "owner %" PRId64, v);
+		}
 		else if (HOW("unknown"))
 			snprintf(one, sizeof(one), "%s",
 					 ctx->name ? ctx->name : v >= 0 ? ctx->s->unknown_names[v] : "?");

@@ -209,6 +209,14 @@ tide_reserve(TideWork *w, int j, int mode, bool admitted)
 	int			first_hold = w->r->nholds;
 	int			left;
 
+	/*
+	 * R-A4: a job its owner's limit holds back waits for its owner's own
+	 * jobs to end; holding the queue's headroom would hold other owners
+	 * back for it
+	 */
+	if (!admitted && !tide_owner_within(w, job, need))
+		return;
+
 	/* queue headroom */
 	{
 		TideHold   *h = &w->r->holds[w->r->nholds++];

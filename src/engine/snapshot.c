@@ -229,6 +229,7 @@ tide_snapshot_alloc_cluster(TideSnapshot *s, int nnodes, int nqueues, int nrunni
 	s->nrunning = nrunning;
 	s->running = tide_alloc(s, sizeof(TideRunning) * (nrunning > 0 ? nrunning : 1));
 	s->index = NULL;
+	s->owners = NULL;			/* new queues: no owner has anything yet */
 }
 
 /* Size the pending-job arrays (replacing earlier ones); roles come zeroed. */
@@ -405,15 +406,124 @@ tide_node_apply(TideSnapshot *s, TideNode *n, const int64_t *res,
 }
 
 /*
- * Charge a queue: the resources plus, on a node with a card type T, the
- * GPUs again as T (R-A1 card keys) unless the request names T itself.
+ * What each owner holds in each queue with an owner_cap (R-A4): one usage
+ * vector per (queue, owner) pair met, idle jobs included, in an open
+ * addressing table that doubles at half full.  It lives with the snapshot
+ * (a simulator's kept snapshot keeps it across decide calls); queues
+ * without an owner_cap never reach it, so a cluster without owner limits
+ * pays one test per charge.
  */
-void
-tide_queue_apply(TideSnapshot *s, TideQueue *q, const TideNode *n, bool idle,
-				 const int64_t *res, int sign)
+typedef struct TideOwners
 {
-	int64_t    *u = idle ? q->idle_usage : q->usage;
+	uint64_t	mask;			/* slots - 1 */
+	int32_t    *slot;			/* entry + 1, 0 = empty */
+	int32_t		n;
+	int32_t		cap;			/* entries allocated */
+	int32_t    *queue;			/* [cap] */
+	int32_t    *owner;			/* [cap] */
+	int64_t    *usage;			/* [cap * nres] */
+} TideOwners;
 
+static inline uint64_t
+owner_hash(int queue, int owner)
+{
+	return tide_hash_mix(tide_hash_mix(0, (uint64_t) queue), (uint64_t) owner);
+}
+
+/* The slot of (queue, owner), or the empty slot where it goes. */
+static uint64_t
+owner_slot(const TideOwners *t, int queue, int owner)
+{
+	uint64_t	k = tide_hash_slot(owner_hash(queue, owner), t->mask);
+
+	while (t->slot[k] && !(t->queue[t->slot[k] - 1] == queue && t->owner[t->slot[k] - 1] == owner))
+		k = (k + 1) & t->mask;
+	return k;
+}
+
+const int64_t *
+tide_owner_usage(const TideSnapshot *s, int queue, int owner)
+{
+	const TideOwners *t = s->owners;
+	uint64_t	k;
+
+	if (!t || owner < 0)
+		return NULL;
+	k = owner_slot(t, queue, owner);
+	return t->slot[k] ? t->usage + (size_t) (t->slot[k] - 1) * s->nres : NULL;
+}
+
+/* Room for one more entry: the entry arrays and the slots doubled as needed. */
+static void
+owners_grow(TideSnapshot *s)
+{
+	TideOwners *t = s->owners;
+
+	if (!t)
+	{
+		t = s->owners = tide_alloc(s, sizeof(TideOwners));
+		t->mask = 63;
+		t->slot = tide_alloc(s, sizeof(int32_t) * (t->mask + 1));
+	}
+	if (t->n >= t->cap)
+	{
+		int32_t		cap = t->cap ? t->cap * 2 : 16;
+		int32_t    *q = tide_alloc(s, sizeof(int32_t) * cap);
+		int32_t    *o = tide_alloc(s, sizeof(int32_t) * cap);
+		int64_t    *u = tide_alloc(s, sizeof(int64_t) * (size_t) cap * s->nres);
+
+		if (t->n > 0)
+		{
+			memcpy(q, t->queue, sizeof(int32_t) * t->n);
+			memcpy(o, t->owner, sizeof(int32_t) * t->n);
+			memcpy(u, t->usage, sizeof(int64_t) * (size_t) t->n * s->nres);
+		}
+		tide_free(s, t->queue);
+		tide_free(s, t->owner);
+		tide_free(s, t->usage);
+		t->queue = q;
+		t->owner = o;
+		t->usage = u;
+		t->cap = cap;
+	}
+	if ((uint64_t) (t->n + 1) * 2 > t->mask)
+	{
+		int32_t    *old = t->slot;
+		uint64_t	nold = t->mask + 1;
+
+		t->mask = t->mask * 2 + 1;
+		t->slot = tide_alloc(s, sizeof(int32_t) * (t->mask + 1));
+		for (uint64_t i = 0; i < nold; i++)
+			if (old[i])
+				t->slot[owner_slot(t, t->queue[old[i] - 1], t->owner[old[i] - 1])] = old[i];
+		tide_free(s, old);
+	}
+}
+
+/* The usage vector of (queue, owner), made (zeroed) when new. */
+static int64_t *
+owner_entry(TideSnapshot *s, int queue, int owner)
+{
+	uint64_t	k;
+
+	if (s->owners)
+	{
+		k = owner_slot(s->owners, queue, owner);
+		if (s->owners->slot[k])
+			return s->owners->usage + (size_t) (s->owners->slot[k] - 1) * s->nres;
+	}
+	owners_grow(s);
+	k = owner_slot(s->owners, queue, owner);
+	s->owners->queue[s->owners->n] = queue;
+	s->owners->owner[s->owners->n] = owner;
+	s->owners->slot[k] = ++s->owners->n;
+	return s->owners->usage + (size_t) (s->owners->n - 1) * s->nres;
+}
+
+/* Add (sign +1) or remove (-1) res, with its card key, in vector u. */
+static inline void
+usage_apply(const TideSnapshot *s, int64_t *u, const TideNode *n, const int64_t *res, int sign)
+{
 	/* saturating: a queue's live allocations may sum past int64 (satmath.h) */
 	for (int r = 0; r < s->nres; r++)
 		u[r] = tide_sat_charge(u[r], res[r], sign);
@@ -421,17 +531,39 @@ tide_queue_apply(TideSnapshot *s, TideQueue *q, const TideNode *n, bool idle,
 		u[n->gpu_type] = tide_sat_charge(u[n->gpu_type], res[TIDE_RES_GPU], sign);
 }
 
+/*
+ * Charge a queue: the resources plus, on a node with a card type T, the
+ * GPUs again as T (R-A1 card keys) unless the request names T itself; and
+ * the same to the owner's usage when the queue has an owner limit (R-A4).
+ */
+void
+tide_queue_apply(TideSnapshot *s, TideQueue *q, const TideNode *n, bool idle,
+				 int owner, const int64_t *res, int sign)
+{
+	usage_apply(s, idle ? q->idle_usage : q->usage, n, res, sign);
+	if (__builtin_expect(q->owner_cap != NULL, 0) && owner >= 0)
+		usage_apply(s, owner_entry(s, (int) (q - s->queues), owner), n, res, sign);
+}
+
 /* Charge (+1) or release (-1) a live allocation on its node and queue. */
 void
 tide_charge(TideSnapshot *s, int node, int queue, bool idle,
 			const int64_t *res, uint64_t gpus, int gpu_milli, int sign)
+{
+	tide_charge_owned(s, node, queue, -1, idle, res, gpus, gpu_milli, sign);
+}
+
+/* tide_charge, with the owner's usage in the queue (R-A4) when it is tracked. */
+void
+tide_charge_owned(TideSnapshot *s, int node, int queue, int owner, bool idle,
+				  const int64_t *res, uint64_t gpus, int gpu_milli, int sign)
 {
 	TideNode   *n = (node >= 0 && node < s->nnodes) ? &s->nodes[node] : NULL;
 
 	if (n)
 		tide_node_apply(s, n, res, gpus, gpu_milli, sign);
 	if (queue >= 0 && queue < s->nqueues)
-		tide_queue_apply(s, &s->queues[queue], n, idle, res, sign);
+		tide_queue_apply(s, &s->queues[queue], n, idle, owner, res, sign);
 }
 
 /* Node order: group, CPU before GPU, card type name, allow_cpu_jobs, name, index. */

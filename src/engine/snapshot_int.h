@@ -14,7 +14,7 @@ extern void tide_node_reindex(TideSnapshot *s, TideNode *n);
 extern void tide_node_apply(TideSnapshot *s, TideNode *n, const int64_t *res,
 							uint64_t gpus, int gpu_milli, int sign);
 extern void tide_queue_apply(TideSnapshot *s, TideQueue *q, const TideNode *n,
-							 bool idle, const int64_t *res, int sign);
+							 bool idle, int owner, const int64_t *res, int sign);
 extern int	tide_bucket_of(const TideSnapshot *s, const TideNode *n, const struct TidePart *p);
 extern int	tide_bitlen(int64_t v);
 extern const char *tide_label_name(const TideSnapshot *s, int id);

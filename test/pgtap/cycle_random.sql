@@ -8,6 +8,7 @@
 --   R-L3  placed jobs hold at least their gang minimum, pending jobs none;
 --   R-L4  placements on nodes matching the selector and gpu_type;
 --   R-A1  no queue above its capability, card keys included;
+--   R-A4  no owner above its queue's owner_capability, card keys included;
 --   R-L1  no pending single-replica job (whole GPUs or none) fits a ready
 --         node's free resources in a queue without limits.
 -- Every other cluster runs with tide.fair_share_half_life = 1h (R-O6): the
@@ -19,8 +20,9 @@ SELECT plan(10);
 SELECT setseed(0.4242);
 
 INSERT INTO tide.queues (name) VALUES ('free1'), ('free2');
-INSERT INTO tide.queues (name, quota, capability) VALUES ('capped', 'gpu=8', 'gpu=12, NVIDIA-H100=8');
-INSERT INTO tide.queues (name, quota, priority) VALUES ('vip', 'gpu=8, cpu=32', 5);
+INSERT INTO tide.queues (name, quota, capability, owner_capability)
+VALUES ('capped', 'gpu=8', 'gpu=12, NVIDIA-H100=8', 'gpu=6, NVIDIA-H100=4');
+INSERT INTO tide.queues (name, quota, priority, owner_capability) VALUES ('vip', 'gpu=8, cpu=32', 5, 'gpu=4, cpu=24');
 
 -- A random cluster of 3 to 12 nodes: CPU nodes, two card types, topology, zones.
 CREATE FUNCTION pg_temp.random_cluster() RETURNS void LANGUAGE plpgsql AS $$
@@ -112,6 +114,18 @@ BEGIN
             FROM tide.allocations a JOIN tide.jobs j ON j.id = a.job_id JOIN tide.nodes n ON n.name = a.node
            WHERE a.state <> 'released' AND j.queue = q.name) u
      WHERE q.capability IS NOT NULL AND u.used > c.value::numeric;
+    -- R-A4 owner limits, card keys charged by the node's gpu_type
+    INSERT INTO violations
+    SELECT cyc, format('owner %s in queue %s %s: %s used > %s', o.owner, q.name, c.key, u.used, c.value)
+      FROM tide.queues q
+      CROSS JOIN LATERAL jsonb_each_text(q.owner_capability::jsonb) c
+      CROSS JOIN LATERAL (SELECT DISTINCT j.owner FROM tide.jobs j WHERE j.queue = q.name) o
+      CROSS JOIN LATERAL (
+          SELECT coalesce(sum(tide.get(a.resources, c.key)
+                              + CASE WHEN n.gpu_type = c.key THEN tide.get(a.resources, 'gpu') ELSE 0 END), 0) AS used
+            FROM tide.allocations a JOIN tide.jobs j ON j.id = a.job_id JOIN tide.nodes n ON n.name = a.node
+           WHERE a.state <> 'released' AND j.queue = q.name AND j.owner = o.owner) u
+     WHERE q.owner_capability IS NOT NULL AND u.used > c.value::numeric;
     -- R-L1 nothing skipped that fits (simple jobs of unlimited queues)
     INSERT INTO violations
     SELECT cyc, format('pending job %s (%s) fits node %s: %s', j.id, t.request, n.name, j.pending_reason)
@@ -141,10 +155,11 @@ CREATE FUNCTION pg_temp.random_job() RETURNS bigint LANGUAGE plpgsql AS $$
 DECLARE
     shape int := floor(random() * 10);
     gpu text;
+    jid bigint;
 BEGIN
     gpu := CASE WHEN shape = 0 THEN '0' WHEN shape = 1 THEN '0.25' WHEN shape = 2 THEN '0.5'
                 ELSE (2 ^ floor(random() * 4))::int::text END;
-    RETURN tide.submit(
+    jid := tide.submit(
         (ARRAY['free1', 'free2', 'capped', 'vip'])[1 + floor(random() * 4)::int],
         format('cpu=%s, memory=%sGi, gpu=%s', 1 + floor(random() * 8), 1 + floor(random() * 32), gpu)::tide.resvec,
         replicas => CASE WHEN random() < 0.2 THEN 2 + floor(random() * 3)::int ELSE 1 END,
@@ -153,6 +168,9 @@ BEGIN
         reserve => random() < 0.05,
         gpu_type => CASE WHEN random() < 0.15 THEN 'NVIDIA-H100' END,
         node_selector => CASE WHEN random() < 0.15 THEN '{"zone": "a"}'::jsonb ELSE '{}' END);
+    -- one of three owners (R-A4)
+    UPDATE tide.jobs x SET owner = (ARRAY['o1', 'o2', 'o3'])[1 + floor(random() * 3)::int] WHERE x.id = jid;
+    RETURN jid;
 END $$;
 
 DO $$
@@ -187,6 +205,7 @@ SELECT is((SELECT count(*)::int FROM violations WHERE what LIKE '%GPU%' OR what 
 SELECT is((SELECT count(*)::int FROM violations WHERE what LIKE '%holds%'), 0, 'R-L3: gangs all or nothing');
 SELECT is((SELECT count(*)::int FROM violations WHERE what LIKE '%breaks%'), 0, 'R-L4: placements respect the node filter');
 SELECT is((SELECT count(*)::int FROM violations WHERE what LIKE 'queue%'), 0, 'R-A1: no queue above its capability');
+SELECT is((SELECT count(*)::int FROM violations WHERE what LIKE 'owner%'), 0, 'R-A4: no owner above its queue''s owner limit');
 SELECT is((SELECT string_agg(what, '; ') FROM (SELECT what FROM violations LIMIT 5) v), NULL,
           'no violation at all (R-L1: no simple pending job fits a ready node)');
 

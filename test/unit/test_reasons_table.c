@@ -119,7 +119,21 @@ main(void)
 	is_str(text_of(&fx, R(R_UNCOUNTABLE, gpu, -1, 0, 0, 0, 0)),
 		   "the job's gang minimum of gpu is more than the scheduler can count (at most 9223372036854775.806 in total)",
 		   "uncountable");
-	is_str(text_of(&fx, R(R_COUNT, -1, -1, 0, 0, 0, 0)), "reason 25", "a code past the table");
+	is_str(text_of(&fx, R(R_OWNER_LIMIT, gpu, 1, 8000, 2000, 8000, 0)),
+		   "owner limit of queue qa is gpu=8; owner 1 holds 8, the job needs 2", "owner limit, no owner names");
+	{
+		static const char *const owners[] = {"alice", "bob"};
+
+		fx.s->owner_names = owners;
+		fx.s->nowners = 2;
+		is_str(text_of(&fx, R(R_OWNER_LIMIT, gpu, 1, 8000, 2000, 8000, 0)),
+			   "owner limit of queue qa is gpu=8; bob holds 8, the job needs 2", "owner limit (R-A4)");
+		fx.s->owner_names = NULL;
+		fx.s->nowners = 0;
+	}
+	is_str(text_of(&fx, R(R_OWNER_NEVER, gpu, -1, 10000, 8000, 0, 0)),
+		   "owner limit of queue qa is gpu=8, the job needs 10", "owner limit never enough (R-A4, R-A2)");
+	is_str(text_of(&fx, R(R_COUNT, -1, -1, 0, 0, 0, 0)), "reason 27", "a code past the table");
 
 	tide_reason_unknown_text(true, "B200", buf, sizeof(buf));
 	is_str(buf, "no node with gpu_type B200 in the resource group", "the load's sentence for a gpu_type");
