@@ -16,7 +16,7 @@
 BEGIN;
 CREATE EXTENSION pg_tide;
 SET client_min_messages = warning;
-SELECT plan(10);
+SELECT plan(11);
 SELECT setseed(0.4242);
 
 INSERT INTO tide.queues (name) VALUES ('free1'), ('free2');
