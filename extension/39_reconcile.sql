@@ -111,7 +111,7 @@ BEGIN
                     WHEN a.state = 'released'
                     THEN pg_catalog.format('allocation %s was released (%s)', m.id, coalesce(a.release_reason, 'no reason'))
                END,
-               CASE WHEN a.node = _reconcile.node AND a.job_id = m.job THEN a.token ELSE m.token END,
+               CASE WHEN a.node = _reconcile.node AND a.job_id = m.job AND m.token IS NULL THEN a.token ELSE m.token END,
                CASE WHEN a.node = _reconcile.node AND a.job_id = m.job AND (m.token IS NULL OR m.token = a.token)
                     THEN coalesce(tide.cuda_visible_devices(a.gpus), '') END,
                CASE WHEN a.node = _reconcile.node AND a.job_id = m.job AND (m.token IS NULL OR m.token = a.token)
