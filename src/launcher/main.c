@@ -431,6 +431,24 @@ fence_allows(const ClaimRow *r)
 	return false;
 }
 
+/*
+ * R-C7: the claim row names another allocation by the id of ours (an id
+ * handed out again after a failover).  Ours goes first; the new one is
+ * claimed again soon, and starts once ours has ended and been reported.
+ */
+static void
+stop_replaced(Alloc *a, const ClaimRow *r)
+{
+	if (!alloc_ended(a) && !alloc_evicting(a))
+	{
+		tl_log("gone", "alloc=%lld job=%lld replica=%d runs here, but the database now names another allocation (of job %lld) by its id: the one running here was lost (a failover?); stopping it, and the new one starts once it has ended",
+			   (long long) a->id, (long long) a->job_id, a->replica, (long long) r->job_id);
+		a->started_owed = false;
+		work_stop(a);
+	}
+	work_claim_soon();
+}
+
 /* Carry out one action of reconcile(). */
 static bool
 apply_action(const Action *act, const ClaimRow *r)
@@ -455,12 +473,8 @@ apply_action(const Action *act, const ClaimRow *r)
 		}
 		if (rec == RECORD_FOUND && reconcile_other(a, r))
 		{
-			/* the record is another allocation's: an id handed out again (R-C7) */
-			tl_log("gone", "alloc=%lld job=%lld replica=%d runs here, but the database now names another allocation (of job %lld) by its id: the one running here was lost (a failover?); stopping it",
-				   (long long) a->id, (long long) a->job_id, a->replica, (long long) r->job_id);
-			a->started_owed = false;
-			work_stop(a);
-			work_claim_soon();
+			/* the record is another allocation's: an id handed out again */
+			stop_replaced(a, r);
 			return false;
 		}
 		if (rec == RECORD_FOUND && r->kind == CLAIM_RUN)
@@ -506,15 +520,7 @@ apply_action(const Action *act, const ClaimRow *r)
 			work_stop(a);
 			return false;
 		case ACT_REPLACED:
-			/* R-C7: ours goes first; the new one is claimed again after */
-			if (!alloc_ended(a) && !alloc_evicting(a))
-			{
-				tl_log("gone", "alloc=%lld job=%lld replica=%d runs here, but the database now names another allocation (of job %lld) by its id: the one running here was lost (a failover?); stopping it, and the new one starts once it has ended",
-					   (long long) a->id, (long long) a->job_id, a->replica, (long long) r->job_id);
-				a->started_owed = false;
-				work_stop(a);
-			}
-			work_claim_soon();
+			stop_replaced(a, r);
 			return false;
 		case ACT_WAIT:
 			work_claim_soon();
