@@ -162,6 +162,13 @@ typedef struct TideQueue
 {
 	const char *name;
 	int32_t		group;
+
+	/*
+	 * R-O5: index of the parent queue (same group), -1 for a top queue
+	 * (tide_snapshot_alloc sets -1).  Jobs live only in leaves; an inner
+	 * queue's usage is its subtree's, kept by the engine.
+	 */
+	int32_t		parent;
 	int32_t		priority;		/* R-O4: higher first */
 	int32_t		placement;		/* TidePlacementPolicy */
 	int32_t		service;		/* default service type of its jobs */

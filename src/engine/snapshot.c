@@ -222,6 +222,7 @@ tide_snapshot_alloc_cluster(TideSnapshot *s, int nnodes, int nqueues, int nrunni
 		q->held = tide_vec_new(s);
 		q->decayed = tide_alloc(s, sizeof(double) * (nres > 0 ? nres : 1));
 		q->decayed_at = TIDE_TIME_UNKNOWN;
+		q->parent = -1;
 		q->reclaimable = true;
 		q->service = TIDE_SVC_TRAINING;
 		q->hold_shadow = TIDE_TIME_UNKNOWN;
