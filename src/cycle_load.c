@@ -56,7 +56,8 @@ static const char *const Q_NODES =
 static const char *const Q_QUEUES =
 "SELECT q.name, q.resource_group, q.quota, q.capability, q.priority, q.placement,"
 "       q.service_type, q.reclaimable, q.preemption_within,"
-"       (EXTRACT(epoch FROM q.min_runtime) * 1000000)::bigint, q.owner_capability"
+"       (EXTRACT(epoch FROM q.min_runtime) * 1000000)::bigint, q.owner_capability,"
+"       q.parent"
 "  FROM tide.queues q WHERE ($1::text IS NULL OR q.resource_group = $1)"
 " ORDER BY q.name COLLATE \"C\"";
 #define Anum_queues_name			1
@@ -70,6 +71,7 @@ static const char *const Q_QUEUES =
 #define Anum_queues_preemption_within 9
 #define Anum_queues_min_runtime_us	10
 #define Anum_queues_owner_capability 11
+#define Anum_queues_parent			12
 
 static const char *const Q_ALLOCS =
 "SELECT a.id, a.job_id, a.node, a.resources, a.gpus, a.gpu_milli, a.state, j.queue,"
@@ -410,6 +412,17 @@ load_queues(Loader *ld)
 			q->owner_cap = tide_vec_new(s);
 			resvec_to_limit(s, d, q->owner_cap);
 		}
+	}
+	/*
+	 * R-O5: parents by name, once every queue is known (a parent is in the
+	 * same resource group, so a per-group load has it too)
+	 */
+	for (uint64 i = 0; i < NROWS(t); i++)
+	{
+		char	   *parent = col_text(ld, t, i, Anum_queues_parent);
+
+		if (parent)
+			s->queues[i].parent = name_index(&ld->queue_names, parent);
 	}
 }
 

@@ -10,11 +10,13 @@
  * every class also needs the job's owner to stay within it.  Card keys of
  * jobs without a gpu_type are checked per partition when a node is chosen
  * (tide_part_card_ok in fit.c, with the limit tests tide_over() and
- * tide_over4()).
+ * tide_over4()).  In a queue tree (R-O5) every queue above the leaf is
+ * checked too (tide_tree_admit, tree.c, R-A3).
  */
 #include "admit.h"
 #include "fit.h"
 #include "reasons.h"
+#include "tree.h"
 
 /*
  * Does the queue stay within its capability of r with need more (held
@@ -95,6 +97,9 @@ tide_admit(TideWork *w, int j, TideOutcome *o)
 	}
 	if (!within_owner_limit(w, job, q, need, o))
 		cap_ok = false;
+	/* R-A3: every queue above the leaf, when it has any */
+	if (__builtin_expect(q->parent >= 0, 0) && !tide_tree_admit(w, j, need, &quota_ok, o))
+		cap_ok = false;
 	if (!cap_ok)
 		return TIDE_CLASS_NONE;
 	return quota_ok ? TIDE_CLASS_GUARANTEED : TIDE_CLASS_BORROWING;
@@ -135,6 +140,8 @@ tide_admit_idle(TideWork *w, int j, TideOutcome *o)
 			ok = false;
 	}
 	if (!within_owner_limit(w, job, q, need, o))
+		ok = false;
+	if (__builtin_expect(q->parent >= 0, 0) && !tide_tree_admit(w, j, need, NULL, o))
 		ok = false;
 	return ok;
 }
@@ -195,6 +202,21 @@ tide_static_check(TideWork *w, int j, TideOutcome *o)
 			tide_reason_cap_never(w, o, r, need[r], q->capability[r], job->queue);
 			ok = false;
 		}
+	/* R-A3: nor one above the capability of a queue above it */
+	for (int a = q->parent, d = 1; a >= 0 && d < TIDE_MAX_DEPTH; a = s->queues[a].parent, d++)
+		for (int r = 0; r < w->nres; r++)
+			if (need[r] > 0 && need[r] < INT64_MAX && s->queues[a].capability[r] != TIDE_UNLIMITED &&
+				need[r] > s->queues[a].capability[r])
+			{
+				tide_reason_cap_never(w, o, r, need[r], s->queues[a].capability[r], a);
+				ok = false;
+			}
+	if (q->inner)
+	{
+		/* jobs live only in leaves: the SQL checks refuse it, the engine never places it */
+		tide_reason_inner_queue(w, o, job->queue);
+		ok = false;
+	}
 	/* R-A4: a minimum above the owner limit alone never runs, whoever owns it */
 	for (int r = 0; q->owner_cap && job->owner >= 0 && r < w->nres; r++)
 		if (need[r] > 0 && need[r] < INT64_MAX && q->owner_cap[r] != TIDE_UNLIMITED &&

@@ -27,6 +27,7 @@
 #include "place.h"
 #include "prep.h"
 #include "reserve.h"
+#include "tree.h"
 #include "work.h"
 
 /*
@@ -57,6 +58,7 @@ try_place_one(TideWork *w, int j, int mode)
 			memset(&pr, 0, sizeof(pr));
 			pr.fail_role = -1;
 			pr.card.res = -1;
+			pr.card.queue = -1;
 			if (w->s->jobs[j].reserve && o->status == TIDE_PENDING)
 				tide_reserve(w, j, mode, true);
 			return pr;
@@ -189,20 +191,29 @@ walk_queues(TideWork *w, int32_t *deferred)
 	int32_t    *qnext = tide_work_alloc(w, sizeof(int32_t) * (s->nqueues + 1));
 	int32_t    *qlist;
 	int			ndeferred = 0;
+	bool		tree = w->ix->max_depth > 1;
 	TideQueueHeap heap;
+	TideTreeHeap theap;
 
 	qlist = tide_order_queue_jobs(w, qstart);
 	for (int q = 0; q < s->nqueues; q++)
 		qnext[q] = qstart[q];
-	tide_queue_heap_init(w, &heap, qstart);
-	while (heap.n > 0)
+	if (tree)
+		tide_tree_heap_init(w, &theap, qstart);	/* R-O5 */
+	else
+		tide_queue_heap_init(w, &heap, qstart);
+	for (;;)
 	{
-		int			q = heap.q[0];
-		int			j = qlist[qnext[q]++];
-		TideOutcome *o = &r->outcomes[j];
+		int			q = tree ? tide_tree_heap_top(&theap) : (heap.n > 0 ? heap.q[0] : -1);
+		int			j;
+		TideOutcome *o;
 		int			klass;
 		bool		placed = false;
 
+		if (q < 0)
+			break;
+		j = qlist[qnext[q]++];
+		o = &r->outcomes[j];
 		if (w->info[j].bad)
 			walk_record(w, j);
 		else if ((klass = tide_admit(w, j, o)) == TIDE_CLASS_NONE)
@@ -236,10 +247,22 @@ walk_queues(TideWork *w, int32_t *deferred)
 				walk_record(w, j);
 		}
 		if (qnext[q] == qstart[q + 1])
-			tide_queue_heap_pop(&heap);
+		{
+			if (tree)
+				tide_tree_heap_pop(&theap, q, placed);
+			else
+				tide_queue_heap_pop(&heap);
+		}
 		else if (placed)
-			tide_queue_heap_update(&heap);
+		{
+			if (tree)
+				tide_tree_heap_update(&theap, q);
+			else
+				tide_queue_heap_update(&heap);
+		}
 	}
+	if (tree)
+		tide_tree_order_lenders(w, deferred, ndeferred);	/* R-A3: nearest first */
 	return ndeferred;
 }
 
@@ -276,7 +299,8 @@ walk_idle(TideWork *w)
 
 	for (int g = 0; g < w->ix->ngroups; g++)
 		for (int q = 0; q < s->nqueues; q++)
-			if (w->ix->queue_group[q] == g)
+			if (w->ix->queue_group[q] == g && !s->queues[q].inner)	/* leaves: inner
+																		 * queues sum them */
 				for (int k = 0; k < nres; k++)
 					w->group_nonidle[(size_t) g * nres + k] =
 						tide_sat_add(w->group_nonidle[(size_t) g * nres + k], s->queues[q].usage[k]);

@@ -54,6 +54,7 @@
 #define TIDE_MAX_RES		64		/* distinct resource names per snapshot */
 #define TIDE_MAX_REASONS	4		/* blocking reasons kept per job (R-C2) */
 #define TIDE_MAX_DOMAINS	16		/* distinct GPU topology domains per node */
+#define TIDE_MAX_DEPTH		8		/* levels of a queue tree (R-O5), top = 1 */
 #define TIDE_UNLIMITED		INT64_MAX	/* a limit that does not name a resource */
 #define TIDE_TIME_UNKNOWN	INT64_MAX	/* an end time nobody knows */
 #define TIDE_MILLI			1000	/* quantities are int64 milli-units */
@@ -188,8 +189,9 @@ typedef struct TideQueue
 	int64_t    *owner_cap;
 
 	/* cluster state, maintained by tide_charge() and tide_decide() */
-	int64_t    *usage;			/* [nres] non-idle usage incl. card keys */
-	int64_t    *idle_usage;		/* [nres] idle usage incl. card keys */
+	int64_t    *usage;			/* [nres] non-idle usage incl. card keys; of
+								 * an inner queue, its subtree's (R-O5) */
+	int64_t    *idle_usage;		/* [nres] idle usage incl. card keys, ditto */
 
 	/*
 	 * R-O6: non-idle usage averaged over time (milli-units, like usage) as
@@ -201,6 +203,17 @@ typedef struct TideQueue
 	int64_t		decayed_at;
 
 	/* engine private */
+	int32_t		depth;			/* R-O5: 1 for a top queue */
+	bool		inner;			/* has child queues: holds no jobs itself */
+
+	/*
+	 * R-A3: entitled usage of an inner queue [nres], the part of its
+	 * subtree's non-idle usage within its children's quotas: the sum over
+	 * its children of min(entitled, quota) per resource the child's quota
+	 * names, the child's whole entitled usage where it names none, 0 for a
+	 * child without a quota.  A leaf's entitled usage is its usage.
+	 */
+	int64_t    *entitled;
 	int64_t    *held;			/* [nres] queue headroom held (R-L2) */
 	int64_t		hold_job;
 	int64_t		hold_shadow;

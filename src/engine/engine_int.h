@@ -57,6 +57,11 @@ typedef struct TideIndex
 	TideGroup  *groups;
 	int32_t	   *queue_group;	/* [nqueues] group index or -1 */
 	int32_t	   *queue_rank;		/* [nqueues] rank of the name */
+	int32_t		max_depth;		/* R-O5: 1 when no queue has a parent */
+	int32_t	   *child_start;	/* [nqueues + 2] CSR of the children of each
+								 * queue in child_list; entry nqueues: the
+								 * top queues */
+	int32_t	   *child_list;		/* [nqueues] */
 } TideIndex;
 
 /* Per job, derived once per decide. */

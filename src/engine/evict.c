@@ -39,6 +39,7 @@
 #include "place.h"
 #include "reasons.h"
 #include "sort.h"
+#include "tree.h"
 #include "work.h"
 
 typedef struct Victim
@@ -177,6 +178,92 @@ queue_over_quota(const TideWork *w, const TideQueue *q)
 	return false;
 }
 
+/* Is every queue from leaf up to upto (on its path) reclaimable (R-E7)? */
+static bool
+chain_reclaimable(const TideSnapshot *s, int leaf, int upto)
+{
+	for (int q = leaf, d = 0; q >= 0 && d < TIDE_MAX_DEPTH; q = s->queues[q].parent, d++)
+	{
+		if (!s->queues[q].reclaimable)
+			return false;
+		if (q == upto)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * R-E7, R-E1 and R-E2 in a queue tree, for a victim in another leaf: where
+ * the preemptor's path and the victim's part, the subtree on the victim's
+ * side must be reclaimable all the way down to the victim's leaf and, for
+ * R-E1, above its quota at every level (it borrowed what the preemptor's
+ * side is owed); R-E2 compares the priorities of the two queues just below
+ * the parting point.
+ */
+static int
+tree_rule(const TideWork *w, const TideJob *p, bool e1, bool e2, const Victim *v)
+{
+	const TideSnapshot *s = w->s;
+	int			below_p,
+				below_v;
+
+	if (v->queue == p->queue || v->idle || !v->preemptable)
+		return 0;
+	(void) tide_tree_parting(s, p->queue, v->queue, &below_p, &below_v);
+	if (e2 && v->service == TIDE_SVC_TRAINING &&
+		s->queues[below_v].priority < s->queues[below_p].priority && chain_reclaimable(s, v->queue, below_v))
+		return TIDE_RULE_INFERENCE;
+	if (e1 && tide_tree_borrowed(w, v->queue, below_v))
+		return TIDE_RULE_RECLAIM;
+	return 0;
+}
+
+/*
+ * Could v, pending again, reclaim from preemptor j in a tree (no ping-pong
+ * across levels)?  The rules of tree_rule with the roles swapped: j's side
+ * would be above its quota with j at every level below the parting point
+ * (or v an inference job of a higher-priority side), and v's leaf within
+ * its quota.
+ */
+static bool
+tree_could_evict_back(const TideWork *w, const Victim *v, int j)
+{
+	const TideSnapshot *s = w->s;
+	const TideJob *p = &s->jobs[j];
+	const TideQueue *qv = &s->queues[v->queue];
+	const int64_t *need = tide_job_minreq(w, j);
+	int			below_p,
+				below_v;
+	bool		v_guaranteed = qv->has_quota;
+
+	(void) tide_tree_parting(s, p->queue, v->queue, &below_p, &below_v);
+	if (!chain_reclaimable(s, p->queue, below_p))
+		return false;
+	if (v->service == TIDE_SVC_INFERENCE && p->service == TIDE_SVC_TRAINING &&
+		s->queues[below_p].priority < s->queues[below_v].priority)
+		return true;			/* R-E2 */
+	for (int r = 0; r < w->nres && v_guaranteed; r++)
+		if (qv->quota[r] != TIDE_UNLIMITED && qv->usage[r] > qv->quota[r])
+			v_guaranteed = false;
+	if (!v_guaranteed)
+		return false;
+	/* every queue from j's leaf up to below_p would be above its quota with j */
+	for (int q = p->queue, d = 0; q >= 0 && d < TIDE_MAX_DEPTH; q = s->queues[q].parent, d++)
+	{
+		const TideQueue *x = &s->queues[q];
+		bool		over = !x->has_quota;
+
+		for (int r = 0; r < w->nres && !over; r++)
+			if (x->quota[r] != TIDE_UNLIMITED && tide_sat_add(x->usage[r], need[r]) > x->quota[r])
+				over = true;
+		if (!over)
+			return false;
+		if (q == below_p)
+			break;
+	}
+	return true;
+}
+
 /*
  * Could running job v, once evicted and pending, evict preemptor j back
  * after j runs (no ping-pong, R-E4)?  The rules seen from the other side.
@@ -194,6 +281,8 @@ could_evict_back(const TideWork *w, const Victim *v, int j)
 		return false;			/* idle jobs never evict; j is protected */
 	if (v->queue == p->queue)
 		return qv->preemption_within == TIDE_PREEMPT_LOWER_PRIORITY && p->priority < v->priority;
+	if (__builtin_expect(w->ix->max_depth > 1, 0))
+		return tree_could_evict_back(w, v, j);
 	if (!qp->reclaimable)
 		return false;
 	if (v->service == TIDE_SVC_INFERENCE && p->service == TIDE_SVC_TRAINING &&
@@ -233,6 +322,8 @@ victim_rule(const TideWork *w, int j, bool e1, bool e2, bool e3, const Victim *v
 		rule = TIDE_RULE_IDLE;
 	else if (e3 && v->queue == p->queue && (v->preemptable || v->idle) && v->priority < p->priority)
 		rule = TIDE_RULE_PREEMPT;
+	else if (__builtin_expect(w->ix->max_depth > 1, 0))
+		rule = tree_rule(w, p, e1, e2, v);	/* R-E7 */
 	else if (e2 && v->queue != p->queue && !v->idle && v->service == TIDE_SVC_TRAINING &&
 			 v->preemptable && qv->reclaimable && qv->priority < qp->priority)
 		rule = TIDE_RULE_INFERENCE;
@@ -445,6 +536,27 @@ typedef struct Preemptor
 } Preemptor;
 
 /*
+ * R-E7's pass of victim v for preemptor j in a tree: idle victims first
+ * (0), then victims of j's own leaf and those whose path parts from j's
+ * deepest (1), ..., those whose path parts from j's only at the group
+ * last (max_depth).
+ */
+static int
+tree_pass(const TideWork *w, int j, const Victim *v)
+{
+	int			below_p,
+				below_v,
+				depth;
+
+	if (v->idle)
+		return 0;
+	if (v->queue == w->s->jobs[j].queue || v->queue < 0)
+		return 1;
+	depth = tide_tree_parting(w->s, w->s->jobs[j].queue, v->queue, &below_p, &below_v);
+	return w->ix->max_depth - depth;
+}
+
+/*
  * Greedy, least harm first: release candidates (a rule allows them, they
  * hold something j could use) until a dry run places j.  A dry run is
  * tried only when the usable free space could hold j's minimum and a
@@ -459,32 +571,40 @@ release_until_fit(TideWork *w, const Preemptor *p, Cand *chosen, int *nch)
 	int			j = p->j;
 	bool		dirty = false;
 	int			start;
+	int			npasses = w->ix->max_depth > 1 ? w->ix->max_depth + 1 : 1;
 
-	for (int h = 0; h < ev->nvictims; h++)
+	/* R-E7: in a tree, one pass per depth where the paths part, deepest first */
+	for (int pass = 0; pass < npasses; pass++)
 	{
-		int			vi = ev->harm[h];
-		Victim	   *v = &ev->victims[vi];
-		int			rule = victim_rule(w, j, p->e1, p->e2, p->e3, v);
-		bool		useful = false;
-
-		if (!rule)
-			continue;
-		for (int k = 0; k < v->count && !useful; k++)
-			useful = p->usable[s->running[ev->order[v->first + k]].node];
-		if (!useful)
-			continue;
-		victim_apply(w, v, -1);
-		dirty |= victim_sum(w, j, v, p->usable, p->free_sum);
-		chosen[*nch].v = vi;
-		chosen[*nch].rule = rule;
-		(*nch)++;
-		if (dirty && enough_in_sum(w, j, p->free_sum, p->cap_sum))
+		for (int h = 0; h < ev->nvictims; h++)
 		{
-			dirty = false;
-			if (dry_run(w, j, p->e1 || p->e2, &start))
+			int			vi = ev->harm[h];
+			Victim	   *v = &ev->victims[vi];
+			int			rule;
+			bool		useful = false;
+
+			if (npasses > 1 && tree_pass(w, j, v) != pass)
+				continue;
+			rule = victim_rule(w, j, p->e1, p->e2, p->e3, v);
+			if (!rule)
+				continue;
+			for (int k = 0; k < v->count && !useful; k++)
+				useful = p->usable[s->running[ev->order[v->first + k]].node];
+			if (!useful)
+				continue;
+			victim_apply(w, v, -1);
+			dirty |= victim_sum(w, j, v, p->usable, p->free_sum);
+			chosen[*nch].v = vi;
+			chosen[*nch].rule = rule;
+			(*nch)++;
+			if (dirty && enough_in_sum(w, j, p->free_sum, p->cap_sum))
 			{
-				tide_rollback(w, start);
-				return true;
+				dirty = false;
+				if (dry_run(w, j, p->e1 || p->e2, &start))
+				{
+					tide_rollback(w, start);
+					return true;
+				}
 			}
 		}
 	}

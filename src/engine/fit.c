@@ -4,6 +4,7 @@
  * with EASY backfill (R-L2).  Nothing here decides; the stages do.
  */
 #include "fit.h"
+#include "tree.h"
 
 /* EASY backfill: a job that surely ends before shadow may use held resources. */
 bool
@@ -202,6 +203,7 @@ tide_part_card_ok(TideWork *w, const TideJob *job, const TidePart *p,
 		{
 			block->res = t;
 			block->mode = MODE_BORROW;
+			block->queue = -1;
 		}
 		return false;
 	}
@@ -213,6 +215,7 @@ tide_part_card_ok(TideWork *w, const TideJob *job, const TidePart *p,
 		{
 			block->res = t;
 			block->mode = MODE_OWNER;
+			block->queue = -1;
 		}
 		return false;
 	}
@@ -223,8 +226,26 @@ tide_part_card_ok(TideWork *w, const TideJob *job, const TidePart *p,
 		{
 			block->res = t;
 			block->mode = MODE_GUARANTEED;
+			block->queue = -1;
 		}
 		return false;
+	}
+	/* R-A3: the levels above the leaf (capability; quota when guaranteed) */
+	if (__builtin_expect(q->parent >= 0, 0))
+	{
+		int			why;
+		int			a = tide_tree_card_block(w, q, t, add, mode, &why);
+
+		if (a >= 0)
+		{
+			if (block && block->res < 0)
+			{
+				block->res = t;
+				block->mode = why;
+				block->queue = a;
+			}
+			return false;
+		}
 	}
 	return true;
 }
@@ -253,6 +274,8 @@ tide_extra_replica_ok(TideWork *w, const TideJob *job, const TideNode *n,
 			tide_over(q->owner_cap[n->gpu_type], tide_owner_held(w, job, n->gpu_type), req[TIDE_RES_GPU]))
 			return false;
 	}
+	if (__builtin_expect(q->parent >= 0, 0) && !tide_tree_extra_ok(w, q, n, req))
+		return false;			/* R-A3: nor a queue above it past its capability */
 	return true;
 }
 

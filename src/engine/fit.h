@@ -19,6 +19,8 @@ typedef struct TideCardBlock
 	int32_t		res;			/* the card type's resource, -1 none */
 	int32_t		mode;			/* MODE_GUARANTEED: its quota; MODE_BORROW:
 								 * capability; MODE_OWNER: the owner limit */
+	int32_t		queue;			/* the queue above the leaf whose limit it
+								 * is (R-A3), -1: the leaf's own */
 } TideCardBlock;
 
 /*

@@ -289,6 +289,7 @@ tide_place_job(TideWork *w, int j, int mode)
 	res.fail_role = -1;
 	res.card.res = -1;
 	res.card.mode = 0;
+	res.card.queue = -1;
 	for (int ri = 0; ri < job->nroles; ri++)
 	{
 		const TideRole *role = &job->roles[ri];
@@ -515,7 +516,19 @@ tide_diagnose(TideWork *w, int j, int mode, TideOutcome *o, TidePlaceResult *pr)
 		const TideQueue *q = &s->queues[job->queue];
 		int			t = pr->card.res;
 
-		if (pr->card.mode == MODE_OWNER)
+		if (pr->card.queue >= 0)
+		{
+			/* R-A3: a queue above the leaf */
+			const TideQueue *a = &s->queues[pr->card.queue];
+
+			if (pr->card.mode == MODE_GUARANTEED)
+				tide_reason_card_quota(w, o, t, ri, a->entitled[t], req[TIDE_RES_GPU], a->quota[t],
+									   pr->card.queue);
+			else
+				tide_reason_tree_capability(w, o, t, job->queue, tide_sat_add(a->usage[t], a->idle_usage[t]),
+											req[TIDE_RES_GPU], a->capability[t], pr->card.queue);
+		}
+		else if (pr->card.mode == MODE_OWNER)
 			tide_reason_owner_limit(w, o, t, job->owner, tide_owner_held(w, job, t), req[TIDE_RES_GPU],
 									q->owner_cap[t], job->queue);
 		else if (pr->card.mode == MODE_GUARANTEED)

@@ -245,6 +245,11 @@ tide_prepare_jobs(TideWork *w)
 						   s->queues[q].quota[t] != TIDE_UNLIMITED))
 				w->queue_cards[q] = true;
 		}
+	/* R-A3: a leaf is card-limited when a queue above it is */
+	for (int q = 0; q < s->nqueues; q++)
+		for (int a = s->queues[q].parent, d = 1; a >= 0 && d < TIDE_MAX_DEPTH && !w->queue_cards[q];
+			 a = s->queues[a].parent, d++)
+			w->queue_cards[q] = w->queue_cards[a];
 
 	for (int j = 0; j < s->njobs; j++)
 	{

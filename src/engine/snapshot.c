@@ -219,6 +219,7 @@ tide_snapshot_alloc_cluster(TideSnapshot *s, int nnodes, int nqueues, int nrunni
 		fill_unlimited(q->capability, nres);
 		q->usage = tide_vec_new(s);
 		q->idle_usage = tide_vec_new(s);
+		q->entitled = tide_vec_new(s);
 		q->held = tide_vec_new(s);
 		q->decayed = tide_alloc(s, sizeof(double) * (nres > 0 ? nres : 1));
 		q->decayed_at = TIDE_TIME_UNKNOWN;
@@ -533,6 +534,58 @@ usage_apply(const TideSnapshot *s, int64_t *u, const TideNode *n, const int64_t 
 }
 
 /*
+ * R-A3: what child c adds to its parent's entitled usage of r, given its
+ * own entitled usage e of r (its usage when it is a leaf).
+ */
+static inline int64_t
+tree_contrib(const TideQueue *c, int r, int64_t e)
+{
+	if (!c->has_quota)
+		return 0;
+	if (c->quota[r] == TIDE_UNLIMITED)
+		return e;
+	return e < c->quota[r] ? e : c->quota[r];
+}
+
+/*
+ * A leaf in a tree (R-O5): charge it and every queue above it, and carry
+ * the change of entitled usage up the path (R-A3).  The walk up stops at
+ * TIDE_MAX_DEPTH, so parents that form a loop (refused by the SQL checks
+ * and by tide_snapshot_finish) cannot hang it.
+ */
+static void
+tree_apply(TideSnapshot *s, TideQueue *leaf, const TideNode *n, bool idle,
+		   const int64_t *res, int sign)
+{
+	int64_t		before[TIDE_MAX_RES];
+	TideQueue  *c = leaf;
+	int			nres = s->nres;
+
+	if (!idle)
+		memcpy(before, leaf->usage, sizeof(int64_t) * nres);
+	usage_apply(s, idle ? leaf->idle_usage : leaf->usage, n, res, sign);
+	if (!idle)
+		memcpy(leaf->entitled, leaf->usage, sizeof(int64_t) * nres);
+	for (int d = 1; d < TIDE_MAX_DEPTH && c->parent >= 0 && c->parent < s->nqueues; d++)
+	{
+		TideQueue  *p = &s->queues[c->parent];
+
+		usage_apply(s, idle ? p->idle_usage : p->usage, n, res, sign);
+		if (!idle)
+			for (int r = 0; r < nres; r++)
+			{
+				int64_t		moved = tide_sat_sub(tree_contrib(c, r, c->entitled[r]),
+												 tree_contrib(c, r, before[r]));
+
+				/* before[] now carries p's entitled usage before the change */
+				before[r] = p->entitled[r];
+				p->entitled[r] = tide_sat_add(p->entitled[r], moved);
+			}
+		c = p;
+	}
+}
+
+/*
  * Charge a queue: the resources plus, on a node with a card type T, the
  * GPUs again as T (R-A1 card keys) unless the request names T itself; and
  * the same to the owner's usage when the queue has an owner limit (R-A4).
@@ -541,7 +594,10 @@ void
 tide_queue_apply(TideSnapshot *s, TideQueue *q, const TideNode *n, bool idle,
 				 int owner, const int64_t *res, int sign)
 {
-	usage_apply(s, idle ? q->idle_usage : q->usage, n, res, sign);
+	if (__builtin_expect(q->parent >= 0, 0))
+		tree_apply(s, q, n, idle, res, sign);
+	else
+		usage_apply(s, idle ? q->idle_usage : q->usage, n, res, sign);
 	if (__builtin_expect(q->owner_cap != NULL, 0) && owner >= 0)
 		usage_apply(s, owner_entry(s, (int) (q - s->queues), owner), n, res, sign);
 }
@@ -654,6 +710,69 @@ node_domains(TideNode *n)
 		n->domain_mask[d] |= (uint64_t) 1 << g;
 	}
 	n->ndomains = nd;
+}
+
+/*
+ * R-O5: check the queues' parents (in range, same group, no loop, at most
+ * TIDE_MAX_DEPTH levels; the SQL checks refuse all of these first) and
+ * build the tree: depths, inner queues, children lists.
+ */
+static bool
+queue_tree(TideSnapshot *s, TideIndex *ix, char *err, size_t errlen)
+{
+	int			nq = s->nqueues;
+	int32_t    *fill;
+
+	ix->max_depth = 1;
+	ix->child_start = tide_alloc(s, sizeof(int32_t) * (nq + 2));
+	ix->child_list = tide_alloc(s, sizeof(int32_t) * (nq + 1));
+	for (int i = 0; i < nq; i++)
+	{
+		TideQueue  *q = &s->queues[i];
+		int			depth = 1;
+
+		q->inner = false;
+		for (int p = q->parent; p != -1; p = s->queues[p].parent)
+		{
+			if (p < 0 || p >= nq)
+			{
+				snprintf(err, errlen, "queue %s has a parent that is not in the snapshot", q->name);
+				return false;
+			}
+			if (s->queues[p].group != q->group)
+			{
+				snprintf(err, errlen, "queue %s is not in the resource group of its parent %s",
+						 q->name, s->queues[p].name);
+				return false;
+			}
+			if (++depth > TIDE_MAX_DEPTH)
+			{
+				snprintf(err, errlen, "queue %s is more than %d levels deep (or its parents form a loop)",
+						 q->name, TIDE_MAX_DEPTH);
+				return false;
+			}
+		}
+		q->depth = depth;
+		if (depth > ix->max_depth)
+			ix->max_depth = depth;
+	}
+	/* children of each queue, then the top queues, each list by index */
+	for (int i = 0; i < nq; i++)
+		ix->child_start[(s->queues[i].parent >= 0 ? s->queues[i].parent : nq) + 1]++;
+	for (int i = 0; i <= nq; i++)
+		ix->child_start[i + 1] += ix->child_start[i];
+	fill = tide_alloc(s, sizeof(int32_t) * (nq + 1));
+	memcpy(fill, ix->child_start, sizeof(int32_t) * (nq + 1));
+	for (int i = 0; i < nq; i++)
+	{
+		int			p = s->queues[i].parent >= 0 ? s->queues[i].parent : nq;
+
+		ix->child_list[fill[p]++] = i;
+		if (p < nq)
+			s->queues[p].inner = true;
+	}
+	tide_free(s, fill);
+	return true;
 }
 
 /*
@@ -777,7 +896,7 @@ tide_snapshot_finish(TideSnapshot *s, char *err, size_t errlen)
 			if (ix->groups[g].id == s->queues[i].group)
 				ix->queue_group[i] = g;
 	}
-	return true;
+	return queue_tree(s, ix, err, errlen);
 }
 
 void

@@ -133,7 +133,12 @@ main(void)
 	}
 	is_str(text_of(&fx, R(R_OWNER_NEVER, gpu, -1, 10000, 8000, 0, 0)),
 		   "owner limit of queue qa is gpu=8, the job needs 10", "owner limit never enough (R-A4, R-A2)");
-	is_str(text_of(&fx, R(R_COUNT, -1, -1, 0, 0, 0, 0)), "reason 27", "a code past the table");
+	is_str(text_of(&fx, R(R_TREE_CAPABILITY, gpu, 0, 6000, 2000, 4000, 0)),
+		   "queue qa (above qa) gpu capability: 6 used + 2 asked > 4", "capability of a queue above the leaf");
+	is_str(text_of(&fx, R(R_INNER_QUEUE, -1, -1, 0, 0, 0, 0)),
+		   "queue qa has child queues: jobs run only in leaf queues", "a job in an inner queue");
+	snprintf(buf, sizeof(buf), "reason %d", (int) R_COUNT);
+	is_str(text_of(&fx, R(R_COUNT, -1, -1, 0, 0, 0, 0)), buf, "a code past the table");
 
 	tide_reason_unknown_text(true, "B200", buf, sizeof(buf));
 	is_str(buf, "no node with gpu_type B200 in the resource group", "the load's sentence for a gpu_type");
