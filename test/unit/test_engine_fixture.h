@@ -59,6 +59,7 @@ typedef struct FxQueue
 	int			priority;
 	int			group;
 	int			spread;
+	const char *parent;			/* NULL: a top queue (R-O5) */
 } FxQueue;
 
 typedef struct FxJob
@@ -317,6 +318,9 @@ fx_build(Fx *fx, const FxNode *nodes, int nn, const FxQueue *queues, int nq,
 				q->capability[r] = v[r] < 0 ? TIDE_UNLIMITED : v[r];
 		}
 	}
+	for (int i = 0; i < nq; i++)
+		if (queues[i].parent)
+			s->queues[i].parent = fx_queue_index(s, queues[i].parent);
 	nroles = 0;
 	for (int i = 0; i < nj; i++)
 	{
