@@ -58,22 +58,44 @@ SELECT p.job_id, p.name, p.queue, p.owner, p.priority, p.idle, p.retry, p.positi
 COMMENT ON VIEW tide.pending IS
     'pending jobs with their position in their queue among every owner''s jobs (non-idle before idle, retry lane, then priority, age, id: R-O1..R-O3), the latest cycle''s reason they wait (R-C2, also when not yet in tide.jobs.pending_reason) and since when; a submitter sees its own rows';
 
+-- Every queue with itself and each queue above it (R-O5): (leaf, queue,
+-- up) with up = 1 for the queue itself, 2 for its parent, ...; at most 8
+-- levels (the tree checks refuse deeper ones and loops).
+CREATE FUNCTION tide._queue_ancestors() RETURNS TABLE (leaf text, queue text, up integer)
+    LANGUAGE sql STABLE
+    SET search_path = pg_catalog, pg_temp
+    AS $$
+WITH RECURSIVE a AS (
+    SELECT q.name AS leaf, q.name AS queue, q.parent, 1 AS up FROM tide.queues q
+    UNION ALL
+    SELECT a.leaf, p.name, p.parent, a.up + 1
+      FROM a JOIN tide.queues p ON p.name = a.parent
+     WHERE a.up < 8
+)
+SELECT a.leaf, a.queue, a.up FROM a
+$$;
+COMMENT ON FUNCTION tide._queue_ancestors() IS
+    'every queue paired with itself (up = 1) and each queue above it in its tree (2: its parent, ...), R-O5';
+
 CREATE VIEW tide.queue_usage WITH (security_invoker = true) AS
 WITH live AS (
-    SELECT j.queue,
+    -- an inner queue's usage is its subtree's (R-O5), as the engine counts it
+    SELECT t.queue,
            tide.sum(a.resources) FILTER (WHERE NOT j.idle) AS usage,
            tide.sum(a.resources) FILTER (WHERE j.idle) AS idle_usage
       FROM tide.allocations a JOIN tide.jobs j ON j.id = a.job_id
+      JOIN tide._queue_ancestors() t ON t.leaf = j.queue
      WHERE a.state <> 'released'
-     GROUP BY j.queue
+     GROUP BY t.queue
 ), counts AS (
-    SELECT j.queue,
+    SELECT t.queue,
            count(*) FILTER (WHERE j.state = 'pending') AS pending,
            count(*) FILTER (WHERE j.state IN ('allocated', 'running')) AS running,
            count(*) FILTER (WHERE j.state = 'evicting') AS evicting
       FROM tide.jobs j
+      JOIN tide._queue_ancestors() t ON t.leaf = j.queue
      WHERE j.state IN ('pending', 'allocated', 'running', 'evicting')
-     GROUP BY j.queue
+     GROUP BY t.queue
 ), u AS (
     SELECT q.name AS queue, q.resource_group, q.priority, q.quota, q.capability,
            coalesce(l.usage, ''::tide.resvec) AS usage,
@@ -95,7 +117,7 @@ SELECT u.queue, u.resource_group, u.priority, u.quota, u.capability,
  CROSS JOIN LATERAL (SELECT CASE WHEN u.quota IS NULL THEN ''::tide.resvec
                                  ELSE tide._covered(u.usage, u.quota) END AS guaranteed) g;
 COMMENT ON VIEW tide.queue_usage IS
-    'per queue: quota, capability, non-idle usage split into guaranteed (within quota) and borrowed, idle usage, and job counts';
+    'per queue: quota, capability, non-idle usage split into guaranteed (within quota) and borrowed, idle usage, and job counts; an inner queue''s are its subtree''s (R-O5)';
 
 CREATE VIEW tide.node_usage WITH (security_invoker = true) AS
 WITH live AS (

@@ -41,26 +41,49 @@ $$;
 COMMENT ON FUNCTION tide._dominant_share(tide.resvec, tide.resvec) IS
     'the largest usage/quota over the resources a quota names (DRF, R-O4); NULL without a quota';
 
+-- One level of a job's order key (R-O5): its queue's priority (negated,
+-- so that ascending order puts the higher first), whether it has no quota
+-- (those go after the ones with one), its share and its name.  Arrays of
+-- these, top level first, compare as the walk descends the tree.
+CREATE TYPE tide._order_step AS (neg_priority integer, no_quota boolean, share numeric, queue text COLLATE "C");
+COMMENT ON TYPE tide._order_step IS
+    'one level of the walk order (R-O4 at every level of a queue tree, R-O5): -priority, no quota, share, queue name';
+
 -- Every pending job of a resource group in walk order now, with the parts
--- of its order key.
+-- of its order key: per level of its queue's path (R-O5), top first.
 CREATE FUNCTION tide._group_order(rg text)
     RETURNS TABLE (job_id bigint, queue text, idle boolean, queue_priority integer, queue_share numeric,
-                   retry boolean, priority integer, created_at timestamptz, walk_position bigint, minimum tide.resvec)
+                   retry boolean, priority integer, created_at timestamptz, walk_position bigint, minimum tide.resvec,
+                   levels jsonb)
     LANGUAGE sql STABLE
     SET search_path = pg_catalog, pg_temp
     AS $$
+WITH path AS (
+    SELECT t.leaf,
+           pg_catalog.array_agg(ROW(-x.priority, fs.share IS NULL, coalesce(fs.share, 0), x.name)::tide._order_step
+                                ORDER BY t.up DESC) AS key,
+           pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object('queue', x.name, 'priority', x.priority,
+                                                              'share', round(fs.share, 4), 'decayed', fs.decayed)
+                                ORDER BY t.up DESC) AS levels
+      FROM tide._queue_ancestors() t
+      JOIN tide.queues x ON x.name = t.queue
+      LEFT JOIN tide.fair_share fs ON fs.queue = x.name
+     WHERE x.resource_group = rg
+     GROUP BY t.leaf
+)
 SELECT j.id, j.queue, j.idle, q.priority, round(fs.share, 4), j.retry_of IS NOT NULL,
        j.priority, j.created_at,
-       row_number() OVER (ORDER BY j.idle, q.priority DESC, fs.share NULLS LAST, q.name,
-                                   (j.retry_of IS NULL), j.priority DESC, j.created_at, j.id),
-       tide._job_minimum(j.id)
+       row_number() OVER (ORDER BY j.idle, p.key, (j.retry_of IS NULL), j.priority DESC, j.created_at, j.id),
+       tide._job_minimum(j.id),
+       p.levels
   FROM tide.jobs j
   JOIN tide.queues q ON q.name = j.queue
+  JOIN path p ON p.leaf = q.name
   LEFT JOIN tide.fair_share fs ON fs.queue = q.name
  WHERE j.state = 'pending' AND NOT j.unschedulable AND NOT j.waiting AND q.resource_group = rg
 $$;
 COMMENT ON FUNCTION tide._group_order(text) IS
-    'pending schedulable jobs not waiting (R-P1..R-P5) of a resource group in the walk order now (idle last, queue priority, dominant share of the decayed usage as tide.fair_share shows it (R-O6), queue, retry lane, priority, age, id) with their minimum';
+    'pending schedulable jobs not waiting (R-P1..R-P5) of a resource group in the walk order now (idle last; then at every level of the queue''s path, top first: queue priority, dominant share of the decayed usage as tide.fair_share shows it (R-O6), queue name (R-O5); then retry lane, priority, age, id) with their minimum and the levels of their order key';
 
 -- The live jobs of a group with what they hold and when they must end by
 -- their time limit (NULL: no limit; now for one past it, R-T1).
@@ -273,6 +296,24 @@ BEGIN
             END IF;
         END LOOP;
     END IF;
+    -- R-A3: the capability of every queue above the leaf caps its subtree
+    FOR k IN SELECT anc.queue AS above, c.key, c.value::numeric AS cap,
+                    coalesce(((x.usage OPERATOR(tide.+) x.idle_usage)::jsonb ->> c.key)::numeric, 0) AS used,
+                    coalesce((need::jsonb ->> c.key)::numeric, 0) AS asked
+               FROM tide._queue_ancestors() anc
+               JOIN tide.queue_usage x ON x.queue = anc.queue
+               CROSS JOIN LATERAL jsonb_each_text(coalesce(x.capability, '')::jsonb) c
+              WHERE anc.leaf = j.queue AND anc.up > 1
+              ORDER BY anc.up, c.key LOOP
+        IF k.asked > 0 AND k.used + k.asked > k.cap THEN
+            reasons := reasons || pg_catalog.jsonb_build_object(
+                'rule', 'R-A3', 'reason', pg_catalog.format('queue %s (above %s) %s capability: %s used + %s asked > %s',
+                                                            k.above, j.queue, k.key, k.used, k.asked, k.cap),
+                'queue', k.above, 'resource', k.key, 'capability', k.cap, 'used', k.used, 'asked', k.asked,
+                'unblock', pg_catalog.format('%s %s of %s''s capability must free up: jobs of its subtree that end',
+                                             k.used + k.asked - k.cap, k.key, k.above));
+        END IF;
+    END LOOP;
     IF NOT j.idle THEN
         FOR k IN SELECT c.key, c.value::numeric AS quota, coalesce((u.usage::jsonb ->> c.key)::numeric, 0) AS used,
                         coalesce((need::jsonb ->> c.key)::numeric, 0) AS asked
@@ -389,7 +430,8 @@ BEGIN
         'unschedulable', j.unschedulable,
         'position_in_queue', me.position,
         'position_in_group', ord.walk_position,
-        'order_key', pg_catalog.jsonb_build_object('idle', j.idle, 'queue_priority', q.priority, 'queue_share', ord.queue_share,
+        'order_key', pg_catalog.jsonb_build_object('idle', j.idle, 'levels', ord.levels,
+                                                   'queue_priority', q.priority, 'queue_share', ord.queue_share,
                                                    'queue_decayed', fs.decayed, 'queue_rank', fs.rank_among_siblings,
                                                    'fair_share_half_life', fs.half_life,
                                                    'retry_lane', j.retry_of IS NOT NULL, 'priority', j.priority,
@@ -409,6 +451,6 @@ BEGIN
 END
 $$;
 COMMENT ON FUNCTION tide.explain(bigint) IS
-    'why a job waits, now: state, position in its queue and in its resource group''s order with the parts of the order key (R-O1..R-O4, the decayed share of R-O6), the jobs ahead competing for the same resources, every blocking reason with its rule (R-A1, R-A2, R-A4, R-L2, R-L3, R-L4, R-E6, R-P1..R-P5), every dependency with the state of the job it names, numbers and what would unblock it, and the start estimate (NULL, with the jobs without time limit that make it unknown)';
+    'why a job waits, now: state, position in its queue and in its resource group''s order with the parts of the order key (R-O1..R-O4, the decayed share of R-O6, per level of a queue tree: R-O5), the jobs ahead competing for the same resources, every blocking reason with its rule (R-A1, R-A2, R-A3 at every level above the queue, R-A4, R-L2, R-L3, R-L4, R-E6, R-P1..R-P5), every dependency with the state of the job it names, numbers and what would unblock it, and the start estimate (NULL, with the jobs without time limit that make it unknown)';
 REVOKE ALL ON FUNCTION tide.explain(bigint), tide.estimate_start(bigint) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION tide.explain(bigint), tide.estimate_start(bigint) TO tide_admin, tide_reader;

@@ -11,7 +11,7 @@
 BEGIN;
 CREATE EXTENSION pg_tide;
 SET client_min_messages = warning;
-SELECT plan(26);
+SELECT plan(29);
 
 -- Five nodes of 4 GPUs: 20 GPUs.  A and B with quota 10 each, a1, a2, b1,
 -- b2 with 5 each; capabilities as the case asks.
@@ -133,6 +133,13 @@ SELECT ok((SELECT bool_and(pending_reason LIKE '%queue A (above a%) gpu capabili
           'R-A3: the pending reason names the level whose capability blocks');
 SELECT is((SELECT count(*)::int FROM tide.jobs WHERE state = 'pending' AND queue IN ('a1', 'a2')), 3,
           'R-A3: three jobs wait');
+SELECT is((SELECT b ->> 'rule' FROM tide.jobs x, jsonb_array_elements(tide.explain(x.id) -> 'blocking') b
+            WHERE x.state = 'pending' AND x.queue = 'a2' AND b ->> 'queue' = 'A' LIMIT 1), 'R-A3',
+          'R-A3: tide.explain names the level whose capability blocks, with its rule');
+SELECT is((SELECT tide.explain(x.id) #> '{order_key,levels}' -> 0 ->> 'queue' || '/' ||
+                  (tide.explain(x.id) #> '{order_key,levels}' -> 1 ->> 'queue')
+             FROM tide.jobs x WHERE x.state = 'pending' AND x.queue = 'a2' LIMIT 1), 'A/a2',
+          'R-O5: tide.explain''s order key has a level per queue of the path, top first');
 -- a minimum above an upper capability can never run
 SELECT tide.submit('a1', 'cpu=1, gpu=4'::tide.resvec, replicas => 4);
 SELECT pg_temp.cycle_and_start();
@@ -162,6 +169,12 @@ SELECT pg_temp.cycle_and_start();
 SELECT is(pg_temp.holds('b1'), 12::numeric,
           'R-O5: B outranks A at the top level, so b1 fills B''s capability first, a1''s own priority of 5 notwithstanding');
 SELECT is(pg_temp.holds('a1'), 8::numeric, 'R-O5: a1 gets the rest');
+-- tide.explain's walk order agrees: every pending b1 job is ahead of every a1 job
+SELECT ok((SELECT max((tide.explain(x.id) ->> 'position_in_group')::int) FROM tide.jobs x
+            WHERE x.state = 'pending' AND x.queue = 'b1' AND NOT x.unschedulable) <
+          (SELECT min((tide.explain(x.id) ->> 'position_in_group')::int) FROM tide.jobs x
+            WHERE x.state = 'pending' AND x.queue = 'a1'),
+          'R-O5: in tide.explain''s order B''s jobs come before A''s though a1''s own priority is higher');
 
 -- ---------------------------------------------------------------- leaves only
 SELECT pg_temp.reset();
