@@ -8,18 +8,22 @@
 # With --limits, two running jobs with time limits per node (20k at 10k
 # nodes) before the first cycle, and what the cycle's time-limit and
 # start-timeout steps (R-T1, R-T4) cost with them.
+# With --tree, each size runs with 100 queues flat and then with the same
+# 100 queues as the leaves of a 3-level tree (4 organisations x 5
+# departments x 5 teams, R-O5), to compare the two.
 # Run as root on Debian 12 (like test/run.sh):
-#   bash bench/cycle_bench.sh [--big] [--pipelines] [--limits]
+#   bash bench/cycle_bench.sh [--big] [--pipelines] [--limits] [--tree]
 set -euo pipefail
 SRC=$(cd "$(dirname "$0")/.." && pwd)
 . "$SRC/tools/lib.sh"
-BIG= PIPELINES= LIMITS=
+BIG= PIPELINES= LIMITS= TREE=
 for arg in "$@"; do
     case $arg in
         --big) BIG=--big ;;
         --pipelines) PIPELINES=1 ;;
         --limits) LIMITS=1 ;;
-        *) echo "usage: $0 [--big] [--pipelines] [--limits]" >&2; exit 2 ;;
+        --tree) TREE=1 ;;
+        *) echo "usage: $0 [--big] [--pipelines] [--limits] [--tree]" >&2; exit 2 ;;
     esac
 done
 PORT=${TIDE_BENCH_PORT:-$((56000 + RANDOM % 1000))}
@@ -32,6 +36,14 @@ run() {
     [ -n "$LIMITS" ] && running=$((2 * $2))
     psql -X -q -v jobs="$1" -v nodes="$2" -v pipelines=0 -v running=$running \
         -f "$SRC/bench/cycle_bench.sql" postgres | grep -v '^$'
+    if [ -n "$TREE" ]; then
+        echo "== $1 pending x $2 nodes, 100 queues flat"
+        psql -X -q -v jobs="$1" -v nodes="$2" -v pipelines=0 -v running=$running -v queues=100 \
+            -f "$SRC/bench/cycle_bench.sql" postgres | grep -v '^$'
+        echo "== $1 pending x $2 nodes, the same 100 queues as the leaves of a 3-level tree"
+        psql -X -q -v jobs="$1" -v nodes="$2" -v pipelines=0 -v running=$running -v queues=100 -v tree=1 \
+            -f "$SRC/bench/cycle_bench.sql" postgres | grep -v '^$'
+    fi
     if [ -n "$PIPELINES" ]; then
         echo "== $1 pending x $2 nodes, with dependencies and arrays"
         psql -X -q -v jobs="$1" -v nodes="$2" -v pipelines=1 -v running=$running \

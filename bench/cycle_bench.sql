@@ -19,13 +19,36 @@ INSERT INTO tide.nodes (name, capacity, gpu_type, gpu_topology)
 SELECT format('node-%s', lpad(i::text, 6, '0')), 'cpu=96, memory=1Ti, gpu=8',
        CASE WHEN i % 4 = 3 THEN 'NVIDIA-A100' ELSE 'NVIDIA-H100' END, '{0,0,1,1,2,2,3,3}'
   FROM generate_series(1, :nodes) i;
--- Ten queues, a GPU quota each, some with higher priority.
+-- Ten queues (-v queues=N for N), a GPU quota each, some with higher
+-- priority.  With -v tree=1 (cycle_bench.sh --tree) the N must be 100, and
+-- they are the leaves of a 3-level tree (R-O5): 4 organisations of 5
+-- departments of 5 teams, each quota carved out of its parent's.
+\if :{?queues}
+\else
+\set queues 10
+\endif
+\if :{?tree}
+\else
+\set tree 0
+\endif
 INSERT INTO tide.queues (name, quota, priority)
-SELECT format('queue-%s', q), format('gpu=%s', :nodes * 8 / 10)::tide.resvec, CASE WHEN q % 3 = 0 THEN 1 ELSE 0 END
-  FROM generate_series(0, 9) q;
+SELECT format('queue-%s', q), format('gpu=%s', :nodes * 8 / :queues)::tide.resvec, CASE WHEN q % 3 = 0 THEN 1 ELSE 0 END
+  FROM generate_series(0, :queues - 1) q;
+\if :tree
+INSERT INTO tide.queues (name, quota, priority)
+SELECT format('org-%s', o), format('gpu=%s', :nodes * 8 / 4)::tide.resvec, CASE WHEN o = 0 THEN 1 ELSE 0 END
+  FROM generate_series(0, 3) o;
+INSERT INTO tide.queues (name, quota, parent)
+SELECT format('dept-%s', d), format('gpu=%s', :nodes * 8 / 20)::tide.resvec, format('org-%s', d / 5)
+  FROM generate_series(0, 19) d;
+UPDATE tide.queues SET parent = format('dept-%s', substr(name, 7)::int / 5) WHERE name LIKE 'queue-%';
+SELECT format('tree: %s queues, %s leaves, %s levels', count(*), count(*) FILTER (WHERE name LIKE 'queue-%'),
+              (SELECT max(up) FROM tide._queue_ancestors()))
+  FROM tide.queues;
+\endif
 -- Pending jobs of mixed shapes: fractions, 1/2/4/8 GPUs, gangs of 2 and 4 x 8.
 CREATE TEMP TABLE shapes AS
-SELECT i, floor(random() * 20)::int AS shape, floor(random() * 10)::int AS q,
+SELECT i, floor(random() * 20)::int AS shape, floor(random() * :queues)::int AS q,
        floor(random() * 10)::int AS prio, random() < 0.05 AS idle
   FROM generate_series(1, :jobs) i;
 BEGIN;
