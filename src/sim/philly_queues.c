@@ -15,14 +15,18 @@
  * boundaries (days counted from the first arrival).  An inner queue's
  * figures are its subtree's.
  *
- * Fairness of day d among the leaves that had work waiting in it: the
- * entitlement e_i = min(q_i / Q x C_d, received_i + waiting_i) (q_i its
- * quota, Q the leaves' quotas, C_d the cluster's GPU-seconds in d),
- * x_i = min(received_i / e_i, 1), J_d = (sum x_i)^2 / (n sum x_i^2);
- * capping at 1 keeps borrowing of idle quota from counting as unfair.
- * The uncapped form uses x_i = received_i / (q_i / Q x C_d).  A day where
- * no leaf waited has J_d = 1.  The same among the top queues when there
- * is a tree.
+ * Fairness of day d among the n leaves that had work in it (received or
+ * waited some GPU-seconds): the entitlement e_i = min(q_i / Q x C_d,
+ * received_i + waiting_i) (q_i its quota, Q the leaves' quotas, C_d the
+ * cluster's GPU-seconds in d), x_i = min(received_i / e_i, 1),
+ * J_d = (sum x_i)^2 / (n sum x_i^2); capping at 1 keeps borrowing of idle
+ * quota from counting as unfair.  A leaf that ran without waiting has
+ * x_i = 1; it is counted, so that a day where one queue holds the cluster
+ * while another waits scores 1/2, not 1 (counting only the queues that
+ * waited would leave one queue, and J = 1).  The uncapped form uses
+ * x_i = received_i / (q_i / Q x C_d).  A day without work, or where every
+ * x_i is 0, has J_d = 1.  The same among the top queues when there is a
+ * tree.
  */
 #include <errno.h>
 #include <math.h>
@@ -216,7 +220,7 @@ phq_advance(PhQueues *fq, int64_t t)
 
 /*
  * Jain's index of day d among the queues with parent `parent` (-2: the
- * leaves), capped (entitlement) or not; 1 when none of them waited.
+ * leaves) that had work in it, capped (entitlement) or not.
  */
 static double
 jain(const PhQueues *fq, int d, int parent, double quota_sum, double cluster_s, bool capped)
@@ -232,7 +236,7 @@ jain(const PhQueues *fq, int d, int parent, double quota_sum, double cluster_s, 
 					e,
 					x;
 
-		if ((parent == -2 ? !q->leaf : q->parent != parent) || q->waitd[d] <= 0)
+		if ((parent == -2 ? !q->leaf : q->parent != parent) || q->recv[d] + q->waitd[d] <= 0)
 			continue;
 		fairshare = quota_sum > 0 ? q->quota / quota_sum * cluster_s : 0;
 		if (capped)
