@@ -117,10 +117,12 @@ for n in $NODES; do
     done
 done
 
-# each queue's waits, hours: mean / p99, one column per run
+# each queue's waits, mean / p99, one column per run: in hours, or in
+# seconds when no p99 reaches an hour
 for n in $NODES; do
+    unit=$(cat "$OUT"/fair.$n.*.txt | awk '/^queue\./ { gsub(",", ""); if ($7 >= 3600) h = 1 } END { print h ? 3600 : 1 }')
     echo
-    echo "Waits per queue on $n nodes, hours (mean / p99):"
+    echo "Waits per queue on $n nodes, $([ "$unit" = 1 ] && echo seconds || echo hours) (mean / p99):"
     echo
     head="| queue | quota |"
     rule="|---|---|"
@@ -132,7 +134,7 @@ for n in $NODES; do
     tail -n +2 "$OUT/queues.$n.flat.csv" | while IFS=, read -r name _ quota; do
         row="| $name | $quota |"
         for v in $VARIANTS; do for h in $HALF_LIVES; do
-            row+=$(awk -v q="queue.$name:" '$1 == q { gsub(",", ""); printf " %.1f / %.1f |", $5 / 3600, $7 / 3600 }' \
+            row+=$(awk -v q="queue.$name:" -v u="$unit" '$1 == q { gsub(",", ""); printf " %.1f / %.1f |", $5 / u, $7 / u }' \
                 "$OUT/fair.$n.$v.$h.txt")
         done; done
         echo "$row"
