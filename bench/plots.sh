@@ -3,11 +3,14 @@
 # gnuplot-nox): GPU allocation against arrival on every openb variant for
 # each engine policy, beside the simulator's FGD reference and the
 # published FGD and BestFit figures (traces/README.md gives them at 90, 100
-# and 130% arrival only, so they are drawn as points); and the Philly wait
-# distribution per queueing discipline.  Usage:
+# and 130% arrival only, so they are drawn as points); the Philly wait
+# distribution per queueing discipline; and fair share over time on
+# Philly's virtual clusters (Jain's index per day, p99 wait per queue).
+# Usage:
 #   bash bench/plots.sh [--quick] [--data DIR]
-# Runs bench/sim_openb.sh and bench/sim_philly.sh first (--quick: 2 seeds),
-# unless --data names a directory their --out already filled.
+# Runs bench/sim_openb.sh, bench/sim_philly.sh and bench/sim_philly_fair.sh
+# first (--quick: 2 seeds), unless --data names a directory their --out
+# already filled; then draws what that directory holds.
 set -euo pipefail
 
 SRC=$(cd "$(dirname "$0")/.." && pwd)
@@ -27,6 +30,7 @@ if [ -z "$DATA" ]; then
     trap 'rm -rf "$DATA"' EXIT
     bash "$SRC/bench/sim_openb.sh" $QUICK --out "$DATA"
     bash "$SRC/bench/sim_philly.sh" --out "$DATA"
+    bash "$SRC/bench/sim_philly_fair.sh" --out "$DATA"
 fi
 IMG=$SRC/docs/img
 mkdir -p "$IMG"
@@ -39,6 +43,7 @@ cat >"$DATA/paper.dat" <<'PAPER'
 PAPER
 
 for f in "$DATA"/*.pack.dat; do
+    [ -e "$f" ] || continue
     v=$(basename "$f" .pack.dat)
     paper=
     [ "$v" = default ] && paper=1
@@ -85,11 +90,11 @@ GP
 done
 
 # Philly: the wait distribution per queueing discipline (CDF), one panel per size
-ls "$DATA"/philly.*.waits >/dev/null 2>&1 || exit 0
 cdf() {
     awk '{ w[NR] = $1 } END { for (i = 1; i <= NR; i += (NR > 2000 ? int(NR / 2000) : 1))
         printf "%g %g\n", w[i] + 1, i / NR; printf "%g 1\n", w[NR] + 1 }' "$1" >"$1.cdf"
 }
+if ls "$DATA"/philly.*.waits >/dev/null 2>&1; then
 for f in "$DATA"/philly.*.waits; do cdf "$f"; done
 nodes=$(ls "$DATA"/philly.*.waits | sed 's/.*philly\.\([0-9]*\)\..*/\1/' | sort -n | uniq)
 {
@@ -112,4 +117,69 @@ nodes=$(ls "$DATA"/philly.*.waits | sed 's/.*philly\.\([0-9]*\)\..*/\1/' | sort 
     done
     echo "unset multiplot"
 } | gnuplot
+fi
+
+# Philly, fair share over time (bench/sim_philly_fair.sh --out): Jain's
+# index per day on 64 nodes for each half-life, one panel per queue layout;
+# each queue's p99 wait per half-life, one panel per cluster size (tree)
+if ls "$DATA"/fair.64.*.csv >/dev/null 2>&1; then
+    hls="0 86400 604800"
+    hl_title() { case $1 in 0) echo "half-life 0" ;; 86400) echo "1 day" ;; 604800) echo "7 days" ;; *) echo "$1 s" ;; esac; }
+    for f in "$DATA"/fair.*.csv; do
+        awk -F, 'NR > 1 && !seen[$1]++ { print $1, $7 }' "$f" >"${f%.csv}.jain"
+    done
+    variants=$(for v in tree flat; do [ -f "$DATA/fair.64.$v.0.csv" ] && echo $v; done)
+    {
+        echo "set terminal pngcairo size 1400,560 font 'DejaVu Sans,12'"
+        echo "set output '$IMG/philly_fair_jain.png'"
+        echo "set multiplot layout 1,$(echo $variants | wc -w) title \"Philly, 15 virtual clusters as queues, 64 nodes of 8 GPUs: Jain's index of each day (capped entitlement form)\""
+        echo "set xlabel 'day of the trace'"
+        echo "set ylabel 'J_d'"
+        echo "set yrange [0.6:1.02]"
+        echo "set grid"
+        echo "set key bottom left"
+        for v in $variants; do
+            if [ "$v" = tree ]; then echo "set title 'tree: 3 organisations'"; else echo "set title 'flat: 15 queues side by side'"; fi
+            plot="plot"
+            sep=
+            for h in $hls; do
+                plot+="$sep '$DATA/fair.64.$v.$h.jain' using 1:2 with linespoints lw 1.5 pt 7 ps 0.5 title '$(hl_title "$h")'"
+                sep=,
+            done
+            echo "$plot"
+        done
+        echo "unset multiplot"
+    } | gnuplot
+    sizes=$(for n in 64 128; do [ -f "$DATA/fair.$n.tree.0.txt" ] && echo $n; done)
+    for n in $sizes; do
+        # queue (largest quota first), then p99 wait + 1 s per half-life
+        tail -n +2 "$DATA/queues.$n.flat.csv" | while IFS=, read -r name _ quota; do
+            row="\"$name ($quota)\""
+            for h in $hls; do
+                row+=" $(awk -v q="queue.$name:" '$1 == q { gsub(",", ""); print $7 + 1 }' "$DATA/fair.$n.tree.$h.txt")"
+            done
+            echo "$row"
+        done >"$DATA/fair.$n.p99"
+    done
+    {
+        echo "set terminal pngcairo size 1400,$((380 * $(echo $sizes | wc -w) + 60)) font 'DejaVu Sans,11'"
+        echo "set output '$IMG/philly_fair_wait.png'"
+        echo "set multiplot layout $(echo $sizes | wc -w),1 title 'Philly, queue tree: p99 wait of each queue (quota in GPUs), per fair-share half-life'"
+        echo "set style data histograms"
+        echo "set style histogram clustered gap 1"
+        echo "set style fill solid 0.8 border -1"
+        echo "set logscale y"
+        echo "set yrange [1:1e7]"
+        echo "set format y '10^{%L}'"
+        echo "set ylabel 'p99 wait + 1 (s)'"
+        echo "set xtics rotate by -30"
+        echo "set grid ytics"
+        echo "set key top right"
+        for n in $sizes; do
+            echo "set title '$n nodes ($((n * 8)) GPUs)'"
+            echo "plot '$DATA/fair.$n.p99' using 2:xtic(1) title '$(hl_title 0)', '' using 3 title '$(hl_title 86400)', '' using 4 title '$(hl_title 604800)'"
+        done
+        echo "unset multiplot"
+    } | gnuplot
+fi
 ls -l "$IMG"

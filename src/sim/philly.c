@@ -35,7 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim.h"
+#include "philly.h"
 
 typedef struct PJob
 {
@@ -46,6 +46,7 @@ typedef struct PJob
 	int			replicas;
 	int			per_replica;	/* GPUs per replica */
 	int			state;			/* 0 waiting, 1 running, 2 done, 3 unschedulable */
+	int			queue;			/* the engine queue (a leaf of --queues), else 0 */
 	int64_t		start;
 	int			pl_first;		/* into placement pool */
 	int			npl;
@@ -57,9 +58,10 @@ typedef struct PPlace
 	uint64_t	gpus;
 } PPlace;
 
-/* FIFO of waiting jobs of one size. */
+/* FIFO of waiting jobs of one size in one queue. */
 typedef struct PQueue
 {
+	int			leaf;			/* the engine queue */
 	int			gpus;
 	int		   *job;
 	int			head,
@@ -197,23 +199,18 @@ cmp_arrival(const void *a, const void *b)
 }
 
 static int
-cmp_double(const void *a, const void *b)
-{
-	double		x = *(const double *) a,
-				y = *(const double *) b;
-
-	return x < y ? -1 : x > y;
-}
-
-static int
 cmp_int(const void *a, const void *b)
 {
 	return *(const int *) a - *(const int *) b;
 }
 
-/* Read the jobs, optionally one virtual cluster's; sorted by arrival. */
+/*
+ * Read the jobs, optionally one virtual cluster's; sorted by arrival.  With
+ * queues, each goes to the leaf its cluster names.
+ */
 static PJob *
-read_jobs(const char *path, const char *cluster, int64_t limit, int *njobs)
+read_jobs(const char *path, const char *cluster, int64_t limit, const PhQueues *fq,
+		  int *njobs)
 {
 	CsvFile		f;
 	int			cts,
@@ -229,7 +226,7 @@ read_jobs(const char *path, const char *cluster, int64_t limit, int *njobs)
 	cts = csv_column(&f, "timestamp", true);
 	cdur = csv_column(&f, "duration", true);
 	cgpu = csv_column(&f, "num_gpus", true);
-	ccl = csv_column(&f, "cluster", cluster != NULL);
+	ccl = csv_column(&f, "cluster", cluster != NULL || fq != NULL);
 	while (csv_next(&f))
 	{
 		PJob	   *j;
@@ -247,6 +244,7 @@ read_jobs(const char *path, const char *cluster, int64_t limit, int *njobs)
 		j->arrival = parse_timestamp(&f, cts);
 		j->duration = llround(csv_double(&f, cdur, 0, 1e9) * 1e6);
 		j->gpus = (int) csv_int(&f, cgpu, 1, 1000000);
+		j->queue = fq ? phq_leaf(fq, &f, ccl) : 0;
 		if (j->arrival < t0)
 			t0 = j->arrival;
 	}
@@ -275,7 +273,7 @@ fill_job(TideSnapshot *s, int k, const PJob *jb, int jn, int64_t time_limit, boo
 
 	memset(job, 0, sizeof(*job));
 	job->id = jn + 1;
-	job->queue = 0;
+	job->queue = jb->queue;
 	job->created_at = jb->arrival;
 	job->gpu_type = -1;
 	job->service = TIDE_SVC_TRAINING;
@@ -308,7 +306,7 @@ tide_sat_add_sim(int64_t a, int64_t b)
 static void
 take_outcomes(const TideResult *r, TideSnapshot *s, const int *cand, int ncand, PJob *jobs,
 			  PPlace **pool, int *npool, int *poolcap, Heap *heap, int64_t *free_gpus,
-			  int64_t *unschedulable, const char *jobs_path, int64_t t)
+			  int64_t *unschedulable, const char *jobs_path, int64_t t, PhQueues *fq)
 {
 	for (int k = 0; k < ncand; k++)
 	{
@@ -332,6 +330,8 @@ take_outcomes(const TideResult *r, TideSnapshot *s, const int *cand, int ncand, 
 			}
 			jb->state = 1;
 			jb->start = t;
+			if (fq)
+				phq_add(fq, jb->queue, jb->gpus, -jb->gpus);
 			*free_gpus -= jb->gpus;
 			heap_push(heap, t + jb->duration, cand[k]);
 		}
@@ -342,6 +342,8 @@ take_outcomes(const TideResult *r, TideSnapshot *s, const int *cand, int ncand, 
 			tide_reason_text(s, r, k, why, sizeof(why));
 			jb->state = 3;
 			(*unschedulable)++;
+			if (fq)
+				phq_add(fq, jb->queue, 0, -jb->gpus);
 			fprintf(stderr, "%s: %s:%d: job of %d GPUs is unschedulable: %s\n",
 					sim_progname, jobs_path, jb->line, jb->gpus, why);
 		}
@@ -378,6 +380,9 @@ philly_main(int argc, char **argv)
 	double		limit_factor = 1.0;
 	int64_t		half_life = -1;	/* seconds; -1: not asked */
 	const char *waits_path = NULL;
+	const char *queues_path = NULL;
+	const char *fair_path = NULL;
+	PhQueues   *fq = NULL;
 	bool		verbose = false;
 	PJob	   *jobs;
 	int			njobs;
@@ -438,6 +443,10 @@ philly_main(int argc, char **argv)
 			limit = sim_parse_int("--limit", v, 1, INT32_MAX);
 		else if (sim_opt(argc, argv, &i, "--half-life", &v))
 			half_life = sim_parse_int("--half-life", v, 0, 86400LL * 365);
+		else if (sim_opt(argc, argv, &i, "--queues", &v))
+			queues_path = v;
+		else if (sim_opt(argc, argv, &i, "--fair", &v))
+			fair_path = v;
 		else if (strcmp(argv[i], "--verbose") == 0)
 			verbose = true;
 		else
@@ -449,8 +458,12 @@ philly_main(int argc, char **argv)
 		sim_die(SIM_EXIT_USAGE, "philly: --gpus-per-node N is required");
 	if (!nnodes)
 		sim_die(SIM_EXIT_USAGE, "philly: --nodes M is required");
+	if (fair_path && !queues_path)
+		sim_die(SIM_EXIT_USAGE, "philly: --fair FILE needs --queues FILE");
 
-	jobs = read_jobs(jobs_path, cluster, limit, &njobs);
+	if (queues_path)
+		fq = phq_read(queues_path);
+	jobs = read_jobs(jobs_path, cluster, limit, fq, &njobs);
 	if (njobs == 0)
 		sim_die(SIM_EXIT_DATA, "%s: no jobs%s%s", jobs_path,
 				cluster ? " in cluster " : "", cluster ? cluster : "");
@@ -459,7 +472,7 @@ philly_main(int argc, char **argv)
 
 	/* the cluster */
 	s = tide_snapshot_create(&mem);
-	tide_snapshot_alloc_cluster(s, nnodes, 1, 0);
+	tide_snapshot_alloc_cluster(s, nnodes, fq ? fq->n : 1, 0);
 	for (int i = 0; i < nnodes; i++)
 	{
 		TideNode   *n = &s->nodes[i];
@@ -471,15 +484,20 @@ philly_main(int argc, char **argv)
 		n->ngpus = per_node;
 		n->capacity[TIDE_RES_GPU] = (int64_t) per_node * TIDE_MILLI;
 	}
-	s->queues[0].name = "philly";
-	s->queues[0].placement = policy;
-	s->queues[0].has_quota = true;
+	if (fq)
+		phq_fill_snapshot(fq, s, policy);
+	else
+	{
+		s->queues[0].name = "philly";
+		s->queues[0].placement = policy;
+		s->queues[0].has_quota = true;
+	}
 	s->half_life = half_life > 0 ? half_life * 1000000 : 0;	/* R-O6 */
 	if (!tide_snapshot_finish(s, err, sizeof(err)))
 		sim_die(SIM_EXIT_DATA, "%s", err);
 	relvec = tide_vec_new(s);
 
-	/* job shapes, per-size queues */
+	/* job shapes, per (queue, size) waiting lines */
 	qof = sim_alloc(sizeof(int) * njobs);
 	for (int j = 0; j < njobs; j++)
 	{
@@ -501,12 +519,13 @@ philly_main(int argc, char **argv)
 			jb->replicas++;
 		jb->per_replica = jb->gpus / jb->replicas;
 		for (q = 0; q < nqueues; q++)
-			if (queues[q].gpus == jb->gpus)
+			if (queues[q].gpus == jb->gpus && queues[q].leaf == jb->queue)
 				break;
 		if (q == nqueues)
 		{
 			queues = sim_realloc(queues, sizeof(PQueue) * (nqueues + 1));
 			memset(&queues[q], 0, sizeof(PQueue));
+			queues[q].leaf = jb->queue;
 			queues[q].gpus = jb->gpus;
 			nqueues++;
 			cand_cap += (int) (total_gpus / jb->gpus) + 1;
@@ -540,6 +559,8 @@ philly_main(int argc, char **argv)
 		if (t == INT64_MAX)
 			break;
 		now = t;
+		if (fq)
+			phq_advance(fq, t);	/* the interval up to t, before anything changes */
 		/* R-O6: the interval up to t is weighed with the usage it had */
 		s->now = t;
 		tide_fair_decay(s);
@@ -550,9 +571,11 @@ philly_main(int argc, char **argv)
 
 			relvec[TIDE_RES_GPU] = (int64_t) jb->per_replica * TIDE_MILLI;
 			for (int k = 0; k < jb->npl; k++)
-				tide_charge(s, pool[jb->pl_first + k].node, 0, false, relvec,
+				tide_charge(s, pool[jb->pl_first + k].node, jb->queue, false, relvec,
 							pool[jb->pl_first + k].gpus, 0, -1);
 			free_gpus += jb->gpus;
+			if (fq)
+				phq_add(fq, jb->queue, -jb->gpus, 0);
 			jb->state = 2;
 			done++;
 			if (t > last_end)
@@ -577,6 +600,8 @@ philly_main(int argc, char **argv)
 					}
 				}
 				q->job[q->tail++] = ai;
+				if (fq)
+					phq_add(fq, jobs[ai].queue, 0, jobs[ai].gpus);
 			}
 			ai++;
 		}
@@ -597,6 +622,7 @@ philly_main(int argc, char **argv)
 					memset(ra, 0, sizeof(*ra));
 					ra->alloc_id = jb->pl_first + k + 1;
 					ra->job_id = heap.a[h].job + 1;
+					ra->queue = jb->queue;
 					ra->node = pool[jb->pl_first + k].node;
 					ra->service = TIDE_SVC_TRAINING;
 					ra->started_at = jb->start;
@@ -641,7 +667,7 @@ philly_main(int argc, char **argv)
 					cand[ncand++] = head;
 					queues[headq].taken = 1;
 					take_outcomes(r, s, cand, ncand, jobs, &pool, &npool, &poolcap, &heap,
-								  &free_gpus, &unschedulable, jobs_path, t);
+								  &free_gpus, &unschedulable, jobs_path, t, fq);
 					drop_taken(queues, nqueues, jobs);
 					if (r->outcomes[0].status == TIDE_PENDING)
 						break;	/* strict FIFO: everyone waits behind it */
@@ -705,7 +731,7 @@ philly_main(int argc, char **argv)
 			r = tide_decide(s);
 			decides++;
 			take_outcomes(r, s, cand, ncand, jobs, &pool, &npool, &poolcap, &heap,
-						  &free_gpus, &unschedulable, jobs_path, t);
+						  &free_gpus, &unschedulable, jobs_path, t, fq);
 			drop_taken(queues, nqueues, jobs);
 			break;
 		}
@@ -735,6 +761,8 @@ philly_main(int argc, char **argv)
 	}
 	{
 		double	   *waits = sim_alloc(sizeof(double) * (done + 1));
+		int		   *wq = sim_alloc(sizeof(int) * (done + 1));
+		double	   *qwaits = NULL;
 		double		sum_wait = 0,
 					sum_jct = 0,
 					gpu_time = 0;
@@ -749,16 +777,23 @@ philly_main(int argc, char **argv)
 			if (jb->state != 2)
 				continue;
 			waits[nw] = (jb->start - jb->arrival) / 1e6;
+			wq[nw] = jb->queue;
 			sum_wait += waits[nw];
 			sum_jct += (jb->start + jb->duration - jb->arrival) / 1e6;
 			gpu_time += (double) jb->gpus * (jb->duration / 1e6);
 			nw++;
 		}
+		if (fq)
+		{
+			/* in job order, for the per-queue figures */
+			qwaits = sim_alloc(sizeof(double) * (nw + 1));
+			memcpy(qwaits, waits, sizeof(double) * nw);
+		}
 		if (nw > 0)
 		{
 			int64_t		rank = (int64_t) ceil(0.99 * nw);
 
-			qsort(waits, nw, sizeof(double), cmp_double);
+			qsort(waits, nw, sizeof(double), sim_cmp_double);
 			p99 = waits[(rank > 0 ? rank : 1) - 1];
 		}
 		if (waits_path)
@@ -791,11 +826,20 @@ philly_main(int argc, char **argv)
 			   span > 0 ? 100.0 * gpu_time / ((double) total_gpus * span) : 0.0);
 		if (half_life >= 0)
 		{
-			/* the queue's GPU usage averaged over the half-life, at the last event */
+			/* the GPU usage averaged over the half-life, at the last event */
+			double		decayed = 0;
+
+			for (int q = 0; q < s->nqueues; q++)
+				if (!fq || fq->q[q].leaf)
+					decayed += s->queues[q].decayed[TIDE_RES_GPU];
 			printf("fair_share_half_life_s: %lld\n", (long long) half_life);
-			printf("decayed_gpus: %.3f\n", s->queues[0].decayed[TIDE_RES_GPU] / TIDE_MILLI);
+			printf("decayed_gpus: %.3f\n", decayed / TIDE_MILLI);
 		}
+		if (fq)
+			phq_report(fq, fair_path, total_gpus, last_end, wq, qwaits, nw);
 		free(waits);
+		free(wq);
+		free(qwaits);
 	}
 	if (verbose)
 		fprintf(stderr, "%s: philly: %d jobs, %lld decide calls, simulated %.1f days, %.3f s\n",

@@ -54,6 +54,7 @@ extern void *sim_realloc(void *p, size_t size);
 extern char *sim_strdup(const char *s);
 extern TideMem sim_mem(void);
 extern double sim_now(void);	/* monotonic seconds, for timings */
+extern int	sim_cmp_double(const void *a, const void *b);	/* qsort, ascending */
 
 /* Options parsed by hand: --name VALUE or --name=VALUE. */
 extern int64_t sim_parse_int(const char *opt, const char *v, int64_t lo, int64_t hi);

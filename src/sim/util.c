@@ -166,3 +166,13 @@ sim_opt(int argc, char **argv, int *i, const char *name, const char **val)
 	*val = argv[++*i];
 	return true;
 }
+
+/* qsort order of doubles, ascending. */
+int
+sim_cmp_double(const void *a, const void *b)
+{
+	double		x = *(const double *) a,
+				y = *(const double *) b;
+
+	return x < y ? -1 : x > y;
+}
