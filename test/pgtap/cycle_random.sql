@@ -12,17 +12,40 @@
 --   R-L1  no pending single-replica job (whole GPUs or none) fits a ready
 --         node's free resources in a queue without limits.
 -- Every other cluster runs with tide.fair_share_half_life = 1h (R-O6): the
--- order of queues changes, none of the invariants may.
+-- order of queues changes, none of the invariants may.  Four of the queues
+-- form a tree of depth 3 under two organisations (R-O5), flat in every
+-- third cluster, with random capabilities at every level and a random
+-- reclaimable flag (R-A3, R-E7): no queue's subtree may pass its
+-- capability, and no inner queue holds anything of its own.
 BEGIN;
 CREATE EXTENSION pg_tide;
 SET client_min_messages = warning;
-SELECT plan(11);
+SELECT plan(13);
 SELECT setseed(0.4242);
 
 INSERT INTO tide.queues (name) VALUES ('free1'), ('free2');
 INSERT INTO tide.queues (name, quota, capability, owner_capability)
 VALUES ('capped', 'gpu=8', 'gpu=12, NVIDIA-H100=8', 'gpu=6, NVIDIA-H100=4');
 INSERT INTO tide.queues (name, quota, priority, owner_capability) VALUES ('vip', 'gpu=8, cpu=32', 5, 'gpu=4, cpu=24');
+INSERT INTO tide.queues (name, quota) VALUES ('org_a', 'gpu=12, cpu=64'), ('org_b', 'gpu=8');
+INSERT INTO tide.queues (name, quota) VALUES ('t_a1', 'gpu=6'), ('t_a2', 'gpu=6, cpu=32'), ('t_b1', 'gpu=8');
+INSERT INTO tide.queues (name, quota) VALUES ('t_b1x', 'gpu=4'), ('t_b1y', NULL);
+
+-- The tree (R-O5) with random limits, or the same queues flat.
+CREATE FUNCTION pg_temp.random_tree(flat boolean) RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+    UPDATE tide.queues SET parent = NULL WHERE parent IS NOT NULL;
+    IF NOT flat THEN
+        UPDATE tide.queues SET parent = 'org_a' WHERE name IN ('t_a1', 't_a2');
+        UPDATE tide.queues SET parent = 'org_b' WHERE name = 't_b1';
+        UPDATE tide.queues SET parent = 't_b1' WHERE name IN ('t_b1x', 't_b1y');
+    END IF;
+    UPDATE tide.queues SET capability = format('gpu=%s', 12 + floor(random() * 12))::tide.resvec,
+                           reclaimable = random() < 0.7
+     WHERE name IN ('org_a', 'org_b');
+    UPDATE tide.queues SET capability = CASE WHEN random() < 0.5 THEN format('gpu=%s', 6 + floor(random() * 8))::tide.resvec END
+     WHERE name IN ('t_a2', 't_b1', 't_b1y');
+END $$;
 
 -- A random cluster of 3 to 12 nodes: CPU nodes, two card types, topology, zones.
 CREATE FUNCTION pg_temp.random_cluster() RETURNS void LANGUAGE plpgsql AS $$
@@ -112,8 +135,14 @@ BEGIN
           SELECT coalesce(sum(tide.get(a.resources, c.key)
                               + CASE WHEN n.gpu_type = c.key THEN tide.get(a.resources, 'gpu') ELSE 0 END), 0) AS used
             FROM tide.allocations a JOIN tide.jobs j ON j.id = a.job_id JOIN tide.nodes n ON n.name = a.node
-           WHERE a.state <> 'released' AND j.queue = q.name) u
+           WHERE a.state <> 'released'
+             AND j.queue IN (SELECT t.leaf FROM tide._queue_ancestors() t WHERE t.queue = q.name)) u
      WHERE q.capability IS NOT NULL AND u.used > c.value::numeric;
+    -- R-O5 jobs live in leaves: no inner queue holds anything of its own
+    INSERT INTO violations
+    SELECT cyc, format('inner queue %s runs job %s', j.queue, j.id)
+      FROM tide.allocations a JOIN tide.jobs j ON j.id = a.job_id
+     WHERE a.state <> 'released' AND EXISTS (SELECT 1 FROM tide.queues c WHERE c.parent = j.queue);
     -- R-A4 owner limits, card keys charged by the node's gpu_type
     INSERT INTO violations
     SELECT cyc, format('owner %s in queue %s %s: %s used > %s', o.owner, q.name, c.key, u.used, c.value)
@@ -160,7 +189,7 @@ BEGIN
     gpu := CASE WHEN shape = 0 THEN '0' WHEN shape = 1 THEN '0.25' WHEN shape = 2 THEN '0.5'
                 ELSE (2 ^ floor(random() * 4))::int::text END;
     jid := tide.submit(
-        (ARRAY['free1', 'free2', 'capped', 'vip'])[1 + floor(random() * 4)::int],
+        (ARRAY['free1', 'free2', 'capped', 'vip', 't_a1', 't_a2', 't_b1x', 't_b1y'])[1 + floor(random() * 8)::int],
         format('cpu=%s, memory=%sGi, gpu=%s', 1 + floor(random() * 8), 1 + floor(random() * 32), gpu)::tide.resvec,
         replicas => CASE WHEN random() < 0.2 THEN 2 + floor(random() * 3)::int ELSE 1 END,
         priority => floor(random() * 5)::int,
@@ -179,6 +208,7 @@ DECLARE
 BEGIN
     FOR cluster IN 1..10 LOOP
     PERFORM pg_temp.random_cluster();
+    PERFORM pg_temp.random_tree(cluster % 3 = 1);
     PERFORM pg_catalog.set_config('tide.fair_share_half_life', CASE WHEN cluster % 2 = 0 THEN '1h' ELSE '0' END, true);
     FOR k IN 1..12 LOOP
         c := c + 1;
@@ -195,8 +225,12 @@ BEGIN
 END $$;
 
 SELECT is((SELECT count(*)::int FROM tide.cycles), 120, '120 cycles ran over 10 random clusters');
-SELECT is((SELECT array_agg(queue ORDER BY queue) FROM tide.queue_fair_usage), ARRAY['capped', 'vip'],
-          'R-O6: the cycles with a half-life kept the averages of the queues with a quota');
+SELECT is((SELECT array_agg(queue ORDER BY queue) FROM tide.queue_fair_usage),
+          ARRAY['capped', 'org_a', 'org_b', 't_a1', 't_a2', 't_b1', 't_b1x', 'vip'],
+          'R-O6: the cycles with a half-life kept the averages of the queues with a quota, inner ones too');
+SELECT cmp_ok((SELECT count(*)::int FROM tide.allocations a JOIN tide.jobs j ON j.id = a.job_id
+                WHERE j.queue IN ('t_a1', 't_a2', 't_b1x', 't_b1y')), '>', 20, 'R-O5: the tree''s leaves ran jobs');
+SELECT is((SELECT count(*)::int FROM violations WHERE what LIKE 'inner%'), 0, 'R-O5: no inner queue ran a job of its own');
 SELECT cmp_ok((SELECT sum(allocations_made)::int FROM tide.cycles), '>', 100, 'more than 100 allocations were made');
 SELECT cmp_ok((SELECT sum(jobs_considered - jobs_placed)::int FROM tide.cycles), '>', 100, 'and jobs were left waiting');
 SELECT is((SELECT count(*)::int FROM violations WHERE what LIKE 'over capacity%'), 0, 'R-C4: no node over capacity after any cycle');
@@ -204,7 +238,8 @@ SELECT is((SELECT count(*)::int FROM violations WHERE what LIKE '%GPU%' OR what 
           'R-L6: no GPU given twice or shared above 1000, masks match requests');
 SELECT is((SELECT count(*)::int FROM violations WHERE what LIKE '%holds%'), 0, 'R-L3: gangs all or nothing');
 SELECT is((SELECT count(*)::int FROM violations WHERE what LIKE '%breaks%'), 0, 'R-L4: placements respect the node filter');
-SELECT is((SELECT count(*)::int FROM violations WHERE what LIKE 'queue%'), 0, 'R-A1: no queue above its capability');
+SELECT is((SELECT count(*)::int FROM violations WHERE what LIKE 'queue%'), 0,
+          'R-A1, R-A3: no queue above its capability, an inner queue''s counting its subtree');
 SELECT is((SELECT count(*)::int FROM violations WHERE what LIKE 'owner%'), 0, 'R-A4: no owner above its queue''s owner limit');
 SELECT is((SELECT string_agg(what, '; ') FROM (SELECT what FROM violations LIMIT 5) v), NULL,
           'no violation at all (R-L1: no simple pending job fits a ready node)');
