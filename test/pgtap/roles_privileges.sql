@@ -115,6 +115,7 @@ INSERT INTO decided VALUES
  ('tide.jobs_id_seq'                      , 'admin'                 , 'SELECT USAGE'),
  ('tide.jobs_id_seq'                      , 'reader'                , 'SELECT'),
  -- types
+ ('tide._order_step'                      , 'public'                , 'USAGE'),
  ('tide.gpumask'                          , 'public'                , 'USAGE'),
  ('tide.resvec'                           , 'public'                , 'USAGE'),
  ('tide.writer'                           , 'public'                , 'USAGE'),
@@ -153,6 +154,7 @@ INSERT INTO decided VALUES
  ('tide._gpu_usage_raw(timestamp with time zone,timestamp with time zone,interval)', 'public'                , 'EXECUTE'),
  ('tide._gpus_held(tide.gpumask,integer)' , 'public'                , 'EXECUTE'),
  ('tide._group_order(text)'               , 'public'                , 'EXECUTE'),
+ ('tide._queue_ancestors()'               , 'public'                , 'EXECUTE'),
  ('tide._fair_share_half_life()'          , 'public'                , 'EXECUTE'),
  ('tide._queue_fair_follow()'             , '-'                     , ''),
  ('tide._group_releases(text)'            , 'public'                , 'EXECUTE'),
@@ -401,7 +403,11 @@ SELECT coalesce(string_agg(x, ' ' ORDER BY x), '') FROM (
     UNION ALL
     SELECT 'EXECUTE' WHERE kind IN ('function', 'procedure', 'aggregate', 'window function') AND has_function_privilege(r, o, 'EXECUTE')
     UNION ALL
-    SELECT 'USAGE' WHERE kind IN ('type', 'composite type') AND has_type_privilege(r, o, 'USAGE')) s
+    SELECT 'USAGE' WHERE kind = 'type' AND has_type_privilege(r, o, 'USAGE')
+    UNION ALL
+    -- a composite type's row is its pg_class entry: its type is reltype
+    SELECT 'USAGE' WHERE kind = 'composite type'
+                     AND has_type_privilege(r, (SELECT c.reltype FROM pg_class c WHERE c.oid = o), 'USAGE')) s
 $$;
 -- A list of privileges in one order: tokens sorted, duplicates dropped.
 CREATE FUNCTION pg_temp.norm(p text) RETURNS text LANGUAGE sql IMMUTABLE AS $$
