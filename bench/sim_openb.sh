@@ -14,29 +14,8 @@
 set -euo pipefail
 
 SRC=$(cd "$(dirname "$0")/.." && pwd)
-TRACES= KEEP= QUICK=
-while [ $# -gt 0 ]; do
-    case $1 in
-        --quick) QUICK=1 ;;
-        --out) KEEP=$2; shift ;;
-        --out=*) KEEP=${1#--out=} ;;
-        -*) echo "sim_openb.sh: unknown option $1" >&2; exit 2 ;;
-        *) TRACES=$1 ;;
-    esac
-    shift
-done
-if [ -z "$TRACES" ]; then
-    for d in "$SRC/../shared/traces" "$SRC/../../shared/traces"; do
-        if [ -f "$d/openb_node_list_gpu_node.csv" ]; then TRACES=$(cd "$d" && pwd); break; fi
-    done
-fi
-[ -n "$TRACES" ] && [ -f "$TRACES/openb_node_list_gpu_node.csv" ] ||
-    { echo "sim_openb.sh: no traces directory (give it as the argument)" >&2; exit 2; }
-SIM=${TIDE_SIM:-}
-if [ -z "$SIM" ]; then
-    if [ -x "$SRC/tide-sim" ]; then SIM=$SRC/tide-sim; else SIM=$(pg_config --bindir)/tide-sim; fi
-fi
-[ -x "$SIM" ] || { echo "sim_openb.sh: no tide-sim (build it: make tide-sim)" >&2; exit 2; }
+. "$SRC/bench/sim_lib.bash"
+SIM_QUICK_OK=1 sim_args sim_openb.sh openb_node_list_gpu_node.csv "$@"
 SEEDS=${SEEDS:-"1 2 3 4 5 6 7 8 9 10"}
 [ -n "$QUICK" ] && SEEDS="1 2"
 POLICIES=${POLICIES:-"pack spread frag fgd"}

@@ -10,28 +10,8 @@
 set -euo pipefail
 
 SRC=$(cd "$(dirname "$0")/.." && pwd)
-TRACES= KEEP=
-while [ $# -gt 0 ]; do
-    case $1 in
-        --out) KEEP=$2; shift ;;
-        --out=*) KEEP=${1#--out=} ;;
-        -*) echo "sim_philly.sh: unknown option $1" >&2; exit 2 ;;
-        *) TRACES=$1 ;;
-    esac
-    shift
-done
-if [ -z "$TRACES" ]; then
-    for d in "$SRC/../shared/traces" "$SRC/../../shared/traces"; do
-        if [ -f "$d/philly.csv" ]; then TRACES=$(cd "$d" && pwd); break; fi
-    done
-fi
-[ -n "$TRACES" ] && [ -f "$TRACES/philly.csv" ] ||
-    { echo "sim_philly.sh: no traces directory (give it as the argument)" >&2; exit 2; }
-SIM=${TIDE_SIM:-}
-if [ -z "$SIM" ]; then
-    if [ -x "$SRC/tide-sim" ]; then SIM=$SRC/tide-sim; else SIM=$(pg_config --bindir)/tide-sim; fi
-fi
-[ -x "$SIM" ] || { echo "sim_philly.sh: no tide-sim (build it: make tide-sim)" >&2; exit 2; }
+. "$SRC/bench/sim_lib.bash"
+sim_args sim_philly.sh philly.csv "$@"
 NODES=${NODES:-"32 64 128"}
 POLICY=${POLICY:-pack}
 OUT=$(mktemp -d)

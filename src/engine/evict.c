@@ -161,22 +161,6 @@ victim_apply(TideWork *w, const Victim *v, int sign)
 	}
 }
 
-/* Does the queue hold more than its quota (R-E1: it is borrowing)? */
-static bool
-queue_over_quota(const TideWork *w, const TideQueue *q)
-{
-	if (!q->has_quota)
-	{
-		for (int r = 0; r < w->nres; r++)
-			if (q->usage[r] > 0)
-				return true;
-		return false;
-	}
-	for (int r = 0; r < w->nres; r++)
-		if (q->quota[r] != TIDE_UNLIMITED && q->usage[r] > q->quota[r])
-			return true;
-	return false;
-}
 
 /* Is every queue from leaf up to upto (on its path) reclaimable (R-E7)? */
 static bool
@@ -328,7 +312,7 @@ victim_rule(const TideWork *w, int j, bool e1, bool e2, bool e3, const Victim *v
 			 v->preemptable && qv->reclaimable && qv->priority < qp->priority)
 		rule = TIDE_RULE_INFERENCE;
 	else if (e1 && v->queue != p->queue && !v->idle && v->preemptable && qv->reclaimable &&
-			 queue_over_quota(w, qv))
+			 tide_queue_over_quota(w, qv))
 		rule = TIDE_RULE_RECLAIM;
 	if (rule && could_evict_back(w, v, j))
 		return 0;

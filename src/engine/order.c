@@ -83,17 +83,10 @@ tide_order_idle_jobs(TideWork *w, int32_t *nidle)
 }
 
 /* R-O4: queue a before queue b: higher priority, then lower share, then name. */
-static bool
+static inline bool
 qbefore(const TideQueueHeap *h, int a, int b)
 {
-	const TideQueue *x = &h->s->queues[a];
-	const TideQueue *y = &h->s->queues[b];
-
-	if (x->priority != y->priority)
-		return x->priority > y->priority;
-	if (h->share[a] != h->share[b])
-		return h->share[a] < h->share[b];
-	return h->rank[a] < h->rank[b];
+	return tide_queue_before(h->s, h->rank, h->share, a, b);
 }
 
 /* Queue q's share now (R-O4), of its decayed usage when base is kept (R-O6). */

@@ -151,7 +151,7 @@ tide_tree_parting(const TideSnapshot *s, int a, int b, int *below_a, int *below_
 
 /* Does the queue hold more than its quota on some resource it names (R-E1)? */
 bool
-tide_tree_over_quota(const TideWork *w, const TideQueue *q)
+tide_queue_over_quota(const TideWork *w, const TideQueue *q)
 {
 	if (!q->has_quota)
 	{
@@ -179,7 +179,7 @@ tide_tree_borrowed(const TideWork *w, int leaf, int upto)
 
 	for (int q = leaf; q >= 0 && d < TIDE_MAX_DEPTH; q = s->queues[q].parent, d++)
 	{
-		if (!s->queues[q].reclaimable || !tide_tree_over_quota(w, &s->queues[q]))
+		if (!s->queues[q].reclaimable || !tide_queue_over_quota(w, &s->queues[q]))
 			return false;
 		if (q == upto)
 			return true;
@@ -255,14 +255,7 @@ tide_tree_order_lenders(TideWork *w, int32_t *deferred, int ndeferred)
 static inline bool
 before(const TideTreeHeap *h, int a, int b)
 {
-	const TideQueue *x = &h->s->queues[a];
-	const TideQueue *y = &h->s->queues[b];
-
-	if (x->priority != y->priority)
-		return x->priority > y->priority;
-	if (h->share[a] != h->share[b])
-		return h->share[a] < h->share[b];
-	return h->ix->queue_rank[a] < h->ix->queue_rank[b];
+	return tide_queue_before(h->s, h->ix->queue_rank, h->share, a, b);
 }
 
 static void

@@ -31,7 +31,7 @@ extern int	tide_tree_card_block(const TideWork *w, const TideQueue *leaf, int t,
 extern bool tide_tree_extra_ok(const TideWork *w, const TideQueue *leaf, const TideNode *n,
 							   const int64_t *req);
 extern int	tide_tree_parting(const TideSnapshot *s, int a, int b, int *below_a, int *below_b);
-extern bool tide_tree_over_quota(const TideWork *w, const TideQueue *q);
+extern bool tide_queue_over_quota(const TideWork *w, const TideQueue *q);
 extern bool tide_tree_borrowed(const TideWork *w, int leaf, int upto);
 extern void tide_tree_order_lenders(TideWork *w, int32_t *deferred, int ndeferred);
 
