@@ -65,6 +65,9 @@ typedef struct TideEvictWork
 	Victim	   *victims;
 	int32_t		nvictims;
 	int32_t    *harm;			/* victim indexes, least harm first (R-E4) */
+	int32_t    *tree_order;		/* R-E7: harm regrouped per preemptor by
+								 * tree_pass(), NULL in a flat set of queues */
+	int8_t	   *tree_pass;		/* [nvictims] scratch for it */
 	/* preemptor shapes that found no eviction: they find none later either */
 	uint64_t   *failed;			/* open addressing, 0 = empty */
 	uint64_t	failed_mask;
@@ -541,6 +544,28 @@ tree_pass(const TideWork *w, int j, const Victim *v)
 }
 
 /*
+ * The victims in the order preemptor j takes them in a tree (R-E7): by
+ * tree_pass(), each pass in harm order (a stable counting sort of harm[]).
+ */
+static const int32_t *
+tree_order(TideWork *w, int j)
+{
+	TideEvictWork *ev = w->ev;
+	int32_t		at[TIDE_MAX_DEPTH + 2] = {0};
+
+	for (int h = 0; h < ev->nvictims; h++)
+	{
+		ev->tree_pass[h] = (int8_t) tree_pass(w, j, &ev->victims[ev->harm[h]]);
+		at[ev->tree_pass[h] + 1]++;
+	}
+	for (int k = 1; k <= TIDE_MAX_DEPTH + 1; k++)
+		at[k] += at[k - 1];
+	for (int h = 0; h < ev->nvictims; h++)
+		ev->tree_order[at[ev->tree_pass[h]]++] = ev->harm[h];
+	return ev->tree_order;
+}
+
+/*
  * Greedy, least harm first: release candidates (a rule allows them, they
  * hold something j could use) until a dry run places j.  A dry run is
  * tried only when the usable free space could hold j's minimum and a
@@ -555,40 +580,34 @@ release_until_fit(TideWork *w, const Preemptor *p, Cand *chosen, int *nch)
 	int			j = p->j;
 	bool		dirty = false;
 	int			start;
-	int			npasses = w->ix->max_depth > 1 ? w->ix->max_depth + 1 : 1;
+	/* R-E7: in a tree, the candidates nearest first, each pass in harm order */
+	const int32_t *list = ev->tree_order ? tree_order(w, j) : ev->harm;
 
-	/* R-E7: in a tree, one pass per depth where the paths part, deepest first */
-	for (int pass = 0; pass < npasses; pass++)
+	for (int h = 0; h < ev->nvictims; h++)
 	{
-		for (int h = 0; h < ev->nvictims; h++)
-		{
-			int			vi = ev->harm[h];
-			Victim	   *v = &ev->victims[vi];
-			int			rule;
-			bool		useful = false;
+		int			vi = list[h];
+		Victim	   *v = &ev->victims[vi];
+		int			rule = victim_rule(w, j, p->e1, p->e2, p->e3, v);
+		bool		useful = false;
 
-			if (npasses > 1 && tree_pass(w, j, v) != pass)
-				continue;
-			rule = victim_rule(w, j, p->e1, p->e2, p->e3, v);
-			if (!rule)
-				continue;
-			for (int k = 0; k < v->count && !useful; k++)
-				useful = p->usable[s->running[ev->order[v->first + k]].node];
-			if (!useful)
-				continue;
-			victim_apply(w, v, -1);
-			dirty |= victim_sum(w, j, v, p->usable, p->free_sum);
-			chosen[*nch].v = vi;
-			chosen[*nch].rule = rule;
-			(*nch)++;
-			if (dirty && enough_in_sum(w, j, p->free_sum, p->cap_sum))
+		if (!rule)
+			continue;
+		for (int k = 0; k < v->count && !useful; k++)
+			useful = p->usable[s->running[ev->order[v->first + k]].node];
+		if (!useful)
+			continue;
+		victim_apply(w, v, -1);
+		dirty |= victim_sum(w, j, v, p->usable, p->free_sum);
+		chosen[*nch].v = vi;
+		chosen[*nch].rule = rule;
+		(*nch)++;
+		if (dirty && enough_in_sum(w, j, p->free_sum, p->cap_sum))
+		{
+			dirty = false;
+			if (dry_run(w, j, p->e1 || p->e2, &start))
 			{
-				dirty = false;
-				if (dry_run(w, j, p->e1 || p->e2, &start))
-				{
-					tide_rollback(w, start);
-					return true;
-				}
+				tide_rollback(w, start);
+				return true;
 			}
 		}
 	}
@@ -752,6 +771,11 @@ tide_evict_pass(TideWork *w)
 	for (int i = 0; i < ev->nvictims; i++)
 		ev->harm[i] = i;
 	tide_sort(ev->harm, ev->nvictims, sizeof(int32_t), cmp_harm, ev->victims);
+	if (w->ix->max_depth > 1)
+	{
+		ev->tree_order = tide_work_alloc(w, sizeof(int32_t) * (ev->nvictims + 1));
+		ev->tree_pass = tide_work_alloc(w, sizeof(int8_t) * (ev->nvictims + 1));
+	}
 	usable = tide_work_alloc(w, sizeof(bool) * (s->nnodes + 1));
 	free_sum = tide_work_alloc(w, sizeof(int64_t) * (w->nres + 1));
 	cap_sum = tide_work_alloc(w, sizeof(int64_t) * (w->nres + 1));
