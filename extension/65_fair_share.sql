@@ -64,41 +64,88 @@ COMMENT ON FUNCTION tide._fair_share_half_life() IS
 
 -- What the next cycle orders by, now: each queue's average decayed up to
 -- now with its current usage (as the engine does at the load), its share
--- and its rank among the queues of its resource group (the walk's order
--- of queues when each has a job waiting: priority, share, name).
+-- and its ranks (the walk's order of queues when each has a job waiting:
+-- priority, share, name, at every level of a tree, R-O5).  The averages
+-- are kept per leaf, on every resource a quota on its path names; an
+-- inner queue's usage and average are its subtree's sums (the average is
+-- linear).  A flat set of queues is a tree of depth 1: each queue is a
+-- leaf and its own subtree.
 CREATE VIEW tide.fair_share WITH (security_invoker = true) AS
-WITH h AS (
+WITH RECURSIVE tree AS (
+    -- each queue's depth, its path from the top and the resources the
+    -- quotas on that path name
+    SELECT q.name, 1 AS depth, ARRAY[q.name] AS path,
+           ARRAY(SELECT pg_catalog.jsonb_object_keys(q.quota::jsonb)) AS keys
+      FROM tide.queues q WHERE q.parent IS NULL
+    UNION ALL
+    SELECT q.name, t.depth + 1, t.path || q.name,
+           t.keys || ARRAY(SELECT k.key FROM pg_catalog.jsonb_object_keys(q.quota::jsonb) k(key)
+                            WHERE k.key <> ALL (t.keys))
+      FROM tree t JOIN tide.queues q ON q.parent = t.name
+     WHERE t.depth < 100
+), h AS (
     SELECT tide._fair_share_half_life() AS half_life,
            extract(epoch FROM tide._fair_share_half_life())::float8 AS secs
 ), w AS (
     -- the weight the kept average keeps (R-O6): 0 with no half-life (the
     -- usage now), 1 for a queue never averaged (it starts from 0 now)
-    SELECT u.queue, u.resource_group, u.priority, u.quota, u.usage, f.decayed AS kept, f.updated_at, h.half_life,
+    SELECT u.queue, u.resource_group, u.priority, u.quota, u.usage, u.parent, t.depth, t.path, t.keys,
+           f.decayed AS kept, f.updated_at, h.half_life,
+           NOT EXISTS (SELECT 1 FROM tide.queues c WHERE c.parent = u.queue) AS leaf,
            (CASE WHEN h.secs <= 0 THEN 0
                  WHEN f.updated_at IS NULL THEN 1
                  WHEN extract(epoch FROM now() - f.updated_at)::float8 / h.secs > 1000 THEN 0
                  ELSE pg_catalog.power(2::float8, -greatest(extract(epoch FROM now() - f.updated_at)::float8, 0) / h.secs)
             END)::numeric AS f
-      FROM tide.queue_usage u CROSS JOIN h
+      FROM tide.queue_usage u JOIN tree t ON t.name = u.queue CROSS JOIN h
       LEFT JOIN tide.queue_fair_usage f ON f.queue = u.queue
-), d AS (
-    SELECT w.*, x.decayed, x.share
+), own AS (
+    -- each leaf's average decayed up to now, per resource of its path
+    SELECT w.queue, k.key,
+           w.f * coalesce((w.kept ->> k.key)::numeric, 0)
+           + (1 - w.f) * coalesce((w.usage::jsonb ->> k.key)::numeric, 0) AS d
+      FROM w CROSS JOIN pg_catalog.unnest(w.keys) k(key)
+     WHERE w.leaf
+), sub AS (
+    -- each queue's subtree: the leaves at or below it
+    SELECT x.queue, l.queue AS leaf_queue, l.usage
+      FROM w l CROSS JOIN pg_catalog.unnest(l.path) x(queue)
+     WHERE l.leaf
+), agg AS (
+    SELECT sub.queue, o.key, sum(o.d) AS d
+      FROM sub JOIN own o ON o.queue = sub.leaf_queue
+     GROUP BY sub.queue, o.key
+), x AS (
+    -- over the resources of the queue's own path
+    SELECT w.queue,
+           pg_catalog.jsonb_object_agg(a.key, pg_catalog.trim_scale(round(a.d, 6))) AS decayed,
+           max(a.d / tide.get(w.quota, a.key)) FILTER (WHERE tide.get(w.quota, a.key) > 0) AS share
+      FROM w JOIN agg a ON a.queue = w.queue AND a.key = ANY (w.keys)
+     GROUP BY w.queue
+), r AS (
+    SELECT w.*, coalesce(su.usage, ''::tide.resvec) AS sub_usage, x.decayed, x.share,
+           pg_catalog.row_number() OVER (PARTITION BY w.resource_group, w.parent
+                                         ORDER BY w.priority DESC, x.share NULLS LAST, w.queue COLLATE "C") AS rank
       FROM w
-      CROSS JOIN LATERAL (
-          SELECT pg_catalog.jsonb_object_agg(c.key, pg_catalog.trim_scale(round(c.d, 6))) AS decayed,
-                 max(c.d / c.q) FILTER (WHERE c.q > 0) AS share
-            FROM (SELECT k.key, k.value::numeric AS q,
-                         w.f * coalesce((w.kept ->> k.key)::numeric, 0)
-                         + (1 - w.f) * coalesce((w.usage::jsonb ->> k.key)::numeric, 0) AS d
-                    FROM pg_catalog.jsonb_each_text(w.quota::jsonb) k) c) x
+      LEFT JOIN (SELECT sub.queue, tide.sum(sub.usage) AS usage FROM sub GROUP BY sub.queue) su ON su.queue = w.queue
+      LEFT JOIN x ON x.queue = w.queue
+), ranks AS (
+    -- the ranks among siblings from the top down
+    SELECT r.queue, ARRAY[r.rank] AS path FROM r WHERE r.parent IS NULL
+    UNION ALL
+    SELECT c.queue, p.path || c.rank
+      FROM ranks p JOIN r c ON c.parent = p.queue
+     WHERE pg_catalog.cardinality(p.path) < 100
 )
-SELECT d.queue, d.resource_group, d.priority, d.quota, d.usage,
-       coalesce(d.decayed, '{}') AS decayed,
-       pg_catalog.trim_scale(round(d.share, 12)) AS share,
-       pg_catalog.row_number() OVER (PARTITION BY d.resource_group
-                                     ORDER BY d.priority DESC, d.share NULLS LAST, d.queue COLLATE "C") AS rank_among_siblings,
-       d.updated_at, d.half_life
-  FROM d;
+SELECT r.queue, r.resource_group, r.priority, r.quota, r.sub_usage AS usage,
+       coalesce(r.decayed, '{}') AS decayed,
+       pg_catalog.trim_scale(round(r.share, 12)) AS share,
+       -- the group's order: by those ranks, a parent before its children
+       -- (for a flat set of queues, rank itself)
+       pg_catalog.row_number() OVER (PARTITION BY r.resource_group ORDER BY k.path) AS rank_among_siblings,
+       r.updated_at, r.half_life,
+       r.parent, r.depth, r.rank
+  FROM r JOIN ranks k ON k.queue = r.queue;
 COMMENT ON VIEW tide.fair_share IS
-    'per queue: its usage now, its usage averaged over tide.fair_share_half_life up to now (decayed, units of the quota), the share that orders queues of equal priority (largest decayed/quota over what the quota names; NULL without quota) and its rank in its resource group (priority, share, name), R-O4 and R-O6';
+    'per queue: its usage now, its usage averaged over tide.fair_share_half_life up to now (decayed, units of the quota), the share that orders it among its siblings of equal priority (largest decayed/quota over what the quota names; NULL without quota), its place in its resource group''s order (rank_among_siblings: the walk''s order, a parent before its children) and among its siblings (rank: priority, share, name), its parent and depth; an inner queue''s usage and average are its subtree''s (R-O4, R-O5, R-O6)';
 GRANT SELECT ON tide.fair_share TO tide_admin, tide_reader;
