@@ -5,7 +5,7 @@
 BEGIN;
 CREATE EXTENSION pg_tide;
 \ir _fixture.psql
-SELECT plan(63);
+SELECT plan(65);
 
 -- A (gpu=10): a1, a2 (gpu=5 each); B (gpu=10): b1 (gpu=5).  Children
 -- listed before their parent in one statement: the checks run at its end.
@@ -182,6 +182,14 @@ SELECT results_eq($$SELECT queue, parent, depth, rank FROM tide.fair_share WHERE
 SELECT is((SELECT array_agg(queue ORDER BY rank_among_siblings) FROM tide.fair_share WHERE resource_group = 'default' AND queue IN ('A', 'a2', 'a3', 'Borg', 'a1x', 'b1')),
           ARRAY['A', 'a2', 'a3', 'Borg', 'b1', 'a1x'], 'rank_among_siblings: the group''s order, a parent before its children');
 SELECT is((SELECT share FROM tide.fair_share WHERE queue = 'Borg'), 0.2, 'an inner queue''s share: its subtree''s usage over its quota');
+SELECT is((SELECT decayed FROM tide.fair_share WHERE queue = 'a3'), '{"gpu": 0}'::jsonb,
+          'a leaf without a quota is averaged on the resources of its path''s quotas');
+SET LOCAL tide.fair_share_half_life = '1d';
+INSERT INTO tide.queue_fair_usage (queue, decayed, updated_at) VALUES ('b1', '{"gpu": 4}', now()), ('a1x', '{"gpu": 2}', now());
+SELECT results_eq($$SELECT queue, decayed, share FROM tide.fair_share WHERE queue IN ('Borg', 'a1x', 'b1') ORDER BY queue$$,
+                  $$VALUES ('Borg'::text, '{"gpu": 6}'::jsonb, 0.6), ('a1x', '{"gpu": 2}', 0.4), ('b1', '{"gpu": 4}', 0.8)$$,
+                  'with a half-life: an inner queue''s average is the sum of its leaves''');
+RESET tide.fair_share_half_life;
 
 SELECT * FROM finish();
 ROLLBACK;
