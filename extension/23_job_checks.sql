@@ -22,14 +22,23 @@ CREATE FUNCTION tide._admit_job(queue text, owner text, is_retry boolean, preemp
     SET search_path = pg_catalog, pg_temp
     AS $$
 DECLARE
-    q tide.queues;
+    q record;
     limited boolean;
 BEGIN
-    SELECT * INTO q FROM tide.queues x WHERE x.name = _admit_job.queue;
+    -- (whether it has children in the same lookup: jobs live in leaf
+    -- queues, 27b_queue_tree.sql)
+    SELECT x.*, EXISTS (SELECT 1 FROM tide.queues c WHERE c.parent = x.name) AS inner_queue
+      INTO q FROM tide.queues x WHERE x.name = _admit_job.queue;
     IF NOT FOUND THEN
         RAISE EXCEPTION 'queue "%" does not exist', _admit_job.queue
             USING ERRCODE = 'foreign_key_violation',
                   HINT = 'Submit to one of the queues in tide.queues; an administrator creates queues.';
+    END IF;
+    IF q.inner_queue THEN
+        RAISE EXCEPTION 'queue "%" has child queues: submit to one of them (%)', _admit_job.queue,
+                        tide._child_queues(_admit_job.queue)
+            USING ERRCODE = 'wrong_object_type',
+                  HINT = 'Jobs live in leaf queues, the queues without children.';
     END IF;
     -- The limits bind neither retries nor administrators: whether the
     -- owner is one (a lookup in pg_roles) is asked only of a queue that has
@@ -71,7 +80,7 @@ BEGIN
 END
 $$;
 COMMENT ON FUNCTION tide._admit_job(text, text, boolean, boolean, text, integer) IS
-    'may owner submit such a job to the queue (it exists; for non-administrators and not for retries: its submit_role, preemptable_only, fixed_service_type and max_priority); returns the queue''s service_type';
+    'may owner submit such a job to the queue (it exists and has no children; for non-administrators and not for retries: its submit_role, preemptable_only, fixed_service_type and max_priority); returns the queue''s service_type';
 
 -- The values of a job's columns, each named with its limit.  tide.submit
 -- checks its arguments with it before it inserts (so that no error names a

@@ -91,7 +91,10 @@ CREATE FUNCTION tide._wait_reason(j tide.jobs) RETURNS text
     SET search_path = pg_catalog, pg_temp
     AS $$
 SELECT tide._wait_text(
-         j.held, j.queue_held, j.queue,
+         j.held, j.queue_held,
+         -- the held queue: the job's own or one above it (held_by, 27b_queue_tree.sql)
+         CASE WHEN j.queue_held THEN coalesce((SELECT q.held_by FROM tide.queues q WHERE q.name = j.queue), j.queue)
+              ELSE j.queue END,
          CASE WHEN j.dependencies_unmet > 0 THEN
              (SELECT pg_catalog.format('waits for job %s to %s', d.depends_on, tide._condition_verb(d.condition))
                      OPERATOR(pg_catalog.||)
@@ -315,7 +318,7 @@ BEGIN
                     WHERE n.held OR n.deferred OR n.queue_held OR n.array_throttled OR n.dependencies_unmet <> 0
                        OR n.begin_at IS NOT NULL OR n.array_id IS NOT NULL)
        AND NOT EXISTS (SELECT 1 FROM tide.queues q
-                        WHERE q.held AND q.name IN (SELECT n.queue FROM new_jobs n)) THEN
+                        WHERE q.held_by IS NOT NULL AND q.name IN (SELECT n.queue FROM new_jobs n)) THEN
         RETURN NULL;
     END IF;
     -- a member only of an array of its owner's (a retry keeps its job's)
@@ -331,7 +334,7 @@ BEGIN
     WITH f AS (
         UPDATE tide.jobs j
            SET deferred = coalesce(j.begin_at > pg_catalog.now(), false),
-               queue_held = coalesce(q.held, false),
+               queue_held = q.held_by IS NOT NULL,
                dependencies_unmet = 0,
                -- a member beyond its array's free slots waits (a retry of
                -- a member, say, when its slot went to the next one)
@@ -528,31 +531,40 @@ CREATE TRIGGER job_dependencies_after_delete AFTER DELETE ON tide.job_dependenci
     FOR EACH STATEMENT EXECUTE FUNCTION tide._job_dependencies_after_change();
 
 -- ---------------------------------------------------------------- queue hold
--- A queue held or released: every job of it not ended follows (a running
--- one takes the flag along, so that a requeue waits too).  Under a lock on
--- tide.jobs that submissions conflict with (R-P4).
+-- A queue held or released, itself or by a queue above it (held_by,
+-- 27b_queue_tree.sql): every job of it not ended follows (a running one
+-- takes the flag along, so that a requeue waits too).  Under a lock on
+-- tide.jobs that submissions conflict with (R-P4).  Jobs still carry the
+-- old name here when the queue is being renamed (tide._queues_renamed
+-- fires later).
 CREATE FUNCTION tide._queues_hold_changed() RETURNS trigger
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path = pg_catalog, pg_temp
     AS $$
 DECLARE
     ids bigint[];
+    is_held boolean := NEW.held_by IS NOT NULL;
 BEGIN
     LOCK TABLE tide.jobs IN SHARE ROW EXCLUSIVE MODE;
     WITH u AS (
-        UPDATE tide.jobs j SET queue_held = NEW.held
-         WHERE j.queue = NEW.name AND j.state IN ('pending', 'allocated', 'running', 'evicting')
-           AND j.queue_held <> NEW.held
+        UPDATE tide.jobs j SET queue_held = is_held
+         WHERE j.queue = OLD.name AND j.state IN ('pending', 'allocated', 'running', 'evicting')
+           AND j.queue_held <> is_held
         RETURNING j.id, j.state)
     SELECT pg_catalog.array_agg(u.id) FILTER (WHERE u.state = 'pending') INTO ids FROM u;
+    -- held by another queue now: the reasons name it
+    IF is_held AND OLD.held_by IS NOT NULL THEN
+        SELECT pg_catalog.array_agg(j.id) INTO ids
+          FROM tide.jobs j WHERE j.queue = OLD.name AND j.state = 'pending' AND j.queue_held;
+    END IF;
     PERFORM tide._refresh_waits(ids);
     RETURN NULL;
 END
 $$;
 COMMENT ON FUNCTION tide._queues_hold_changed() IS
-    'trigger: a queue held or released marks its jobs not ended (queue_held) and rewrites the reasons of the pending ones (R-P4)';
-CREATE TRIGGER queues_hold_changed AFTER UPDATE OF held ON tide.queues
-    FOR EACH ROW WHEN (OLD.held IS DISTINCT FROM NEW.held) EXECUTE FUNCTION tide._queues_hold_changed();
+    'trigger: a queue held or released, itself or by a queue above it (held_by), marks its jobs not ended (queue_held) and rewrites the reasons of the pending ones (R-P4)';
+CREATE TRIGGER queues_hold_changed AFTER UPDATE ON tide.queues
+    FOR EACH ROW WHEN (OLD.held_by IS DISTINCT FROM NEW.held_by) EXECUTE FUNCTION tide._queues_hold_changed();
 
 -- ---------------------------------------------------------------- the API
 -- With the caller's rights, as tide.cancel: row-level security decides.
@@ -620,12 +632,12 @@ CREATE FUNCTION tide.hold_queue(name text) RETURNS void
     SET search_path = pg_catalog, pg_temp
     AS $$ SELECT tide._set_queue_hold(name, true) $$;
 COMMENT ON FUNCTION tide.hold_queue(text) IS
-    'stops placements from a queue: its pending jobs are not considered, running work is untouched (R-P4)';
+    'stops placements from a queue and every queue below it: their pending jobs are not considered, running work is untouched (R-P4)';
 CREATE FUNCTION tide.release_queue(name text) RETURNS void
     LANGUAGE sql
     SET search_path = pg_catalog, pg_temp
     AS $$ SELECT tide._set_queue_hold(name, false) $$;
-COMMENT ON FUNCTION tide.release_queue(text) IS 'resumes placements from a held queue (R-P4)';
+COMMENT ON FUNCTION tide.release_queue(text) IS 'resumes placements from a held queue and the queues below it that no other held queue holds (R-P4)';
 
 CREATE FUNCTION tide.cancel_array(array_id bigint) RETURNS integer
     LANGUAGE plpgsql

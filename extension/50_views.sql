@@ -97,7 +97,7 @@ WITH live AS (
      WHERE j.state IN ('pending', 'allocated', 'running', 'evicting')
      GROUP BY t.queue
 ), u AS (
-    SELECT q.name AS queue, q.resource_group, q.priority, q.quota, q.capability,
+    SELECT q.name AS queue, q.resource_group, q.priority, q.quota, q.capability, q.parent,
            coalesce(l.usage, ''::tide.resvec) AS usage,
            coalesce(l.idle_usage, ''::tide.resvec) AS idle_usage,
            coalesce(c.pending, 0) AS pending,
@@ -112,12 +112,13 @@ SELECT u.queue, u.resource_group, u.priority, u.quota, u.capability,
        g.guaranteed,
        u.usage OPERATOR(tide.-) g.guaranteed AS borrowed,
        u.idle_usage,
-       u.pending, u.running, u.evicting
+       u.pending, u.running, u.evicting,
+       u.parent
   FROM u
  CROSS JOIN LATERAL (SELECT CASE WHEN u.quota IS NULL THEN ''::tide.resvec
                                  ELSE tide._covered(u.usage, u.quota) END AS guaranteed) g;
 COMMENT ON VIEW tide.queue_usage IS
-    'per queue: quota, capability, non-idle usage split into guaranteed (within quota) and borrowed, idle usage, and job counts; an inner queue''s are its subtree''s (R-O5)';
+    'per queue: quota, capability, non-idle usage split into guaranteed (within quota) and borrowed, idle usage, job counts, and its parent queue; an inner queue''s usage and counts are its subtree''s (R-O5)';
 
 CREATE VIEW tide.node_usage WITH (security_invoker = true) AS
 WITH live AS (

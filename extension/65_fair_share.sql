@@ -64,16 +64,23 @@ COMMENT ON FUNCTION tide._fair_share_half_life() IS
 
 -- What the next cycle orders by, now: each queue's average decayed up to
 -- now with its current usage (as the engine does at the load), its share
--- and its rank among the queues of its resource group (the walk's order
--- of queues when each has a job waiting: priority, share, name).
+-- and its ranks (the walk's order of queues when each has a job waiting:
+-- priority, share, name, at every level of a tree, R-O5).  The averages
+-- are kept per leaf, on every resource a quota on its path names; an
+-- inner queue's usage and average are its subtree's sums (the average is
+-- linear).  A flat set of queues is a tree of depth 1: each queue is a
+-- leaf and its own subtree.
 CREATE VIEW tide.fair_share WITH (security_invoker = true) AS
 WITH h AS (
     SELECT tide._fair_share_half_life() AS half_life,
            extract(epoch FROM tide._fair_share_half_life())::float8 AS secs
 ), w AS (
     -- the weight the kept average keeps (R-O6): 0 with no half-life (the
-    -- usage now), 1 for a queue never averaged (it starts from 0 now)
-    SELECT u.queue, u.resource_group, u.priority, u.quota, u.usage, f.decayed AS kept, f.updated_at, h.half_life,
+    -- usage now), 1 for a queue never averaged (it starts from 0 now).
+    -- Every queue has its own average, of its own usage: an inner queue's
+    -- is its subtree's (tide.queue_usage), as the cycle keeps it (R-O5).
+    SELECT u.queue, u.resource_group, u.priority, u.quota, u.usage, u.parent,
+           f.decayed AS kept, f.updated_at, h.half_life,
            (CASE WHEN h.secs <= 0 THEN 0
                  WHEN f.updated_at IS NULL THEN 1
                  WHEN extract(epoch FROM now() - f.updated_at)::float8 / h.secs > 1000 THEN 0
@@ -91,14 +98,29 @@ WITH h AS (
                          w.f * coalesce((w.kept ->> k.key)::numeric, 0)
                          + (1 - w.f) * coalesce((w.usage::jsonb ->> k.key)::numeric, 0) AS d
                     FROM pg_catalog.jsonb_each_text(w.quota::jsonb) k) c) x
+), r AS (
+    -- R-O4 among siblings (R-O5): priority, share, name
+    SELECT d.*, pg_catalog.row_number() OVER (PARTITION BY d.resource_group, d.parent
+                                              ORDER BY d.priority DESC, d.share NULLS LAST, d.queue COLLATE "C") AS rank
+      FROM d
+), walk AS (
+    -- the ranks among siblings from the top down: the walk's order
+    SELECT r.queue, 1 AS depth, ARRAY[r.rank] AS path FROM r WHERE r.parent IS NULL
+    UNION ALL
+    SELECT c.queue, p.depth + 1, p.path || c.rank
+      FROM walk p JOIN r c ON c.parent = p.queue
+     WHERE p.depth < 8
 )
-SELECT d.queue, d.resource_group, d.priority, d.quota, d.usage,
-       coalesce(d.decayed, '{}') AS decayed,
-       pg_catalog.trim_scale(round(d.share, 12)) AS share,
-       pg_catalog.row_number() OVER (PARTITION BY d.resource_group
-                                     ORDER BY d.priority DESC, d.share NULLS LAST, d.queue COLLATE "C") AS rank_among_siblings,
-       d.updated_at, d.half_life
-  FROM d;
+SELECT r.queue, r.resource_group, r.priority, r.quota, r.usage,
+       coalesce(r.decayed, '{}') AS decayed,
+       pg_catalog.trim_scale(round(r.share, 12)) AS share,
+       r.rank AS rank_among_siblings,
+       r.updated_at, r.half_life,
+       r.parent, k.depth,
+       -- the group's order: by the ranks among siblings, top down, a parent
+       -- before its children (for a flat set of queues, rank_among_siblings)
+       pg_catalog.row_number() OVER (PARTITION BY r.resource_group ORDER BY k.path) AS rank_in_group
+  FROM r JOIN walk k ON k.queue = r.queue;
 COMMENT ON VIEW tide.fair_share IS
-    'per queue: its usage now, its usage averaged over tide.fair_share_half_life up to now (decayed, units of the quota), the share that orders queues of equal priority (largest decayed/quota over what the quota names; NULL without quota) and its rank in its resource group (priority, share, name), R-O4 and R-O6';
+    'per queue: its usage now, its usage averaged over tide.fair_share_half_life up to now (decayed, units of the quota), the share that orders it among its siblings of equal priority (largest decayed/quota over what the quota names; NULL without quota), its rank among its siblings (priority, share, name: R-O4 at every level, R-O5), its parent and depth, and its place in its resource group''s order (rank_in_group: a parent before its children); an inner queue''s usage and average are its subtree''s (R-O6)';
 GRANT SELECT ON tide.fair_share TO tide_admin, tide_reader;

@@ -251,8 +251,8 @@ BEGIN
     END IF;
     IF j.queue_held THEN
         reasons := reasons || pg_catalog.jsonb_build_object(
-            'rule', 'R-P4', 'reason', pg_catalog.format('queue %s is held', j.queue),
-            'unblock', pg_catalog.format('tide.release_queue(%L)', j.queue));
+            'rule', 'R-P4', 'reason', pg_catalog.format('queue %s is held', coalesce(q.held_by, j.queue)),
+            'unblock', pg_catalog.format('tide.release_queue(%L)', coalesce(q.held_by, j.queue)));
     END IF;
     IF j.dependencies_unmet > 0 THEN
         reasons := reasons || pg_catalog.jsonb_build_object(

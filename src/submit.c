@@ -97,7 +97,8 @@ typedef struct SubmitArgs
  * The job: $1..$14 its columns, $15 held, $16 begin_at, $17 env, $18
  * workdir, $19 labels, $20 key, $21 warn_before, $22 grace_period.  Its wait flags and reason follow from the
  * facts (32_pipelines.sql): deferred while begin_at is ahead, queue_held
- * while its queue is (R-P2..R-P4).  A second job with the owner's key
+ * while its queue or one above it is, the reason naming that queue
+ * (held_by, R-P2..R-P4).  A second job with the owner's key
  * inserts nothing (R-P6).
  */
 #define JOB_COLUMNS \
@@ -107,13 +108,14 @@ typedef struct SubmitArgs
 "                       warn_before, grace_period"
 #define JOB_WAITS \
 "  FROM (SELECT coalesce($16 OPERATOR(pg_catalog.>) pg_catalog.now(), false) AS d," \
-"               coalesce((SELECT q.held FROM tide.queues q" \
-"                          WHERE q.name OPERATOR(pg_catalog.=) $2), false) AS qh) w"
+"               h.hb IS NOT NULL AS qh, h.hb" \
+"          FROM (SELECT (SELECT q.held_by FROM tide.queues q" \
+"                         WHERE q.name OPERATOR(pg_catalog.=) $2) AS hb) h) w"
 static const char *const Q_JOB =
 JOB_COLUMNS ", key, deferred, queue_held, pending_reason)"
 " SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $21, $22,"
 "        $20, w.d, w.qh, CASE WHEN $15 OR w.d OR w.qh"
-"                        THEN tide._wait_text($15, w.qh, $2, NULL, w.d, $16, false, NULL, NULL) END"
+"                        THEN tide._wait_text($15, w.qh, w.hb, NULL, w.d, $16, false, NULL, NULL) END"
 JOB_WAITS
 " ON CONFLICT (owner, key) WHERE key IS NOT NULL DO NOTHING"
 " RETURNING id";
@@ -132,7 +134,7 @@ static const char *const Q_ARRAY =
 "  SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $21, $22,"
 "         w.d, w.qh, a.id, i, i OPERATOR(pg_catalog.>=) coalesce($24, $23),"
 "         CASE WHEN $15 OR w.d OR w.qh OR i OPERATOR(pg_catalog.>=) coalesce($24, $23)"
-"              THEN tide._wait_text($15, w.qh, $2, NULL, w.d, $16,"
+"              THEN tide._wait_text($15, w.qh, w.hb, NULL, w.d, $16,"
 "                                   i OPERATOR(pg_catalog.>=) coalesce($24, $23), a.id, $24) END"
 "  " JOB_WAITS ", a, pg_catalog.generate_series(0, $23 OPERATOR(pg_catalog.-) 1) i"
 "   ORDER BY i"

@@ -179,6 +179,12 @@ world_new(World *w, Bytes *b)
 			q->capability[TIDE_RES_GPU] = (int64_t) pick(b, 40) * 1000;
 		if (pick(b, 4) == 0)
 			q->capability[w->types[1]] = (int64_t) pick(b, 16) * 1000;
+		if (i > 0 && pick(b, 3) == 0)
+		{
+			/* R-O5: under an earlier queue (so no loop), in its group */
+			q->parent = (int) pick(b, i);
+			q->group = s->queues[q->parent].group;
+		}
 	}
 	return tide_snapshot_finish(s, err, sizeof(err));
 }
@@ -303,7 +309,7 @@ check(World *w, const TideResult *r)
 			total += job->roles[ri].replicas;
 		min = job->min_available > 0 && job->min_available < total ? job->min_available : total;
 		if (o->status == TIDE_PLACED)
-			CHECK(o->nplacements >= min && o->nplacements <= total);
+			CHECK(o->nplacements >= min && o->nplacements <= total && !s->queues[job->queue].inner);
 		else
 			CHECK(o->nplacements == 0 && o->nreasons > 0);
 		for (int i = 0; i < o->nplacements; i++)
