@@ -71,7 +71,7 @@ COMMENT ON FUNCTION tide._fair_share_half_life() IS
 -- linear).  A flat set of queues is a tree of depth 1: each queue is a
 -- leaf and its own subtree.
 CREATE VIEW tide.fair_share WITH (security_invoker = true) AS
-WITH h AS (
+WITH RECURSIVE h AS (
     SELECT tide._fair_share_half_life() AS half_life,
            extract(epoch FROM tide._fair_share_half_life())::float8 AS secs
 ), w AS (
