@@ -12,23 +12,31 @@ CREATE EXTENSION pg_tide;
 \ir cycle_cluster.psql
 ANALYZE tide.jobs, tide.job_tasks, tide.nodes, tide.queues, tide.allocations;
 
+-- Five reads of the view (the first plans it); the median wall time and the
+-- median CPU time of this backend (/proc/PID/schedstat, as the cycle
+-- benchmark reads it: steadier than wall time on a shared machine).
+CREATE FUNCTION pg_temp.cpu_ns() RETURNS bigint LANGUAGE sql AS $$
+    SELECT split_part(pg_read_file(format('/proc/%s/schedstat', pg_backend_pid())), ' ', 1)::bigint $$;
 CREATE FUNCTION pg_temp.timed(label text) RETURNS text LANGUAGE plpgsql AS $$
 DECLARE
-    line text;
-    ms text;
-    best float8 := 'Infinity';
+    walls float8[] := '{}';
+    cpus float8[] := '{}';
+    t0 timestamptz;
+    c0 bigint;
+    n bigint;
     i int;
 BEGIN
-    FOR i IN 1 .. 3 LOOP
-        FOR line IN EXPLAIN (ANALYZE, TIMING OFF) SELECT * FROM tide.demand LOOP
-            ms := substring(line FROM 'Execution Time: ([0-9.]+) ms');
-            IF ms IS NOT NULL THEN
-                best := least(best, ms::float8);
-            END IF;
-        END LOOP;
+    FOR i IN 1 .. 5 LOOP
+        t0 := clock_timestamp();
+        c0 := pg_temp.cpu_ns();
+        SELECT count(*) INTO n FROM tide.demand;
+        cpus := cpus || ((pg_temp.cpu_ns() - c0) / 1e6)::float8;
+        walls := walls || (extract(epoch FROM clock_timestamp() - t0) * 1000)::float8;
     END LOOP;
-    RETURN format('%s: best of 3 %s ms; %s rows, %s jobs short, %s replicas', label, round(best::numeric, 1),
-                  (SELECT count(*) FROM tide.demand),
+    RETURN format('%s: median of 5 %s ms wall, %s ms CPU (first %s ms); %s rows, %s jobs short, %s replicas', label,
+                  round((SELECT percentile_disc(0.5) WITHIN GROUP (ORDER BY x) FROM unnest(walls) x)::numeric, 1),
+                  round((SELECT percentile_disc(0.5) WITHIN GROUP (ORDER BY x) FROM unnest(cpus) x)::numeric, 1),
+                  round(walls[1]::numeric, 1), n,
                   (SELECT sum(jobs) FROM (SELECT DISTINCT resource_group, request, gpu_type, node_selector, jobs FROM tide.demand) d),
                   (SELECT sum(replicas) FROM (SELECT DISTINCT resource_group, request, gpu_type, node_selector, replicas FROM tide.demand) d));
 END $$;

@@ -4,7 +4,7 @@
 BEGIN;
 CREATE EXTENSION pg_tide;
 \ir _fixture.psql
-SELECT plan(22);
+SELECT plan(25);
 
 SELECT is((SELECT count(*) FROM tide.demand), 0::bigint, 'nothing pending: no demand');
 
@@ -65,6 +65,11 @@ SELECT tide.submit('q1', 'cpu=1, gpu=2', replicas => 4, min_available => 2, node
 SELECT results_eq($$SELECT replicas, nodes_needed FROM d WHERE request::text = 'cpu=1, gpu=2'$$,
                   $$VALUES (2::bigint, 1::bigint)$$, 'a gang counts its minimum (min_available), not every replica');
 
+-- A share of a GPU: two replicas a GPU, 4 GPUs a node.
+SELECT tide.submit('q1', 'cpu=1, gpu=0.5', replicas => 9, node_selector => '{"zone": "b"}') AS half \gset
+SELECT results_eq($$SELECT replicas, replicas_per_node, nodes_needed FROM d WHERE request::text = 'cpu=1, gpu=0.5'$$,
+                  $$VALUES (9::bigint, 8::bigint, 2::bigint)$$, 'a share of a GPU: 8 halves on a 4-GPU node, 9 need 2 nodes');
+
 -- Left out: held, waiting on a dependency, deferred, idle.
 SELECT tide.submit('q1', 'cpu=2, gpu=2', node_selector => '{"zone": "b"}', hold => true) AS held \gset
 SELECT tide.submit('q1', 'cpu=2, gpu=2', node_selector => '{"zone": "b"}', after => ARRAY[:gang]::bigint[]) AS dep \gset
@@ -105,6 +110,14 @@ SELECT is((SELECT jobs FROM d WHERE node_selector = '{"zone": "b"}' AND request:
 UPDATE tide.queues SET capability = 'gpu=8' WHERE name = 'top';
 SELECT is((SELECT jobs FROM d WHERE node_selector = '{"zone": "b"}' AND request::text = 'cpu=2, gpu=2'), 3::bigint,
           'and a larger one lets them count');
+
+-- A job waiting for the evictions made for it needs no new node (R-E6).
+INSERT INTO tide.evictions (job_id, reason, preemptor_job_id) VALUES (:run4, 'reclaimed', :sel1);
+SELECT is((SELECT jobs FROM d WHERE node_selector = '{"zone": "b"}' AND request::text = 'cpu=2, gpu=2'), 2::bigint,
+          'a preemptor whose victims are being stopped is no demand');
+UPDATE tide.evictions SET acked_at = now() WHERE preemptor_job_id = :sel1;
+SELECT is((SELECT jobs FROM d WHERE node_selector = '{"zone": "b"}' AND request::text = 'cpu=2, gpu=2'), 3::bigint,
+          'once they are stopped (acked), it counts again');
 
 -- Over its quota a job still counts: it borrows what new nodes add.
 SELECT is((SELECT jobs FROM d WHERE request::text = 'cpu=8, gpu=8' AND gpu_type IS NULL AND node_gpu_type = 'H100'), 2::bigint,
