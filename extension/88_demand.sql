@@ -44,6 +44,20 @@ $$;
 COMMENT ON FUNCTION tide._copies(tide.resvec, numeric, tide.resvec) IS
     'how many replicas of a request a vector holds: the least of have / asked over the request''s resources, whole GPUs (whole_gpus of them) for whole-GPU requests, shares of a GPU from whole and shared GPUs (R-L6)';
 
+-- Does a node with these labels match this selector (R-L4)?  As the cycle
+-- compares them: values as text ({"rack": 7} selects "rack": "7"), a null
+-- in the selector asks nothing, a null label is no label.
+CREATE FUNCTION tide._labels_match(labels jsonb, selector jsonb) RETURNS boolean
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp
+    AS $$
+SELECT labels @> selector
+    OR NOT EXISTS (SELECT 1 FROM pg_catalog.jsonb_each_text(selector) s
+                    WHERE s.value IS NOT NULL AND (labels ->> s.key) IS DISTINCT FROM s.value)
+$$;
+COMMENT ON FUNCTION tide._labels_match(jsonb, jsonb) IS
+    'does a node''s labels object match a node_selector as the cycle compares them (R-L4): every non-null selector value equal as text';
+
 -- The view's rows.  A function so that JIT stays off (the query's cost
 -- estimate triggers it, and compiling took a second where the query takes
 -- a few dozen milliseconds) and its plan is kept for the session.
@@ -172,7 +186,7 @@ room AS (
       LEFT JOIN free f
         ON f.resource_group = s.resource_group
        AND (s.gpu_type = '' OR f.gpu_type = s.gpu_type)
-       AND f.labels @> s.node_selector
+       AND tide._labels_match(f.labels, s.node_selector)
        AND (NOT s.cpu_only OR NOT f.gpu_node OR f.allow_cpu_jobs)
        AND f.free OPERATOR(tide.@>) s.request
      GROUP BY s.sid
@@ -209,7 +223,7 @@ fits AS (
       LEFT JOIN node_shapes s
         ON s.resource_group = w.resource_group
        AND (w.gpu_type = '' OR s.gpu_type = w.gpu_type)
-       AND s.labels @> w.node_selector
+       AND tide._labels_match(s.labels, w.node_selector)
        AND (NOT w.cpu_only OR coalesce(tide.get(s.capacity, 'gpu'), 0) = 0 OR s.allow_cpu_jobs)
        AND s.capacity OPERATOR(tide.@>) w.request
        AND tide._copies(s.capacity, coalesce(tide.get(s.capacity, 'gpu'), 0), w.request) > 0

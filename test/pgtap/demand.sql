@@ -4,7 +4,7 @@
 BEGIN;
 CREATE EXTENSION pg_tide;
 \ir _fixture.psql
-SELECT plan(25);
+SELECT plan(27);
 
 SELECT is((SELECT count(*) FROM tide.demand), 0::bigint, 'nothing pending: no demand');
 
@@ -128,6 +128,15 @@ SELECT tide.submit('q1', 'cpu=1, gpu=1', priority => 9) AS urgent, tide.submit('
 SELECT results_eq($$SELECT jobs, replicas FROM d WHERE request::text = 'cpu=1, gpu=1' AND node_gpu_type = 'H100' AND node_labels = '{}'$$,
                   $$VALUES (1::bigint, 5::bigint)$$,
                   '5 GPUs free on n2: the two 1-GPU jobs by priority start, the 5-replica gang is short');
+
+-- Labels compare as text, as the cycle compares them (R-L4).
+SELECT tide.submit('q1', 'cpu=2, gpu=1', node_selector => '{"rack": 7}') AS rack \gset
+SELECT is((SELECT never_fits FROM d WHERE node_selector = '{"rack": 7}'), true, 'no node with the label: never_fits');
+SELECT tide.register_node('n6', 'cpu=8, memory=64Gi, gpu=1', 'H100', '{"rack": "7"}');
+SELECT tide.submit('q1', 'gpu=1') AS run6 \gset
+SELECT pg_temp.place(:run6, ARRAY['n6']);
+SELECT results_eq($$SELECT example_node, never_fits, nodes_needed FROM d WHERE node_selector = '{"rack": 7}'$$,
+                  $$VALUES ('n6', false, 1::bigint)$$, 'the selector 7 matches the label "7"');
 
 -- Who may read it: administrators and readers, not submitters.
 SET LOCAL ROLE tap_reader;

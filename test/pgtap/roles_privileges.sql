@@ -142,6 +142,7 @@ INSERT INTO decided VALUES
  ('tide._covered(tide.resvec,tide.resvec)', 'public'                , 'EXECUTE'),
  ('tide._copies(tide.resvec,numeric,tide.resvec)', 'public'         , 'EXECUTE'),
  ('tide._demand()'                        , 'admin reader'          , 'EXECUTE'),
+ ('tide._labels_match(jsonb,jsonb)'       , 'public'                , 'EXECUTE'),
  ('tide._create_retries(bigint[])'        , '-'                     , ''),
  ('tide._current_cycle()'                 , 'public'                , 'EXECUTE'),
  ('tide._cycle_lock_key()'                , 'public'                , 'EXECUTE'),
