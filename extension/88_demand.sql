@@ -133,7 +133,7 @@ owner_used AS (
                                             CASE WHEN l.gpu_type = e.name THEN tide.get(l.resources, 'gpu') ELSE 0 END)), 0) AS used
       FROM tide.queues q
       CROSS JOIN tide.each(q.owner_capability) e
-      JOIN (SELECT DISTINCT c.queue, c.owner FROM cand c WHERE c.owner_capability IS NOT NULL) o ON o.queue = q.name
+      JOIN (SELECT DISTINCT p.queue, p.owner FROM parts p WHERE p.owner_capability IS NOT NULL) o ON o.queue = q.name
       LEFT JOIN live l ON l.queue = q.name AND l.owner = o.owner
      WHERE q.owner_capability IS NOT NULL
      GROUP BY q.name, o.owner, e.name, e.quantity
@@ -163,14 +163,16 @@ limited AS (
 -- take it only with allow_cpu_jobs).  gpu_type '' for none: '' is no card
 -- type (tide.jobs checks it), and equality lets shapes join by hash.
 units AS (
-    SELECT p.id, p.resource_group, p.request, coalesce(p.gpu_type, '') AS gpu_type, p.node_selector,
-           NOT p.job_gpu AS cpu_only, p.n, p.priority, p.created_at
+    SELECT p.id, p.n, p.priority, p.created_at, p.resource_group, p.request,
+           coalesce(p.gpu_type, '') AS gpu_type, p.node_selector, NOT p.job_gpu AS cpu_only,
+           pg_catalog.dense_rank() OVER (ORDER BY p.resource_group, p.request, coalesce(p.gpu_type, ''),
+                                                  p.node_selector, NOT p.job_gpu) AS sid
       FROM parts p
      WHERE p.n > 0 AND p.id NOT IN (SELECT l.id FROM limited l)
 ),
 shapes AS (
-    SELECT pg_catalog.row_number() OVER () AS sid, d.*
-      FROM (SELECT DISTINCT u.resource_group, u.request, u.gpu_type, u.node_selector, u.cpu_only FROM units u) d
+    SELECT DISTINCT ON (u.sid) u.sid, u.resource_group, u.request, u.gpu_type, u.node_selector, u.cpu_only
+      FROM units u ORDER BY u.sid
 ),
 -- the ready nodes by what they have free now
 free AS (
@@ -194,13 +196,9 @@ room AS (
 -- the free room dealt to the units of each shape in order; the rest wait
 short AS (
     SELECT w.sid, pg_catalog.count(DISTINCT w.id) AS jobs, pg_catalog.sum(w.n) AS replicas
-      FROM (SELECT s.sid, u.id, u.n, r.copies,
-                   pg_catalog.sum(u.n) OVER (PARTITION BY s.sid ORDER BY u.priority DESC, u.created_at, u.id) AS upto
-              FROM units u
-              JOIN shapes s ON s.resource_group = u.resource_group AND s.request OPERATOR(tide.=) u.request
-                           AND s.gpu_type = u.gpu_type AND s.node_selector = u.node_selector
-                           AND s.cpu_only = u.cpu_only
-              JOIN room r ON r.sid = s.sid) w
+      FROM (SELECT u.sid, u.id, u.n, r.copies,
+                   pg_catalog.sum(u.n) OVER (PARTITION BY u.sid ORDER BY u.priority DESC, u.created_at, u.id) AS upto
+              FROM units u JOIN room r ON r.sid = u.sid) w
      WHERE w.upto > w.copies
      GROUP BY w.sid
 ),
