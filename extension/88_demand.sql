@@ -158,10 +158,11 @@ limited AS (
                       AND u.used + coalesce(tide.get(m.need, u.key),
                                             CASE WHEN m.gpu_type = u.key THEN tide.get(m.need, 'gpu') END, 0) > u.cap)
 ),
--- the units: a role's part of a job that a new node could help start;
--- cpu_only: a role without GPUs in a job without GPUs (R-L4: GPU nodes
--- take it only with allow_cpu_jobs).  gpu_type '' for none: '' is no card
--- type (tide.jobs checks it), and equality lets shapes join by hash.
+-- the units: a role's part of a job that a new node could help start,
+-- numbered by shape (sid); cpu_only: a role without GPUs in a job without
+-- GPUs (R-L4: GPU nodes take it only with allow_cpu_jobs).  gpu_type ''
+-- for none ('' is no card type: tide.jobs checks it), so that shapes
+-- compare with = from here on.
 units AS (
     SELECT p.id, p.n, p.priority, p.created_at, p.resource_group, p.request,
            coalesce(p.gpu_type, '') AS gpu_type, p.node_selector, NOT p.job_gpu AS cpu_only,

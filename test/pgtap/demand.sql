@@ -4,7 +4,7 @@
 BEGIN;
 CREATE EXTENSION pg_tide;
 \ir _fixture.psql
-SELECT plan(27);
+SELECT plan(28);
 
 SELECT is((SELECT count(*) FROM tide.demand), 0::bigint, 'nothing pending: no demand');
 
@@ -137,6 +137,13 @@ SELECT tide.submit('q1', 'gpu=1') AS run6 \gset
 SELECT pg_temp.place(:run6, ARRAY['n6']);
 SELECT results_eq($$SELECT example_node, never_fits, nodes_needed FROM d WHERE node_selector = '{"rack": 7}'$$,
                   $$VALUES ('n6', false, 1::bigint)$$, 'the selector 7 matches the label "7"');
+
+-- CPU-only work: only the node without GPUs (GPU nodes take none here, R-L4).
+SELECT tide.submit('q1', 'cpu=16') AS run3 \gset
+SELECT pg_temp.place(:run3, ARRAY['n3']);
+SELECT tide.submit('q1', 'cpu=8', replicas => 3) AS cpu8 \gset
+SELECT results_eq($$SELECT example_node, replicas_per_node, nodes_needed FROM d WHERE request::text = 'cpu=8'$$,
+                  $$VALUES ('n3', 2::bigint, 2::bigint)$$, 'CPU-only work: the CPU node''s shape alone, 2 replicas a node');
 
 -- Who may read it: administrators and readers, not submitters.
 SET LOCAL ROLE tap_reader;
