@@ -12,9 +12,10 @@ CREATE EXTENSION pg_tide;
 \ir cycle_cluster.psql
 ANALYZE tide.jobs, tide.job_tasks, tide.nodes, tide.queues, tide.allocations;
 
--- Five reads of the view (the first plans it); the median wall time and the
--- median CPU time of this backend (/proc/PID/schedstat, as the cycle
--- benchmark reads it: steadier than wall time on a shared machine).
+-- EXPLAIN ANALYZE of the first read (it plans the query), then five reads:
+-- the median wall time and the median CPU time of this backend
+-- (/proc/PID/schedstat, as the cycle benchmark reads it: steadier than
+-- wall time on a shared machine).
 CREATE FUNCTION pg_temp.cpu_ns() RETURNS bigint LANGUAGE sql AS $$
     SELECT split_part(pg_read_file(format('/proc/%s/schedstat', pg_backend_pid())), ' ', 1)::bigint $$;
 CREATE FUNCTION pg_temp.timed(label text) RETURNS text LANGUAGE plpgsql AS $$
@@ -25,7 +26,12 @@ DECLARE
     c0 bigint;
     n bigint;
     i int;
+    line text;
+    explained text;
 BEGIN
+    FOR line IN EXPLAIN (ANALYZE, TIMING OFF) SELECT * FROM tide.demand LOOP
+        explained := coalesce(substring(line FROM 'Execution Time: ([0-9.]+) ms'), explained);
+    END LOOP;
     FOR i IN 1 .. 5 LOOP
         t0 := clock_timestamp();
         c0 := pg_temp.cpu_ns();
@@ -33,7 +39,8 @@ BEGIN
         cpus := cpus || ((pg_temp.cpu_ns() - c0) / 1e6)::float8;
         walls := walls || (extract(epoch FROM clock_timestamp() - t0) * 1000)::float8;
     END LOOP;
-    RETURN format('%s: median of 5 %s ms wall, %s ms CPU (first %s ms); %s rows, %s jobs short, %s replicas', label,
+    RETURN format('%s: EXPLAIN ANALYZE %s ms (the first read, planning it); then median of 5 %s ms wall, %s ms CPU (the first of them %s ms); %s rows, %s jobs short, %s replicas', label,
+                  explained,
                   round((SELECT percentile_disc(0.5) WITHIN GROUP (ORDER BY x) FROM unnest(walls) x)::numeric, 1),
                   round((SELECT percentile_disc(0.5) WITHIN GROUP (ORDER BY x) FROM unnest(cpus) x)::numeric, 1),
                   round(walls[1]::numeric, 1), n,
