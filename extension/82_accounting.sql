@@ -182,15 +182,13 @@ DECLARE
     fine interval;
     r_from timestamptz;
     r_until timestamptz;
+    ok boolean;
 BEGIN
     IF bucket IS NULL OR bucket <= interval '0' OR bucket > interval '1 day' THEN
         RAISE EXCEPTION 'bucket must be a positive interval of at most a day, not %', coalesce(bucket::text, 'NULL')
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
-    IF since IS NULL OR until IS NULL OR until <= since THEN
-        RAISE EXCEPTION 'the window [%, %) is empty', since, until
-            USING ERRCODE = 'invalid_parameter_value', HINT = 'Pass since < until.';
-    END IF;
+    ok := tide._check_window(since, until);
     lo := pg_catalog.date_bin(bucket, since, origin);
     IF extract(epoch FROM until - lo) / extract(epoch FROM bucket) > 100000 THEN
         RAISE EXCEPTION 'the window holds more than 100000 buckets of %', bucket
@@ -206,6 +204,8 @@ BEGIN
         r_from := until;
         r_until := until;
     END IF;
+    -- a rolled-up bucket that until cuts is read raw, up to until
+    r_until := least(r_until, greatest(r_from, pg_catalog.date_bin(interval '10 minutes', until, origin)));
     RETURN QUERY
     WITH parts AS (
         SELECT u.bucket_start AS b, u.queue AS q, u.owner AS o, u.gpus_used AS used
@@ -217,14 +217,16 @@ BEGIN
         SELECT x.bucket_start, x.queue, x.owner, x.gpus_used FROM tide._gpu_usage_raw(greatest(lo, r_until), until, fine) x
          WHERE r_until < until
     ), per AS (
+        -- GPU-seconds held in each bucket
         SELECT pg_catalog.date_bin(bucket, p.b, origin) AS bs, p.q, p.o,
-               sum(p.used) * date_part('epoch', fine) / date_part('epoch', bucket) AS used
+               sum(p.used) * date_part('epoch', fine) AS held
           FROM parts p
          GROUP BY 1, 2, 3
     ), cap AS (
+        -- GPU-seconds of capacity in each bucket, until the window's end
         SELECT b AS bs, c.resource_group AS rg,
-               sum(c.gpus::float8 * date_part('epoch', least(coalesce(c.valid_to, pg_catalog.now()), b + bucket) - greatest(c.valid_from, b)))
-                   / date_part('epoch', bucket) AS total
+               sum(c.gpus::float8 * date_part('epoch', least(coalesce(c.valid_to, pg_catalog.now()), b + bucket, until)
+                                                         - greatest(c.valid_from, b))) AS total
           FROM tide.node_capacity_history c
          CROSS JOIN LATERAL pg_catalog.generate_series(pg_catalog.date_bin(bucket, greatest(c.valid_from, lo), lo),
                                                        least(coalesce(c.valid_to, pg_catalog.now()), until) - interval '1 microsecond', bucket) b
@@ -232,12 +234,18 @@ BEGIN
            AND c.valid_from < until AND (c.valid_to IS NULL OR c.valid_to > lo)
          GROUP BY b, c.resource_group
     )
-    SELECT p.bs, p.q, p.o, qq.resource_group, round(p.used::numeric, 3), round(coalesce(c.total, 0)::numeric, 3),
-           CASE WHEN c.total > 0 THEN round((p.used / c.total)::numeric, 4) END
+    -- the means over the part of each bucket the window covers: the last
+    -- one is cut by until, the one in progress by now (over the whole
+    -- bucket, a busy 32-GPU cluster would show 29 GPUs of 29 nine minutes
+    -- into it)
+    SELECT p.bs, p.q, p.o, qq.resource_group, round((p.held / s.secs)::numeric, 3),
+           round(coalesce(c.total / s.secs, 0)::numeric, 3),
+           CASE WHEN c.total > 0 THEN round((p.held / c.total)::numeric, 4) END
       FROM per p
+     CROSS JOIN LATERAL (SELECT date_part('epoch', least(p.bs + bucket, until, pg_catalog.now()) - p.bs) AS secs) s
       LEFT JOIN tide.queues qq ON qq.name = p.q
       LEFT JOIN cap c ON c.bs = p.bs AND c.rg = qq.resource_group
-     WHERE p.bs < until
+     WHERE p.bs < least(until, pg_catalog.now())
      ORDER BY p.bs, p.q, p.o NULLS FIRST;
 END
 $$;
@@ -400,23 +408,55 @@ WITH b AS (
            percentile_cont(0.99) WITHIN GROUP (ORDER BY f.wait) AS p99,
            max(f.wait) AS mx
       FROM firsts f GROUP BY GROUPING SETS ((f.day, f.queue), (f.day, f.queue, f.owner))
-), buckets AS MATERIALIZED (
-    SELECT g.* FROM b, tide.gpu_usage(b.lo, least(b.hi, pg_catalog.now()), interval '10 minutes') g
-     WHERE b.lo < pg_catalog.now()
+), held AS (
+    -- the GPU allocations of the days, a span that crosses midnight cut
+    -- into each day's part
+    SELECT x.day, j.queue, j.owner, tide._gpus_held(a.gpus, a.gpu_milli) AS g,
+           greatest(a.created_at, x.s) AS s, least(coalesce(a.released_at, pg_catalog.now()), x.s + interval '1 day') AS e
+      FROM b, tide.allocations_all a
+      JOIN tide.jobs_all j ON j.id = a.job_id
+     CROSS JOIN LATERAL (SELECT dd::date AS day, dd AS s
+                           FROM pg_catalog.generate_series(pg_catalog.date_trunc('day', greatest(a.created_at, b.lo)),
+                                                           least(coalesce(a.released_at, pg_catalog.now()), b.hi) - interval '1 microsecond',
+                                                           interval '1 day') dd) x
+     WHERE a.created_at < b.hi AND (a.released_at IS NULL OR a.released_at > b.lo)
+       AND (a.gpu_milli IS NOT NULL OR tide.gpu_count(a.gpus) > 0)
+), steps AS (
+    -- what a queue holds changes only where an allocation starts or ends
+    SELECT h.queue, t.at, sum(t.d) AS d
+      FROM held h CROSS JOIN LATERAL (VALUES (h.s, h.g), (h.e, -h.g)) t(at, d)
+     WHERE h.e > h.s
+     GROUP BY h.queue, t.at
+), levels AS (
+    SELECT st.queue, st.at, pg_catalog.lead(st.at) OVER w AS next_at,
+           sum(st.d) OVER (w ROWS UNBOUNDED PRECEDING) AS level
+      FROM steps st
+    WINDOW w AS (PARTITION BY st.queue ORDER BY st.at)
+), shares AS (
+    -- borrowed: what the queue holds above its GPU quota (all of it
+    -- without a quota; nothing when the quota names no GPUs: a quota limits
+    -- only what it names), exactly in time, however short, shared among
+    -- the allocations held then by their GPUs.  r: the borrowed share of a
+    -- held GPU integrated from the first change to this one (seconds), so
+    -- that an allocation held from s to e borrowed g * (r(e) - r(s)).
+    SELECT l.queue, l.at,
+           coalesce(sum(l.ratio * extract(epoch FROM l.next_at - l.at))
+                        OVER (PARTITION BY l.queue ORDER BY l.at ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS r
+      FROM (SELECT v.queue, v.at, v.next_at,
+                   CASE WHEN v.level <= 0 THEN 0
+                        WHEN qq.quota IS NULL THEN 1
+                        WHEN NOT (qq.quota::jsonb ? 'gpu') THEN 0
+                        ELSE greatest(v.level - tide.get(qq.quota, 'gpu'), 0) / v.level END AS ratio
+              FROM levels v LEFT JOIN tide.queues qq ON qq.name = v.queue) l
 ), use AS (
-    -- borrowed: per bucket what the queue held above its GPU quota (all of
-    -- it without a quota; nothing when the quota names no GPUs: a quota
-    -- limits only what it names), shared among owners by what they held
-    SELECT u.bucket_start::date AS day, u.queue, u.owner,
-           sum(u.gpus_used) / 6 AS gpu_hours,
-           sum(CASE WHEN qq.quota IS NULL THEN t.gpus_used
-                    WHEN NOT (qq.quota::jsonb ? 'gpu') THEN 0
-                    ELSE greatest(t.gpus_used - tide.get(qq.quota, 'gpu'), 0) END
-               * CASE WHEN t.gpus_used > 0 THEN u.gpus_used / t.gpus_used ELSE 0 END) / 6 AS borrowed
-      FROM buckets u
-      JOIN buckets t ON t.bucket_start = u.bucket_start AND t.queue = u.queue AND t.owner IS NULL
-      LEFT JOIN tide.queues qq ON qq.name = u.queue
-     GROUP BY u.bucket_start::date, u.queue, u.owner
+    SELECT h.day, h.queue, h.owner,
+           sum(h.g * extract(epoch FROM h.e - h.s)) / 3600 AS gpu_hours,
+           sum(h.g * (re.r - rs.r)) / 3600 AS borrowed
+      FROM held h
+      JOIN shares rs ON rs.queue = h.queue AND rs.at = h.s
+      JOIN shares re ON re.queue = h.queue AND re.at = h.e
+     WHERE h.e > h.s
+     GROUP BY GROUPING SETS ((h.day, h.queue), (h.day, h.queue, h.owner))
 ), evs AS (
     SELECT l.at::date AS day, l.queue, l.owner, count(*) AS suffered, sum(l.gpu_hours_lost) AS lost
       FROM b, tide.eviction_log l
