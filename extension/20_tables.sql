@@ -306,7 +306,7 @@ CREATE TABLE tide.job_tasks (
              CONSTRAINT job_tasks_role_check CHECK (role <> ''),
     -- at most 10000 replicas a role and a job (tide._check_job_tasks): the
     -- cycle sizes its arrays by them
-    replicas integer NOT NULL CONSTRAINT job_tasks_replicas_check CHECK (replicas BETWEEN 1 AND 10000),
+    replicas integer NOT NULL DEFAULT 1 CONSTRAINT job_tasks_replicas_check CHECK (replicas BETWEEN 1 AND 10000),
     request  tide.resvec NOT NULL,
     PRIMARY KEY (job_id, role)
 );

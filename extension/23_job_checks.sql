@@ -144,6 +144,18 @@ BEGIN
     IF tide._restoring() THEN
         RETURN NEW;
     END IF;
+    -- NULL means the default (docs/policy.md): a submission column given as
+    -- NULL takes its column default, as tide.submit does with its arguments
+    NEW.priority := coalesce(NEW.priority, 0);
+    NEW.idle := coalesce(NEW.idle, false);
+    NEW.reserve := coalesce(NEW.reserve, false);
+    NEW.preemptable := coalesce(NEW.preemptable, true);
+    NEW.node_selector := coalesce(NEW.node_selector, '{}');
+    NEW.max_retries := coalesce(NEW.max_retries, 0);
+    NEW.on_evict := coalesce(NEW.on_evict, 'requeue');
+    NEW.held := coalesce(NEW.held, false);
+    NEW.env := coalesce(NEW.env, '{}');
+    NEW.labels := coalesce(NEW.labels, '{}');
     queue_type := tide._admit_job(NEW.queue, NEW.owner, NEW.retry_of IS NOT NULL, NEW.preemptable,
                                   NEW.service_type, NEW.priority);
     -- with a snapshot older than a concurrent deletion of the queue, lock
@@ -170,7 +182,7 @@ BEGIN
 END
 $$;
 COMMENT ON FUNCTION tide._jobs_before_insert() IS
-    'trigger: checks a new job (queue exists; for non-administrators: the queue''s submit_role, max_priority, preemptable_only and fixed_service_type; valid service_type, on_evict, state pending) and takes the queue''s service_type when none is given';
+    'trigger: gives the submission columns given as NULL their defaults, checks a new job (queue exists; for non-administrators: the queue''s submit_role, max_priority, preemptable_only and fixed_service_type; valid service_type, on_evict, state pending) and takes the queue''s service_type when none is given';
 CREATE TRIGGER jobs_before_insert BEFORE INSERT ON tide.jobs
     FOR EACH ROW WHEN (tide._writer() <> 'submit') EXECUTE FUNCTION tide._jobs_before_insert();
 
@@ -284,6 +296,11 @@ BEGIN
     IF TG_OP = 'DELETE' THEN
         RETURN OLD;
     END IF;
+    -- NULL means the default (docs/policy.md), as for tide.submit's arguments
+    IF TG_OP = 'INSERT' THEN
+        NEW.role := coalesce(NEW.role, 'main');
+        NEW.replicas := coalesce(NEW.replicas, 1);
+    END IF;
     ok := tide._check_task_values(NEW.job_id, NEW.role, NEW.replicas, NEW.request);
     -- A new task can only add to its job's tasks and replicas: of the
     -- deferred checks (tide._check_job_tasks) only the cap can fail, and it
@@ -303,7 +320,7 @@ BEGIN
 END
 $$;
 COMMENT ON FUNCTION tide._job_tasks_before_write() IS
-    'trigger: checks a task row (at least one replica, a non-empty request, GPU request whole above one GPU, a new one not taking its job above 10000 replicas) and freezes the tasks of jobs that left pending; runs with the caller''s rights, so a job it may not see is as one that does not exist';
+    'trigger: gives a new task row''s NULL role and replicas their defaults (main, 1), checks it (at least one replica, a non-empty request, GPU request whole above one GPU, a new one not taking its job above 10000 replicas) and freezes the tasks of jobs that left pending; runs with the caller''s rights, so a job it may not see is as one that does not exist';
 CREATE TRIGGER job_tasks_before_write BEFORE INSERT OR UPDATE OR DELETE ON tide.job_tasks
     FOR EACH ROW WHEN (tide._writer() <> 'submit') EXECUTE FUNCTION tide._job_tasks_before_write();
 

@@ -348,8 +348,8 @@ run_as_owner(Oid owner, Oid save_userid, int save_sec_context, volatile bool *sw
 }
 
 /*
- * The arguments every submission shares, checked once: NULLs refused, the
- * defaults of the SQL signature filled in, then the check functions the
+ * The arguments every submission shares, checked once: the defaults of
+ * the SQL signature filled in for NULLs, NULLs without one refused, then the check functions the
  * insert triggers call, in a new snapshot as PL/pgSQL evaluates the
  * statements of a volatile function, taken once the lock that the job's
  * INSERT takes on tide.jobs is held: a queue is deleted or renamed only
@@ -375,11 +375,30 @@ submit_check(SubmitArgs *s)
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("request must not be NULL"),
 				 errhint("Give the per-replica resources, e.g. 'cpu=4, memory=16Gi, gpu=1'.")));
-	if (n[A_REPLICAS] || DatumGetInt32(a[A_REPLICAS]) < 1)
+	/*
+	 * NULL means the default (docs/policy.md): an argument with a default
+	 * given as NULL takes it, as if left out; those whose NULL means
+	 * something (name, service_type, min_available, ...) keep it.
+	 */
+#define COALESCE(i, d) do { if (n[i]) { a[i] = (d); n[i] = false; } } while (0)
+	COALESCE(A_REPLICAS, Int32GetDatum(1));
+	COALESCE(A_PRIORITY, Int32GetDatum(0));
+	COALESCE(A_IDLE, BoolGetDatum(false));
+	COALESCE(A_RESERVE, BoolGetDatum(false));
+	COALESCE(A_PREEMPTABLE, BoolGetDatum(true));
+	COALESCE(A_NODE_SELECTOR, DirectFunctionCall1(jsonb_in, CStringGetDatum("{}")));
+	COALESCE(A_MAX_RETRIES, Int32GetDatum(0));
+	COALESCE(A_ON_EVICT, text_datum("requeue"));
+	COALESCE(A_ROLE, text_datum("main"));
+	COALESCE(A_HOLD, BoolGetDatum(false));
+	COALESCE(A_ENV, DirectFunctionCall1(jsonb_in, CStringGetDatum("{}")));
+	COALESCE(A_LABELS, DirectFunctionCall1(jsonb_in, CStringGetDatum("{}")));
+#undef COALESCE
+
+	if (DatumGetInt32(a[A_REPLICAS]) < 1)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 n[A_REPLICAS] ? errmsg("replicas must be at least 1, not NULL")
-				 : errmsg("replicas must be at least 1, not %d", DatumGetInt32(a[A_REPLICAS]))));
+				 errmsg("replicas must be at least 1, not %d", DatumGetInt32(a[A_REPLICAS]))));
 	if (!n[A_MIN_AVAILABLE] && DatumGetInt32(a[A_MIN_AVAILABLE]) > DatumGetInt32(a[A_REPLICAS]))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -408,20 +427,6 @@ submit_check(SubmitArgs *s)
 				 errmsg("key must not be empty"),
 				 errhint("Leave key NULL to submit without an idempotency key.")));
 
-	/* the defaults of the SQL signature, for arguments passed as NULL */
-#define COALESCE(i, d) do { if (n[i]) { a[i] = (d); n[i] = false; } } while (0)
-	COALESCE(A_PRIORITY, Int32GetDatum(0));
-	COALESCE(A_IDLE, BoolGetDatum(false));
-	COALESCE(A_RESERVE, BoolGetDatum(false));
-	COALESCE(A_PREEMPTABLE, BoolGetDatum(true));
-	COALESCE(A_NODE_SELECTOR, DirectFunctionCall1(jsonb_in, CStringGetDatum("{}")));
-	COALESCE(A_MAX_RETRIES, Int32GetDatum(0));
-	COALESCE(A_ON_EVICT, text_datum("requeue"));
-	COALESCE(A_ROLE, text_datum("main"));
-	COALESCE(A_HOLD, BoolGetDatum(false));
-	COALESCE(A_ENV, DirectFunctionCall1(jsonb_in, CStringGetDatum("{}")));
-	COALESCE(A_LABELS, DirectFunctionCall1(jsonb_in, CStringGetDatum("{}")));
-#undef COALESCE
 
 	load_cache();
 	LockRelationOid(get_relname_relid("jobs", get_namespace_oid("tide", false)), RowExclusiveLock);

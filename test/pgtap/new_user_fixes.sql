@@ -6,7 +6,7 @@
 BEGIN;
 CREATE EXTENSION pg_tide;
 \ir _fixture.psql
-SELECT plan(22);
+SELECT plan(30);
 
 -- ---------------------------------------------------------------- estimate_start
 SELECT is(pg_temp.err('SELECT tide.estimate_start(NULL)'), pg_temp.err('SELECT tide.explain(NULL)'),
@@ -126,6 +126,44 @@ SELECT is((SELECT value FROM tide.metrics WHERE name = 'tide_jobs_submitted_tota
 SELECT tide.submit_many('q1', ARRAY['gpu=1', 'gpu=2']::tide.resvec[]);
 SELECT is((SELECT value FROM tide.metrics WHERE name = 'tide_jobs_submitted_total'), :before + 3::double precision,
           'a batch counts each job');
+
+-- ---------------------------------------------------------------- NULL means the default
+-- One rule for tide.submit, submit_array, submit_many and an INSERT: an
+-- argument or submission column that has a default takes it when given NULL.
+SELECT is(pg_temp.err($$SELECT tide.submit('q1', 'gpu=1', replicas => NULL) > 0$$), 'no error',
+          'tide.submit: replicas => NULL is one replica');
+SELECT tide.submit('q1', 'gpu=1', replicas => NULL, priority => NULL, idle => NULL, reserve => NULL, preemptable => NULL,
+                   node_selector => NULL, max_retries => NULL, on_evict => NULL, role => NULL, hold => NULL,
+                   env => NULL, labels => NULL) AS nulls \gset
+SELECT tide.submit('q1', 'gpu=1') AS plain \gset
+CREATE FUNCTION pg_temp.settings(job bigint) RETURNS jsonb
+    LANGUAGE sql AS $$
+SELECT to_jsonb(j) - '{id,created_at,state_reason,pending_reason}'::text[]
+       || jsonb_build_object('tasks', (SELECT jsonb_agg(to_jsonb(t) - 'job_id') FROM tide.job_tasks t WHERE t.job_id = job))
+  FROM tide.jobs j WHERE j.id = job $$;
+SELECT is(pg_temp.settings(:nulls), pg_temp.settings(:plain), 'tide.submit: every NULL is the default');
+SELECT is(pg_temp.err($$SELECT tide.submit_many('q1', ARRAY['gpu=1']::tide.resvec[], replicas => NULL, priority => NULL)$$),
+          'no error', 'tide.submit_many: replicas => NULL too');
+SELECT tide.submit_array('q1', 'gpu=1', 1, replicas => NULL, priority => NULL, on_evict => NULL) AS arr \gset
+SELECT is((SELECT replicas FROM tide.job_tasks t JOIN tide.jobs j ON j.id = t.job_id WHERE j.array_id = :arr), 1,
+          'tide.submit_array: replicas => NULL too');
+-- an INSERT: the same columns NULL take their defaults, a task's role and replicas too
+WITH j AS (
+    INSERT INTO tide.jobs (queue, priority, idle, reserve, preemptable, node_selector, max_retries, on_evict, held, env, labels)
+    VALUES ('q1', NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL) RETURNING id)
+SELECT id AS ins FROM j \gset
+INSERT INTO tide.job_tasks (job_id, role, replicas, request) VALUES (:ins, NULL, NULL, 'gpu=1');
+SELECT is(pg_temp.settings(:ins), pg_temp.settings(:plain), 'INSERT: every NULL is the default');
+WITH j AS (INSERT INTO tide.jobs (queue) VALUES ('q1') RETURNING id)
+SELECT id AS dflt FROM j \gset
+INSERT INTO tide.job_tasks (job_id, request) VALUES (:dflt, 'gpu=1');
+SELECT is(pg_temp.settings(:dflt), pg_temp.settings(:plain), 'and the same as leaving them out');
+-- arguments without a default still refuse NULL, by name
+SELECT is(pg_temp.err($$SELECT tide.submit('q1', NULL)$$),
+          '22004 | request must not be NULL | Give the per-replica resources, e.g. ''cpu=4, memory=16Gi, gpu=1''.',
+          'request => NULL is refused');
+SELECT is(pg_temp.err($$SELECT tide.submit_array('q1', 'gpu=1', NULL)$$),
+          '22023 | size must be at least 1, not NULL', 'size => NULL is refused');
 
 SELECT * FROM finish();
 ROLLBACK;
