@@ -27,7 +27,7 @@ DECLARE
 BEGIN
     SELECT * INTO q FROM tide.queues x WHERE x.name = _admit_job.queue;
     IF NOT FOUND THEN
-        RAISE EXCEPTION 'queue "%" does not exist', _admit_job.queue
+        RAISE EXCEPTION 'queue "%" does not exist', tide._cut(_admit_job.queue)
             USING ERRCODE = 'foreign_key_violation',
                   HINT = 'Submit to one of the queues in tide.queues; an administrator creates queues.';
     END IF;
@@ -45,25 +45,26 @@ BEGIN
        AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_roles o, pg_catalog.pg_roles r
                         WHERE o.rolname = _admit_job.owner AND r.rolname = q.submit_role
                           AND pg_catalog.pg_has_role(o.oid, r.oid, 'MEMBER')) THEN
-        RAISE EXCEPTION 'role "%" may not submit to queue "%"', _admit_job.owner, _admit_job.queue
+        RAISE EXCEPTION 'role "%" may not submit to queue "%"', tide._cut(_admit_job.owner), tide._cut(_admit_job.queue)
             USING ERRCODE = 'insufficient_privilege',
-                  HINT = pg_catalog.format('Queue %s takes jobs of members of role %s (tide.queues.submit_role).', _admit_job.queue, q.submit_role);
+                  HINT = pg_catalog.format('Queue %s takes jobs of members of role %s (tide.queues.submit_role).',
+                                           tide._cut(_admit_job.queue), tide._cut(q.submit_role));
     END IF;
     IF limited AND q.preemptable_only AND NOT _admit_job.preemptable THEN
-        RAISE EXCEPTION 'queue "%" takes only preemptable jobs', _admit_job.queue
+        RAISE EXCEPTION 'queue "%" takes only preemptable jobs', tide._cut(_admit_job.queue)
             USING ERRCODE = 'insufficient_privilege',
                   HINT = 'Leave preemptable at true (tide.queues.preemptable_only), or ask an administrator.';
     END IF;
     IF limited AND q.fixed_service_type
        AND _admit_job.service_type IS DISTINCT FROM q.service_type AND _admit_job.service_type IS NOT NULL THEN
-        RAISE EXCEPTION 'queue "%" takes only % jobs, not %', _admit_job.queue, q.service_type, _admit_job.service_type
+        RAISE EXCEPTION 'queue "%" takes only % jobs, not %', tide._cut(_admit_job.queue), q.service_type, tide._cut(_admit_job.service_type)
             USING ERRCODE = 'insufficient_privilege',
                   HINT = 'Leave service_type NULL to take the queue''s (tide.queues.fixed_service_type), or use a queue of that type.';
     END IF;
     -- A submitter's priority decides whom its job may preempt (R-E3): the
     -- queue caps it.
     IF limited AND q.max_priority IS NOT NULL AND _admit_job.priority > q.max_priority THEN
-        RAISE EXCEPTION 'priority % is above the max_priority % of queue "%"', _admit_job.priority, q.max_priority, _admit_job.queue
+        RAISE EXCEPTION 'priority % is above the max_priority % of queue "%"', _admit_job.priority, q.max_priority, tide._cut(_admit_job.queue)
             USING ERRCODE = 'insufficient_privilege',
                   HINT = 'Submit at or below the queue''s max_priority, or ask an administrator to raise it.';
     END IF;
@@ -78,7 +79,7 @@ COMMENT ON FUNCTION tide._admit_job(text, text, boolean, boolean, text, integer)
 -- job id its rollback removed); the insert trigger checks every other new job.
 CREATE FUNCTION tide._check_job_values(service_type text, on_evict text, min_available integer,
                                        max_retries integer, time_limit interval, gpu_type text,
-                                       node_selector jsonb)
+                                       node_selector jsonb, name text)
     RETURNS boolean
     LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
     SET search_path = pg_catalog, pg_temp
@@ -87,12 +88,12 @@ DECLARE
     ok boolean;
 BEGIN
     IF service_type NOT IN ('training', 'inference') THEN
-        RAISE EXCEPTION 'invalid service_type "%" for a job', service_type
+        RAISE EXCEPTION 'invalid service_type "%" for a job', tide._cut(service_type)
             USING ERRCODE = 'check_violation',
                   HINT = 'Use training or inference, or leave it NULL to take the queue''s.';
     END IF;
     IF on_evict IS NULL OR on_evict NOT IN ('requeue', 'fail') THEN
-        RAISE EXCEPTION 'invalid on_evict "%" for a job', on_evict
+        RAISE EXCEPTION 'invalid on_evict "%" for a job', tide._cut(on_evict)
             USING ERRCODE = 'check_violation',
                   HINT = 'Use requeue (back to pending when evicted) or fail.';
     END IF;
@@ -122,6 +123,8 @@ BEGIN
                   HINT = 'Leave it NULL for no limit.';
     END IF;
     ok := tide._check_name('gpu_type', gpu_type);
+    -- a job's name is free text (NULL: none), as long as any other name
+    ok := tide._check_name('job name', name);
     IF pg_catalog.jsonb_typeof(node_selector) IS DISTINCT FROM 'object' THEN
         RAISE EXCEPTION 'node_selector must be a JSON object, not %', coalesce(pg_catalog.jsonb_typeof(node_selector), 'NULL')
             USING ERRCODE = 'check_violation',
@@ -130,8 +133,8 @@ BEGIN
     RETURN true;
 END
 $$;
-COMMENT ON FUNCTION tide._check_job_values(text, text, integer, integer, interval, text, jsonb) IS
-    'refuses job column values out of their range (service_type, on_evict, min_available, max_retries 0 to 100, time_limit up to 100 years, gpu_type, node_selector an object), naming the column, the value and the limit';
+COMMENT ON FUNCTION tide._check_job_values(text, text, integer, integer, interval, text, jsonb, text) IS
+    'refuses job column values out of their range (service_type, on_evict, min_available, max_retries 0 to 100, time_limit up to 100 years, gpu_type, node_selector an object, a name of 1 to tide._name_max() characters), naming the column, the value (cut to a readable length) and the limit';
 
 CREATE FUNCTION tide._jobs_before_insert() RETURNS trigger
     LANGUAGE plpgsql SECURITY DEFINER
@@ -164,14 +167,14 @@ BEGIN
         PERFORM FROM tide.queues q WHERE q.name = NEW.queue FOR KEY SHARE;
     END IF;
     ok := tide._check_job_values(NEW.service_type, NEW.on_evict, NEW.min_available, NEW.max_retries,
-                                 NEW.time_limit, NEW.gpu_type, NEW.node_selector);
+                                 NEW.time_limit, NEW.gpu_type, NEW.node_selector, NEW.name);
     ok := tide._check_payload(NEW.env, NEW.workdir, NEW.labels);
     -- the queue's default and maximum time limit (31_job_limits.sql, R-T1)
     NEW.time_limit := tide._job_time_limit(NEW.queue, NEW.time_limit, NEW.warn_before, NEW.grace_period,
                                            NEW.retry_of IS NOT NULL);
     NEW.service_type := coalesce(NEW.service_type, queue_type);
     IF NEW.state IS DISTINCT FROM 'pending' THEN
-        RAISE EXCEPTION 'a new job must be pending, not "%"', NEW.state
+        RAISE EXCEPTION 'a new job must be pending, not "%"', tide._cut(NEW.state)
             USING ERRCODE = 'check_violation',
                   HINT = 'Leave state to its default; jobs change state as tide.job_transitions allows.';
     END IF;
@@ -194,7 +197,7 @@ CREATE FUNCTION tide._check_task_values(job_id bigint, role text, replicas integ
     SET search_path = pg_catalog, pg_temp
     AS $$
 DECLARE
-    task text := pg_catalog.format('task "%s"', role) || coalesce(' of job ' || job_id, '');
+    task text := pg_catalog.format('task "%s"', tide._cut(role)) || coalesce(' of job ' || job_id, '');
     gpu numeric;
     ok boolean;
 BEGIN

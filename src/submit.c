@@ -62,6 +62,7 @@
 #include "utils/syscache.h"
 
 #include "changed.h"
+#include "cut.h"
 #include "writer.h"
 
 PG_FUNCTION_INFO_V1(tide_submit);
@@ -230,7 +231,7 @@ static void
 load_cache(void)
 {
 	Oid			admit[6] = {TEXTOID, TEXTOID, BOOLOID, BOOLOID, TEXTOID, INT4OID};
-	Oid			job[7] = {TEXTOID, TEXTOID, INT4OID, INT4OID, INTERVALOID, TEXTOID, JSONBOID};
+	Oid			job[8] = {TEXTOID, TEXTOID, INT4OID, INT4OID, INTERVALOID, TEXTOID, JSONBOID, TEXTOID};
 	Oid			task[4] = {INT8OID, TEXTOID, INT4OID, InvalidOid};
 	Oid			payload[3] = {JSONBOID, TEXTOID, JSONBOID};
 	Oid			limits[5] = {TEXTOID, INTERVALOID, INTERVALOID, INTERVALOID, BOOLOID};
@@ -256,7 +257,7 @@ load_cache(void)
 																			makeString("resvec"))));
 	task[3] = cache.resvec;
 	lookup_function(&cache.admit_job, "_admit_job", 6, admit);
-	lookup_function(&cache.check_job, "_check_job_values", 7, job);
+	lookup_function(&cache.check_job, "_check_job_values", 8, job);
 	lookup_function(&cache.check_task, "_check_task_values", 4, task);
 	lookup_function(&cache.check_payload, "_check_payload", 3, payload);
 	lookup_function(&cache.job_time_limit, "_job_time_limit", 5, limits);
@@ -433,8 +434,8 @@ submit_check(SubmitArgs *s)
 	CommandCounterIncrement();
 	PushActiveSnapshot(GetTransactionSnapshot());
 	{
-		Datum		v[7];
-		bool		vn[7];
+		Datum		v[8];
+		bool		vn[8];
 
 		v[0] = a[A_QUEUE];
 		vn[0] = false;
@@ -466,7 +467,9 @@ submit_check(SubmitArgs *s)
 		vn[5] = n[A_GPU_TYPE];
 		v[6] = a[A_NODE_SELECTOR];
 		vn[6] = false;
-		(void) call_check(&cache.check_job, 7, v, vn, &isnull);
+		v[7] = a[A_NAME];
+		vn[7] = n[A_NAME];
+		(void) call_check(&cache.check_job, 8, v, vn, &isnull);
 
 		v[0] = (Datum) 0;
 		vn[0] = true;
@@ -576,7 +579,7 @@ keyed_id(SPIPlanPtr *plan, const char *sql, Datum key, const char *what)
 	id = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
 	ereport(NOTICE,
 			(errmsg("%s %lld was submitted with key \"%s\" already; nothing new was submitted",
-					what, (long long) id, TextDatumGetCString(key))));
+					what, (long long) id, tide_cut(TextDatumGetCString(key), TIDE_CUT_DEFAULT))));
 	return id;
 }
 

@@ -6,7 +6,7 @@
 BEGIN;
 CREATE EXTENSION pg_tide;
 \ir _fixture.psql
-SELECT plan(30);
+SELECT plan(40);
 
 -- ---------------------------------------------------------------- estimate_start
 SELECT is(pg_temp.err('SELECT tide.estimate_start(NULL)'), pg_temp.err('SELECT tide.explain(NULL)'),
@@ -164,6 +164,35 @@ SELECT is(pg_temp.err($$SELECT tide.submit('q1', NULL)$$),
           'request => NULL is refused');
 SELECT is(pg_temp.err($$SELECT tide.submit_array('q1', 'gpu=1', NULL)$$),
           '22023 | size must be at least 1, not NULL', 'size => NULL is refused');
+
+-- ---------------------------------------------------------------- long names, long values
+-- A job's name has 1 to 255 characters, like every other name.
+SELECT is(pg_temp.err($$SELECT tide.submit('q1', 'gpu=1', name => repeat('n', 10000))$$),
+          '54000 | job name is 10000 characters long, the limit is 255 | A name has 1 to 255 characters.',
+          'a 10,000-character job name is refused');
+SELECT is(pg_temp.err($$INSERT INTO tide.jobs (queue, name) VALUES ('q1', repeat('n', 256))$$),
+          '54000 | job name is 256 characters long, the limit is 255 | A name has 1 to 255 characters.',
+          'by an INSERT too');
+SELECT is(pg_temp.err($$SELECT tide.submit_many('q1', ARRAY['gpu=1']::tide.resvec[], names => ARRAY[''])$$),
+          '23514 | job name must not be empty | A name has 1 to 255 characters.',
+          'and an empty one by tide.submit_many');
+SELECT is(pg_temp.err($$SELECT tide.submit('q1', 'gpu=1', name => repeat('n', 255)) > 0$$), 'no error',
+          '255 characters are a name');
+-- A value echoed in a message is cut to 60 characters.
+SELECT is(pg_temp.err($$SELECT tide.submit(repeat('q', 10000), 'gpu=1')$$),
+          '23503 | queue "' || repeat('q', 57) || '..." does not exist | Submit to one of the queues in tide.queues; an administrator creates queues.',
+          'a 10 KB queue name is cut in the error');
+SELECT is(pg_temp.err($$SELECT tide.submit('q1', 'gpu=1', on_evict => repeat('x', 10000))$$),
+          '23514 | invalid on_evict "' || repeat('x', 57) || '..." for a job | Use requeue (back to pending when evicted) or fail.',
+          'so is a 10 KB on_evict');
+SELECT is(pg_temp.err($$SELECT tide.drain_node(repeat('é', 10000))$$),
+          '42704 | node "' || repeat('é', 57) || '..." does not exist',
+          'a 10 KB node name too, cut by characters');
+SELECT ok(length(pg_temp.err($$SELECT ('cpu=1, ' || repeat('x', 10000))::tide.resvec$$)) < 400,
+          'a 10 KB resvec text is cut in its syntax error');
+SELECT ok(length(pg_temp.err($$SELECT repeat('1,', 5000)::tide.gpumask$$)) < 400,
+          'and a 10 KB gpumask text');
+SELECT is(tide._cut('é' || repeat('e', 100)), 'é' || repeat('e', 56) || '...', 'tide._cut: 60 characters, whole characters');
 
 SELECT * FROM finish();
 ROLLBACK;
