@@ -276,9 +276,9 @@ BEGIN
          GROUP BY b, c.resource_group
     )
     -- the means over the part of each bucket the window covers: the last
-    -- one is cut by until, the one in progress by now (over the whole
-    -- bucket, a busy 32-GPU cluster would show 29 GPUs of 29 nine minutes
-    -- into it)
+    -- one is cut by until, the one in progress by now (divided by the
+    -- whole bucket, a 32-GPU cluster showed 29.01 GPUs nine minutes into
+    -- one)
     SELECT p.bs, p.q, p.o, qq.resource_group, round((p.held / s.secs)::numeric, 3),
            round(coalesce(c.total / s.secs, 0)::numeric, 3),
            CASE WHEN c.total > 0 THEN round((p.held / c.total)::numeric, 4) END,
