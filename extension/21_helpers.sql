@@ -63,6 +63,16 @@ SELECT CASE WHEN n OPERATOR(pg_catalog.<) 1 THEN ''::tide.gpumask
 $$;
 COMMENT ON FUNCTION tide._all_gpus(numeric) IS 'the mask of every GPU of a node with n GPUs (indices 0 to n-1)';
 
+-- A value shown in an error message: at most n characters, cut with "..."
+-- (src/cut.c: the C messages cut with the same function).  Every message
+-- that echoes a value a user gave shows it through this, so that a 10 KB
+-- name is not echoed whole.
+CREATE FUNCTION tide._cut(value text, n integer DEFAULT 60) RETURNS text
+    LANGUAGE c IMMUTABLE PARALLEL SAFE
+    AS 'MODULE_PATHNAME', 'tide_cut_sql';
+COMMENT ON FUNCTION tide._cut(text, integer) IS
+    'a value as an error message shows it: at most n characters (60 by default), a longer one cut and ended with "..."';
+
 -- Names are keys and index entries: capped so that a long one is refused
 -- with its limit, not with an index's "index row requires ... bytes".
 CREATE FUNCTION tide._name_max() RETURNS integer
@@ -109,7 +119,7 @@ BEGIN
             pg_catalog.concat_ws(' or ',
                                  NULLIF(pg_catalog.array_to_string(choices[1:pg_catalog.cardinality(choices) - 1], ', '), ''),
                                  choices[pg_catalog.cardinality(choices)]),
-            value
+            tide._cut(value)
             USING ERRCODE = 'check_violation', HINT = hint;
     END IF;
     RETURN true;

@@ -30,7 +30,7 @@ BEGIN
     SELECT x.*, EXISTS (SELECT 1 FROM tide.queues c WHERE c.parent = x.name) AS inner_queue
       INTO q FROM tide.queues x WHERE x.name = _admit_job.queue;
     IF NOT FOUND THEN
-        RAISE EXCEPTION 'queue "%" does not exist', _admit_job.queue
+        RAISE EXCEPTION 'queue "%" does not exist', tide._cut(_admit_job.queue)
             USING ERRCODE = 'foreign_key_violation',
                   HINT = 'Submit to one of the queues in tide.queues; an administrator creates queues.';
     END IF;
@@ -54,25 +54,26 @@ BEGIN
        AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_roles o, pg_catalog.pg_roles r
                         WHERE o.rolname = _admit_job.owner AND r.rolname = q.submit_role
                           AND pg_catalog.pg_has_role(o.oid, r.oid, 'MEMBER')) THEN
-        RAISE EXCEPTION 'role "%" may not submit to queue "%"', _admit_job.owner, _admit_job.queue
+        RAISE EXCEPTION 'role "%" may not submit to queue "%"', tide._cut(_admit_job.owner), tide._cut(_admit_job.queue)
             USING ERRCODE = 'insufficient_privilege',
-                  HINT = pg_catalog.format('Queue %s takes jobs of members of role %s (tide.queues.submit_role).', _admit_job.queue, q.submit_role);
+                  HINT = pg_catalog.format('Queue %s takes jobs of members of role %s (tide.queues.submit_role).',
+                                           tide._cut(_admit_job.queue), tide._cut(q.submit_role));
     END IF;
     IF limited AND q.preemptable_only AND NOT _admit_job.preemptable THEN
-        RAISE EXCEPTION 'queue "%" takes only preemptable jobs', _admit_job.queue
+        RAISE EXCEPTION 'queue "%" takes only preemptable jobs', tide._cut(_admit_job.queue)
             USING ERRCODE = 'insufficient_privilege',
                   HINT = 'Leave preemptable at true (tide.queues.preemptable_only), or ask an administrator.';
     END IF;
     IF limited AND q.fixed_service_type
        AND _admit_job.service_type IS DISTINCT FROM q.service_type AND _admit_job.service_type IS NOT NULL THEN
-        RAISE EXCEPTION 'queue "%" takes only % jobs, not %', _admit_job.queue, q.service_type, _admit_job.service_type
+        RAISE EXCEPTION 'queue "%" takes only % jobs, not %', tide._cut(_admit_job.queue), q.service_type, tide._cut(_admit_job.service_type)
             USING ERRCODE = 'insufficient_privilege',
                   HINT = 'Leave service_type NULL to take the queue''s (tide.queues.fixed_service_type), or use a queue of that type.';
     END IF;
     -- A submitter's priority decides whom its job may preempt (R-E3): the
     -- queue caps it.
     IF limited AND q.max_priority IS NOT NULL AND _admit_job.priority > q.max_priority THEN
-        RAISE EXCEPTION 'priority % is above the max_priority % of queue "%"', _admit_job.priority, q.max_priority, _admit_job.queue
+        RAISE EXCEPTION 'priority % is above the max_priority % of queue "%"', _admit_job.priority, q.max_priority, tide._cut(_admit_job.queue)
             USING ERRCODE = 'insufficient_privilege',
                   HINT = 'Submit at or below the queue''s max_priority, or ask an administrator to raise it.';
     END IF;
@@ -87,7 +88,7 @@ COMMENT ON FUNCTION tide._admit_job(text, text, boolean, boolean, text, integer)
 -- job id its rollback removed); the insert trigger checks every other new job.
 CREATE FUNCTION tide._check_job_values(service_type text, on_evict text, min_available integer,
                                        max_retries integer, time_limit interval, gpu_type text,
-                                       node_selector jsonb)
+                                       node_selector jsonb, name text)
     RETURNS boolean
     LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
     SET search_path = pg_catalog, pg_temp
@@ -96,12 +97,12 @@ DECLARE
     ok boolean;
 BEGIN
     IF service_type NOT IN ('training', 'inference') THEN
-        RAISE EXCEPTION 'invalid service_type "%" for a job', service_type
+        RAISE EXCEPTION 'invalid service_type "%" for a job', tide._cut(service_type)
             USING ERRCODE = 'check_violation',
                   HINT = 'Use training or inference, or leave it NULL to take the queue''s.';
     END IF;
     IF on_evict IS NULL OR on_evict NOT IN ('requeue', 'fail') THEN
-        RAISE EXCEPTION 'invalid on_evict "%" for a job', on_evict
+        RAISE EXCEPTION 'invalid on_evict "%" for a job', tide._cut(on_evict)
             USING ERRCODE = 'check_violation',
                   HINT = 'Use requeue (back to pending when evicted) or fail.';
     END IF;
@@ -131,6 +132,8 @@ BEGIN
                   HINT = 'Leave it NULL for no limit.';
     END IF;
     ok := tide._check_name('gpu_type', gpu_type);
+    -- a job's name is free text (NULL: none), as long as any other name
+    ok := tide._check_name('job name', name);
     IF pg_catalog.jsonb_typeof(node_selector) IS DISTINCT FROM 'object' THEN
         RAISE EXCEPTION 'node_selector must be a JSON object, not %', coalesce(pg_catalog.jsonb_typeof(node_selector), 'NULL')
             USING ERRCODE = 'check_violation',
@@ -139,8 +142,8 @@ BEGIN
     RETURN true;
 END
 $$;
-COMMENT ON FUNCTION tide._check_job_values(text, text, integer, integer, interval, text, jsonb) IS
-    'refuses job column values out of their range (service_type, on_evict, min_available, max_retries 0 to 100, time_limit up to 100 years, gpu_type, node_selector an object), naming the column, the value and the limit';
+COMMENT ON FUNCTION tide._check_job_values(text, text, integer, integer, interval, text, jsonb, text) IS
+    'refuses job column values out of their range (service_type, on_evict, min_available, max_retries 0 to 100, time_limit up to 100 years, gpu_type, node_selector an object, a name of 1 to tide._name_max() characters), naming the column, the value (cut to a readable length) and the limit';
 
 CREATE FUNCTION tide._jobs_before_insert() RETURNS trigger
     LANGUAGE plpgsql SECURITY DEFINER
@@ -153,6 +156,18 @@ BEGIN
     IF tide._restoring() THEN
         RETURN NEW;
     END IF;
+    -- NULL means the default (docs/policy.md): a submission column given as
+    -- NULL takes its column default, as tide.submit does with its arguments
+    NEW.priority := coalesce(NEW.priority, 0);
+    NEW.idle := coalesce(NEW.idle, false);
+    NEW.reserve := coalesce(NEW.reserve, false);
+    NEW.preemptable := coalesce(NEW.preemptable, true);
+    NEW.node_selector := coalesce(NEW.node_selector, '{}');
+    NEW.max_retries := coalesce(NEW.max_retries, 0);
+    NEW.on_evict := coalesce(NEW.on_evict, 'requeue');
+    NEW.held := coalesce(NEW.held, false);
+    NEW.env := coalesce(NEW.env, '{}');
+    NEW.labels := coalesce(NEW.labels, '{}');
     queue_type := tide._admit_job(NEW.queue, NEW.owner, NEW.retry_of IS NOT NULL, NEW.preemptable,
                                   NEW.service_type, NEW.priority);
     -- with a snapshot older than a concurrent deletion of the queue, lock
@@ -161,14 +176,14 @@ BEGIN
         PERFORM FROM tide.queues q WHERE q.name = NEW.queue FOR KEY SHARE;
     END IF;
     ok := tide._check_job_values(NEW.service_type, NEW.on_evict, NEW.min_available, NEW.max_retries,
-                                 NEW.time_limit, NEW.gpu_type, NEW.node_selector);
+                                 NEW.time_limit, NEW.gpu_type, NEW.node_selector, NEW.name);
     ok := tide._check_payload(NEW.env, NEW.workdir, NEW.labels);
     -- the queue's default and maximum time limit (31_job_limits.sql, R-T1)
     NEW.time_limit := tide._job_time_limit(NEW.queue, NEW.time_limit, NEW.warn_before, NEW.grace_period,
                                            NEW.retry_of IS NOT NULL);
     NEW.service_type := coalesce(NEW.service_type, queue_type);
     IF NEW.state IS DISTINCT FROM 'pending' THEN
-        RAISE EXCEPTION 'a new job must be pending, not "%"', NEW.state
+        RAISE EXCEPTION 'a new job must be pending, not "%"', tide._cut(NEW.state)
             USING ERRCODE = 'check_violation',
                   HINT = 'Leave state to its default; jobs change state as tide.job_transitions allows.';
     END IF;
@@ -179,7 +194,7 @@ BEGIN
 END
 $$;
 COMMENT ON FUNCTION tide._jobs_before_insert() IS
-    'trigger: checks a new job (queue exists; for non-administrators: the queue''s submit_role, max_priority, preemptable_only and fixed_service_type; valid service_type, on_evict, state pending) and takes the queue''s service_type when none is given';
+    'trigger: gives the submission columns given as NULL their defaults, checks a new job (queue exists; for non-administrators: the queue''s submit_role, max_priority, preemptable_only and fixed_service_type; valid service_type, on_evict, state pending) and takes the queue''s service_type when none is given';
 CREATE TRIGGER jobs_before_insert BEFORE INSERT ON tide.jobs
     FOR EACH ROW WHEN (tide._writer() <> 'submit') EXECUTE FUNCTION tide._jobs_before_insert();
 
@@ -191,7 +206,7 @@ CREATE FUNCTION tide._check_task_values(job_id bigint, role text, replicas integ
     SET search_path = pg_catalog, pg_temp
     AS $$
 DECLARE
-    task text := pg_catalog.format('task "%s"', role) || coalesce(' of job ' || job_id, '');
+    task text := pg_catalog.format('task "%s"', tide._cut(role)) || coalesce(' of job ' || job_id, '');
     gpu numeric;
     ok boolean;
 BEGIN
@@ -293,6 +308,11 @@ BEGIN
     IF TG_OP = 'DELETE' THEN
         RETURN OLD;
     END IF;
+    -- NULL means the default (docs/policy.md), as for tide.submit's arguments
+    IF TG_OP = 'INSERT' THEN
+        NEW.role := coalesce(NEW.role, 'main');
+        NEW.replicas := coalesce(NEW.replicas, 1);
+    END IF;
     ok := tide._check_task_values(NEW.job_id, NEW.role, NEW.replicas, NEW.request);
     -- A new task can only add to its job's tasks and replicas: of the
     -- deferred checks (tide._check_job_tasks) only the cap can fail, and it
@@ -312,7 +332,7 @@ BEGIN
 END
 $$;
 COMMENT ON FUNCTION tide._job_tasks_before_write() IS
-    'trigger: checks a task row (at least one replica, a non-empty request, GPU request whole above one GPU, a new one not taking its job above 10000 replicas) and freezes the tasks of jobs that left pending; runs with the caller''s rights, so a job it may not see is as one that does not exist';
+    'trigger: gives a new task row''s NULL role and replicas their defaults (main, 1), checks it (at least one replica, a non-empty request, GPU request whole above one GPU, a new one not taking its job above 10000 replicas) and freezes the tasks of jobs that left pending; runs with the caller''s rights, so a job it may not see is as one that does not exist';
 CREATE TRIGGER job_tasks_before_write BEFORE INSERT OR UPDATE OR DELETE ON tide.job_tasks
     FOR EACH ROW WHEN (tide._writer() <> 'submit') EXECUTE FUNCTION tide._job_tasks_before_write();
 

@@ -32,17 +32,17 @@ BEGIN
         RETURN NEW;
     END IF;
     IF NEW.resource_group IS DISTINCT FROM OLD.resource_group OR NEW.gpu_type IS DISTINCT FROM OLD.gpu_type THEN
-        RAISE EXCEPTION 'node "%" has % live allocations: its resource group and GPU type cannot change', OLD.name, live
+        RAISE EXCEPTION 'node "%" has % live allocations: its resource group and GPU type cannot change', tide._cut(OLD.name), live
             USING ERRCODE = 'object_in_use',
                   HINT = 'Drain it with tide.drain_node() and change it once its work is done.';
     END IF;
     IF NOT (NEW.capacity OPERATOR(tide.@>) used) THEN
-        RAISE EXCEPTION 'capacity "%" of node "%" does not hold its live allocations ("%")', NEW.capacity, OLD.name, used
+        RAISE EXCEPTION 'capacity "%" of node "%" does not hold its live allocations ("%")', tide._cut(NEW.capacity::text), tide._cut(OLD.name), used
             USING ERRCODE = 'object_in_use',
                   HINT = 'Drain it with tide.drain_node() and shrink it once enough of its work is done.';
     END IF;
     IF NOT (tide._all_gpus(tide.get(NEW.capacity, 'gpu')) OPERATOR(tide.@>) busy) THEN
-        RAISE EXCEPTION 'node "%" would lose GPUs in use (%)', OLD.name, busy
+        RAISE EXCEPTION 'node "%" would lose GPUs in use (%)', tide._cut(OLD.name), busy
             USING ERRCODE = 'object_in_use',
                   HINT = 'Drain it with tide.drain_node() and shrink it once those GPUs are free.';
     END IF;

@@ -7,7 +7,7 @@ CREATE FUNCTION tide._queues_before_write() RETURNS trigger
     SET search_path = pg_catalog, pg_temp
     AS $$
 DECLARE
-    q text := pg_catalog.format('queue "%s"', NEW.name);
+    q text := pg_catalog.format('queue "%s"', tide._cut(NEW.name));
     ok boolean;
 BEGIN
     IF tide._restoring() THEN
@@ -73,7 +73,7 @@ CREATE FUNCTION tide._queues_keep_jobs() RETURNS trigger
     AS $$
 DECLARE
     what text := CASE TG_OP WHEN 'DELETE' THEN 'deleted' WHEN 'UPDATE' THEN 'renamed' ELSE 'truncated' END;
-    queue text := CASE WHEN TG_LEVEL = 'ROW' THEN pg_catalog.format('queue "%s"', OLD.name) ELSE 'tide.queues' END;
+    queue text := CASE WHEN TG_LEVEL = 'ROW' THEN pg_catalog.format('queue "%s"', tide._cut(OLD.name)) ELSE 'tide.queues' END;
 BEGIN
     IF current_setting('transaction_isolation') <> 'read committed' THEN
         RAISE EXCEPTION '% can be % only in a READ COMMITTED transaction', queue, what
@@ -82,7 +82,7 @@ BEGIN
     END IF;
     LOCK TABLE tide.jobs IN SHARE MODE;
     IF TG_OP = 'DELETE' AND EXISTS (SELECT 1 FROM tide.jobs j WHERE j.queue = OLD.name) THEN
-        RAISE EXCEPTION 'queue "%" has jobs', OLD.name
+        RAISE EXCEPTION 'queue "%" has jobs', tide._cut(OLD.name)
             USING ERRCODE = 'foreign_key_violation',
                   HINT = 'Delete its jobs first (tide.jobs), or keep the queue.';
     END IF;
@@ -133,7 +133,7 @@ BEGIN
         PERFORM FROM tide.queues q WHERE q.name = NEW.queue;
     END IF;
     IF NOT FOUND THEN
-        RAISE EXCEPTION 'queue "%" does not exist', NEW.queue
+        RAISE EXCEPTION 'queue "%" does not exist', tide._cut(NEW.queue)
             USING ERRCODE = 'foreign_key_violation',
                   HINT = 'Move jobs to one of the queues in tide.queues.';
     END IF;

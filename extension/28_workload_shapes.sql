@@ -37,7 +37,7 @@ CREATE FUNCTION tide._workload_shapes_before_write() RETURNS trigger
     SET search_path = pg_catalog, pg_temp
     AS $$
 DECLARE
-    s text := pg_catalog.format('workload shape "%s"', NEW.name);
+    s text := pg_catalog.format('workload shape "%s"', tide._cut(NEW.name));
     gpu numeric;
     ok boolean;
 BEGIN

@@ -5,18 +5,6 @@
 -- tide.submit with its arguments before it inserts, and the update
 -- trigger below for a changed payload.
 
--- A value shown in an error message: at most n characters, cut with "...".
-CREATE FUNCTION tide._cut(value text, n integer DEFAULT 60) RETURNS text
-    LANGUAGE sql IMMUTABLE PARALLEL SAFE
-    SET search_path = pg_catalog, pg_temp
-    AS $$
-SELECT CASE WHEN pg_catalog.length(value) > n
-            THEN pg_catalog.left(value, n - 3) OPERATOR(pg_catalog.||) '...'
-            ELSE value END
-$$;
-COMMENT ON FUNCTION tide._cut(text, integer) IS
-    'a value as an error message shows it: at most n characters (60 by default), a longer one cut and ended with "..."';
-
 -- The limits (bytes of the JSON text, of the path).
 CREATE FUNCTION tide._payload_max(what text) RETURNS integer
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
@@ -71,11 +59,11 @@ BEGIN
                 USING ERRCODE = 'invalid_parameter_value',
                       HINT = 'A variable name is letters, digits and underscores, and does not start with a digit.';
         ELSIF bad.problem = 'ours' THEN
-            RAISE EXCEPTION 'env variable "%" is set by the launcher', bad.key
+            RAISE EXCEPTION 'env variable "%" is set by the launcher', tide._cut(bad.key)
                 USING ERRCODE = 'invalid_parameter_value',
                       HINT = 'The launcher sets CUDA_VISIBLE_DEVICES and every TIDE_* variable itself (docs/launcher.md); choose another name.';
         ELSIF bad.problem = 'value' THEN
-            RAISE EXCEPTION 'env variable "%" must be a string, a number or a boolean, not %', bad.key,
+            RAISE EXCEPTION 'env variable "%" must be a string, a number or a boolean, not %', tide._cut(bad.key),
                             CASE WHEN bad.value = 'null' THEN 'null'
                                  ELSE pg_catalog.jsonb_typeof(bad.value) OPERATOR(pg_catalog.||) ' ' OPERATOR(pg_catalog.||) tide._cut(bad.value::text) END
                 USING ERRCODE = 'invalid_parameter_value',

@@ -117,42 +117,42 @@ DECLARE
 BEGIN
     ok := tide._check_name('node name', name);
     IF capacity IS NULL THEN
-        RAISE EXCEPTION 'capacity of node "%" must not be NULL', name
+        RAISE EXCEPTION 'capacity of node "%" must not be NULL', tide._cut(name)
             USING ERRCODE = 'null_value_not_allowed',
                   HINT = 'Give the node''s resources, e.g. ''cpu=64, memory=512Gi, gpu=8''.';
     END IF;
     gpus := tide.get(capacity, 'gpu');
     IF gpus <> trunc(gpus) THEN
-        RAISE EXCEPTION 'GPU count % of node "%" is not a whole number', gpus, name
+        RAISE EXCEPTION 'GPU count % of node "%" is not a whole number', gpus, tide._cut(name)
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
     IF gpus > 64 THEN
-        RAISE EXCEPTION 'node "%" has % GPUs, at most 64 are supported', name, gpus
+        RAISE EXCEPTION 'node "%" has % GPUs, at most 64 are supported', tide._cut(name), gpus
             USING ERRCODE = 'program_limit_exceeded',
                   HINT = 'A tide.gpumask holds GPU indices 0 to 63: register a larger machine as several nodes.';
     END IF;
     IF gpu_topology IS NOT NULL AND coalesce(cardinality(gpu_topology), 0) <> gpus THEN
         RAISE EXCEPTION 'gpu_topology of node "%" has % entries for % GPUs',
-                name, coalesce(cardinality(gpu_topology), 0), gpus
+                tide._cut(name), coalesce(cardinality(gpu_topology), 0), gpus
             USING ERRCODE = 'invalid_parameter_value',
                   HINT = 'Give one topology domain id per GPU index, or NULL for one domain.';
     END IF;
     IF gpu_topology IS NOT NULL
        AND (pg_catalog.array_ndims(gpu_topology) <> 1 OR pg_catalog.array_position(gpu_topology, NULL) IS NOT NULL
             OR NOT (0 <= ALL (gpu_topology) AND 32767 >= ALL (gpu_topology))) THEN
-        RAISE EXCEPTION 'gpu_topology of node "%" must be a list of domain ids from 0 to 32767, not %', name, gpu_topology
+        RAISE EXCEPTION 'gpu_topology of node "%" must be a list of domain ids from 0 to 32767, not %', tide._cut(name), tide._cut(gpu_topology::text)
             USING ERRCODE = 'check_violation',
                   HINT = 'Give one topology domain id per GPU index, e.g. ''{0,0,1,1}'', or NULL for one domain.';
     END IF;
     IF gpu_type IS NOT NULL THEN
-        ok := tide._check_name(pg_catalog.format('gpu_type of node "%s"', name), gpu_type);
+        ok := tide._check_name(pg_catalog.format('gpu_type of node "%s"', tide._cut(name)), gpu_type);
     END IF;
     IF pg_catalog.jsonb_typeof(labels) IS DISTINCT FROM 'object' THEN
-        RAISE EXCEPTION 'labels of node "%" must be a JSON object, not %', name, coalesce(pg_catalog.jsonb_typeof(labels), 'NULL')
+        RAISE EXCEPTION 'labels of node "%" must be a JSON object, not %', tide._cut(name), coalesce(pg_catalog.jsonb_typeof(labels), 'NULL')
             USING ERRCODE = 'check_violation',
                   HINT = 'Give the node''s labels as keys and values, e.g. ''{"zone": "a"}'', or ''{}''.';
     END IF;
-    ok := tide._check_name(pg_catalog.format('resource_group of node "%s"', name), resource_group);
+    ok := tide._check_name(pg_catalog.format('resource_group of node "%s"', tide._cut(name)), resource_group);
     RETURN true;
 END
 $$;
@@ -204,11 +204,11 @@ DECLARE
 BEGIN
     SELECT n.state INTO st FROM tide.nodes n WHERE n.name = _set_node_state.node FOR UPDATE;
     IF NOT FOUND THEN
-        RAISE EXCEPTION 'node "%" does not exist', _set_node_state.node
+        RAISE EXCEPTION 'node "%" does not exist', tide._cut(_set_node_state.node)
             USING ERRCODE = 'undefined_object';
     END IF;
     IF st <> ALL (from_states) THEN
-        RAISE NOTICE 'node "%" is already %; nothing changed', _set_node_state.node, st;
+        RAISE NOTICE 'node "%" is already %; nothing changed', tide._cut(_set_node_state.node), st;
         RETURN st;
     END IF;
     UPDATE tide.nodes n SET state = to_state WHERE n.name = _set_node_state.node;

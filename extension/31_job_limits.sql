@@ -36,12 +36,12 @@ BEGIN
           FROM tide.queues x WHERE x.name = _job_time_limit.queue;
         tl := coalesce(tl, q.default_time_limit);
         IF q.max_time_limit IS NOT NULL AND tl IS NULL THEN
-            RAISE EXCEPTION 'queue "%" needs a time_limit of at most %', queue, q.max_time_limit
+            RAISE EXCEPTION 'queue "%" needs a time_limit of at most %', tide._cut(queue), q.max_time_limit
                 USING ERRCODE = 'check_violation',
                       HINT = 'Give the job a time_limit, e.g. time_limit => ''1 hour''.';
         END IF;
         IF tl > q.max_time_limit THEN
-            RAISE EXCEPTION 'time_limit % is above the maximum % of queue "%"', tl, q.max_time_limit, queue
+            RAISE EXCEPTION 'time_limit % is above the maximum % of queue "%"', tl, q.max_time_limit, tide._cut(queue)
                 USING ERRCODE = 'check_violation',
                       HINT = 'Give a shorter time_limit, or submit to a queue that allows it.';
         END IF;

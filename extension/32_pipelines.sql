@@ -616,11 +616,11 @@ DECLARE
 BEGIN
     SELECT q.held INTO is_held FROM tide.queues q WHERE q.name = _set_queue_hold.name FOR UPDATE;
     IF NOT FOUND THEN
-        RAISE EXCEPTION 'queue "%" does not exist', coalesce(_set_queue_hold.name, 'NULL')
+        RAISE EXCEPTION 'queue "%" does not exist', coalesce(tide._cut(_set_queue_hold.name), 'NULL')
             USING ERRCODE = 'undefined_object', HINT = 'Name one of the queues in tide.queues.';
     END IF;
     IF is_held = hold THEN
-        RAISE NOTICE 'queue "%" is already %', _set_queue_hold.name, CASE WHEN hold THEN 'held' ELSE 'not held' END;
+        RAISE NOTICE 'queue "%" is already %', tide._cut(_set_queue_hold.name), CASE WHEN hold THEN 'held' ELSE 'not held' END;
         RETURN;
     END IF;
     UPDATE tide.queues q SET held = hold WHERE q.name = _set_queue_hold.name;

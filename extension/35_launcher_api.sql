@@ -65,7 +65,7 @@ BEGIN
     IF who IS NULL
        OR NOT EXISTS (SELECT 1 FROM pg_catalog.pg_roles r WHERE r.rolname = who)
        OR NOT pg_catalog.pg_has_role(SESSION_USER, who, 'MEMBER') THEN
-        RAISE EXCEPTION 'session role "%" may not act as role "%"', SESSION_USER, coalesce(who, 'NULL')
+        RAISE EXCEPTION 'session role "%" may not act as role "%"', SESSION_USER, coalesce(tide._cut(who), 'NULL')
             USING ERRCODE = 'insufficient_privilege',
                   HINT = 'Call the launcher functions (tide.started, tide.exited, ...), which pass your own role.';
     END IF;
@@ -85,12 +85,12 @@ DECLARE
 BEGIN
     SELECT s.state, s.launcher_role INTO st, lrole FROM tide._node_info(node) s;
     IF st IS NULL THEN
-        RAISE EXCEPTION 'node "%" does not exist', node
+        RAISE EXCEPTION 'node "%" does not exist', tide._cut(node)
             USING ERRCODE = 'undefined_object',
                   HINT = 'An administrator registers nodes with tide.register_node().';
     END IF;
     IF NOT tide._may_launch(node, CURRENT_USER) THEN
-        RAISE EXCEPTION 'role "%" may not act for node "%"', CURRENT_USER, node
+        RAISE EXCEPTION 'role "%" may not act for node "%"', CURRENT_USER, tide._cut(node)
             USING ERRCODE = 'insufficient_privilege',
                   HINT = CASE WHEN lrole IS NULL
                               THEN 'Launchers are members of tide_launcher.'

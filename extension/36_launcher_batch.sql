@@ -283,7 +283,7 @@ DECLARE
     bad record;
 BEGIN
     IF report NOT IN ('started', 'exited', 'evicted') THEN
-        RAISE EXCEPTION 'unknown launcher report "%"', report
+        RAISE EXCEPTION 'unknown launcher report "%"', tide._cut(report)
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
     IF report = 'exited' THEN

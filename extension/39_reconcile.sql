@@ -40,7 +40,7 @@ DECLARE
 BEGIN
     PERFORM tide._assert_acting_as(who);
     IF NOT coalesce(tide._may_launch(node, who), false) THEN
-        RAISE EXCEPTION 'role "%" may not act for node "%"', who, node
+        RAISE EXCEPTION 'role "%" may not act for node "%"', tide._cut(who), tide._cut(node)
             USING ERRCODE = 'insufficient_privilege';
     END IF;
     IF allocation_ids IS NULL OR job_ids IS NULL OR tokens IS NULL THEN

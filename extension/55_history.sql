@@ -142,6 +142,36 @@ SELECT j.id AS job_id,
 COMMENT ON VIEW tide.job_waits IS
     'one row per job: submitted, first placed, first running and finished times from tide.job_events, the wait until first placement (still growing while pending), run time, and how often it was placed and evicted';
 
+-- The window [since, until) of a history function: both given and since
+-- first.  A reversed window is refused, not swapped: since and until name
+-- their ends, and arguments given the wrong way round are more likely a
+-- mistake (a sign, an interval subtracted twice) than a question.
+CREATE FUNCTION tide._check_window(since timestamptz, until timestamptz) RETURNS boolean
+    LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp
+    AS $$
+BEGIN
+    IF since IS NULL OR until IS NULL THEN
+        RAISE EXCEPTION '% must not be NULL', CASE WHEN since IS NULL THEN 'since' ELSE 'until' END
+            USING ERRCODE = 'null_value_not_allowed',
+                  HINT = 'Leave it out for its default (since: a day ago, until: now).';
+    END IF;
+    IF until < since THEN
+        RAISE EXCEPTION 'the window [%, %) is empty: since is later than until', since, until
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'Pass since < until (swap the two).';
+    END IF;
+    IF until = since THEN
+        RAISE EXCEPTION 'the window [%, %) is empty', since, until
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'Pass since < until.';
+    END IF;
+    RETURN true;
+END
+$$;
+COMMENT ON FUNCTION tide._check_window(timestamptz, timestamptz) IS
+    'refuses the window [since, until) of a history function unless both are given and since < until (a reversed window is refused, not swapped)';
+
 -- Waits per queue over the jobs first placed in a window.  A job still
 -- pending counts in pending_now with its wait so far, not in the
 -- percentiles (those describe jobs that got resources).
@@ -149,9 +179,14 @@ CREATE FUNCTION tide.wait_stats(since timestamptz DEFAULT pg_catalog.now() - int
                                 until timestamptz DEFAULT pg_catalog.now())
     RETURNS TABLE (queue text, jobs_placed bigint, mean_wait interval, p50_wait interval,
                    p99_wait interval, max_wait interval, pending_now bigint, longest_pending interval)
-    LANGUAGE sql STABLE
+    LANGUAGE plpgsql STABLE
     SET search_path = pg_catalog, pg_temp
     AS $$
+#variable_conflict use_column
+DECLARE
+    ok boolean := tide._check_window(since, until);
+BEGIN
+    RETURN QUERY
 WITH placed AS (
     SELECT w.queue, extract(epoch FROM w.wait) AS s
       FROM tide.job_waits w
@@ -177,10 +212,11 @@ SELECT q.name,
                     max(s) AS mx
                FROM placed GROUP BY placed.queue) p ON p.queue = q.name
   LEFT JOIN waiting wt ON wt.queue = q.name
- ORDER BY q.name
+ ORDER BY q.name;
+END
 $$;
 COMMENT ON FUNCTION tide.wait_stats(timestamptz, timestamptz) IS
-    'per queue: jobs first placed in [since, until) with mean, median, p99 and longest wait, plus how many wait right now and the longest of those';
+    'per queue: jobs first placed in [since, until) with mean, median, p99 and longest wait, plus how many wait right now and the longest of those; a reversed window is refused';
 
 -- GPU utilisation in time buckets: the share of the GPUs of non-down nodes
 -- held by live allocations (from creation until release: a held GPU is
@@ -195,16 +231,14 @@ CREATE FUNCTION tide.gpu_utilisation(since timestamptz DEFAULT pg_catalog.now() 
     LANGUAGE plpgsql STABLE
     SET search_path = pg_catalog, pg_temp
     AS $$
+DECLARE
+    ok boolean;
 BEGIN
     IF bucket IS NULL OR bucket <= interval '0' THEN
         RAISE EXCEPTION 'bucket must be a positive interval, not %', coalesce(bucket::text, 'NULL')
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
-    IF since IS NULL OR until IS NULL OR until <= since THEN
-        RAISE EXCEPTION 'the window [%, %) is empty', since, until
-            USING ERRCODE = 'invalid_parameter_value',
-                  HINT = 'Pass since < until.';
-    END IF;
+    ok := tide._check_window(since, until);
     IF (extract(epoch FROM until - since) / extract(epoch FROM bucket)) > 100000 THEN
         RAISE EXCEPTION 'the window holds more than 100000 buckets of %', bucket
             USING ERRCODE = 'program_limit_exceeded',

@@ -56,7 +56,7 @@ BEGIN
         r := NULL;
     END;
     IF r IS NULL OR r < interval '0' THEN
-        RAISE EXCEPTION 'setting % is not a non-negative interval: "%"', name, v
+        RAISE EXCEPTION 'setting % is not a non-negative interval: "%"', name, tide._cut(v)
             USING ERRCODE = 'invalid_parameter_value',
                   HINT = pg_catalog.format('SET %s = %L, for example.', name, fallback);
     END IF;

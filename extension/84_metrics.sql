@@ -1,10 +1,42 @@
 -- Metrics for operators: tide.metrics (one row per metric and label set)
 -- and tide.metrics_prometheus() (the same in the Prometheus text format,
 -- for a scrape through any SQL exporter or a tiny HTTP wrapper).  Gauges
--- describe now; the *_total counters come from the identity sequences, so
--- they keep counting when old history is dropped.  Operators' numbers:
+-- describe now; the *_total counters come from the identity sequences (the
+-- jobs submitted: from the jobs and tide.jobs_removed), so they keep
+-- counting when old history is dropped.  Operators' numbers:
 -- the view runs with its owner's rights (row-level security does not cut
 -- them down) and is granted to tide_admin and tide_reader only.
+
+-- Jobs that left tide.jobs, archived or deleted, one row per statement
+-- that removed some.  tide_jobs_submitted_total is these plus the jobs in
+-- tide.jobs: it counts the jobs made, where the identity sequence also
+-- counts the values that refused inserts drew, and it keeps counting when
+-- the archive is dropped.  Written only by deletes (archiving runs in
+-- batches), never by a submission: no row that every submit would lock.
+CREATE TABLE tide.jobs_removed (
+    at   timestamptz NOT NULL DEFAULT pg_catalog.now(),
+    jobs bigint NOT NULL CONSTRAINT jobs_removed_jobs_check CHECK (jobs > 0)
+);
+COMMENT ON TABLE tide.jobs_removed IS
+    'jobs that left tide.jobs (archived or deleted), one row per statement that removed some: with the jobs still in tide.jobs, the jobs ever submitted (tide_jobs_submitted_total)';
+SELECT pg_catalog.pg_extension_config_dump('tide.jobs_removed', '');
+GRANT SELECT ON tide.jobs_removed TO tide_admin, tide_reader;
+
+CREATE FUNCTION tide._count_removed_jobs() RETURNS trigger
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path = pg_catalog, pg_temp
+    AS $$
+BEGIN
+    INSERT INTO tide.jobs_removed (jobs) SELECT count(*) FROM old_jobs HAVING count(*) > 0;
+    RETURN NULL;
+END
+$$;
+COMMENT ON FUNCTION tide._count_removed_jobs() IS
+    'statement trigger: records how many jobs a delete from tide.jobs removed (tide.jobs_removed), so that the submission counter does not go down';
+REVOKE ALL ON FUNCTION tide._count_removed_jobs() FROM PUBLIC;
+CREATE TRIGGER jobs_count_removed AFTER DELETE ON tide.jobs
+    REFERENCING OLD TABLE AS old_jobs
+    FOR EACH STATEMENT EXECUTE FUNCTION tide._count_removed_jobs();
 
 CREATE VIEW tide.metrics WITH (security_barrier = true) AS
 WITH jobs AS (
@@ -99,7 +131,8 @@ SELECT m.name, m.labels, m.value::double precision AS value
     UNION ALL
     SELECT 'tide_evictions_total', '{}'::jsonb, coalesce(pg_catalog.pg_sequence_last_value('tide.evictions_id_seq'), 0)
     UNION ALL
-    SELECT 'tide_jobs_submitted_total', '{}'::jsonb, coalesce(pg_catalog.pg_sequence_last_value('tide.jobs_id_seq'), 0)
+    SELECT 'tide_jobs_submitted_total', '{}'::jsonb,
+           (SELECT count(*) FROM tide.jobs) + (SELECT coalesce(sum(r.jobs), 0) FROM tide.jobs_removed r)
   ) m;
 COMMENT ON VIEW tide.metrics IS
     'operator metrics, one row per name and label set (Prometheus names): jobs pending, running, evicting, unschedulable and the oldest pending age per queue; quota, use and borrowing per queue; GPUs total, allocated, free and fragmented per resource group and GPU type; nodes per state; the last cycle''s phases and outcomes; counters of cycles, allocations, evictions, jobs';
@@ -131,7 +164,7 @@ VALUES ('tide_jobs_pending', 'gauge', 'Jobs waiting to be placed.'),
        ('tide_cycles_total', 'counter', 'Cycles run.'),
        ('tide_allocations_total', 'counter', 'Allocations made (placed replicas).'),
        ('tide_evictions_total', 'counter', 'Evictions ordered.'),
-       ('tide_jobs_submitted_total', 'counter', 'Jobs submitted.')
+       ('tide_jobs_submitted_total', 'counter', 'Jobs submitted (a refused submission does not count).')
 $$;
 COMMENT ON FUNCTION tide._metric_help() IS 'the Prometheus type and help text of each tide.metrics name';
 

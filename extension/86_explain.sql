@@ -165,12 +165,46 @@ $$;
 COMMENT ON FUNCTION tide._estimate(bigint) IS
     'the start estimate of a job with the running jobs it waits for and those without a time limit that make it unknown';
 
-CREATE FUNCTION tide.estimate_start(job_id bigint) RETURNS timestamptz
-    LANGUAGE sql STABLE
+-- A job explain and estimate_start do not find: NULL refused, an archived
+-- job's row (the caller answers from it), else the same error from both.
+CREATE FUNCTION tide._job_not_found(job_id bigint) RETURNS tide.jobs_archive
+    LANGUAGE plpgsql STABLE
     SET search_path = pg_catalog, pg_temp
-    AS $$ SELECT (tide._estimate(job_id)).start_at $$;
+    AS $$
+DECLARE
+    a tide.jobs_archive;
+BEGIN
+    IF job_id IS NULL THEN
+        RAISE EXCEPTION 'job_id must not be NULL'
+            USING ERRCODE = 'null_value_not_allowed',
+                  HINT = 'Give the id of a job, as tide.submit returned it.';
+    END IF;
+    SELECT * INTO a FROM tide.jobs_archive x WHERE x.id = _job_not_found.job_id LIMIT 1;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'job % does not exist', job_id
+            USING ERRCODE = 'no_data_found',
+                  HINT = 'A submitter sees only its own jobs; old jobs leave the archive after tide.history_retention.';
+    END IF;
+    RETURN a;
+END
+$$;
+COMMENT ON FUNCTION tide._job_not_found(bigint) IS
+    'for tide.explain and tide.estimate_start, a job id not in tide.jobs: its archived row, else the error both give (NULL refused, a missing job)';
+
+CREATE FUNCTION tide.estimate_start(job_id bigint) RETURNS timestamptz
+    LANGUAGE plpgsql STABLE
+    SET search_path = pg_catalog, pg_temp
+    AS $$
+BEGIN
+    IF job_id IS NULL OR NOT EXISTS (SELECT 1 FROM tide.jobs j WHERE j.id = estimate_start.job_id) THEN
+        -- as explain answers: an archived job's start, else its error
+        RETURN (tide._job_not_found(job_id)).started_at;
+    END IF;
+    RETURN (tide._estimate(job_id)).start_at;
+END
+$$;
 COMMENT ON FUNCTION tide.estimate_start(bigint) IS
-    'when a pending job should start: now when the GPUs it and the jobs ahead of it in its group''s order need are free, else when enough running jobs end by their time_limit; NULL when that depends on a job without a time limit or the job can never fit (tide.explain says which); the start of a placed job';
+    'when a pending job should start: now when the GPUs it and the jobs ahead of it in its group''s order need are free, else when enough running jobs end by their time_limit; NULL when that depends on a job without a time limit or the job can never fit (tide.explain says which); the start of a placed or archived job; a NULL or missing id refused as tide.explain refuses it';
 
 CREATE FUNCTION tide.explain(job_id bigint) RETURNS jsonb
     LANGUAGE plpgsql STABLE
@@ -179,6 +213,7 @@ CREATE FUNCTION tide.explain(job_id bigint) RETURNS jsonb
     AS $$
 DECLARE
     j tide.jobs;
+    arch tide.jobs_archive;
     q tide.queues;
     u record;
     me record;
@@ -199,14 +234,9 @@ DECLARE
 BEGIN
     SELECT * INTO j FROM tide.jobs x WHERE x.id = explain.job_id;
     IF NOT FOUND THEN
-        IF EXISTS (SELECT 1 FROM tide.jobs_archive a WHERE a.id = explain.job_id) THEN
-            RETURN (SELECT pg_catalog.jsonb_build_object('job_id', a.id, 'state', a.state, 'archived', true,
-                                                         'queue', a.queue, 'finished_at', a.finished_at)
-                      FROM tide.jobs_archive a WHERE a.id = explain.job_id LIMIT 1);
-        END IF;
-        RAISE EXCEPTION 'job % does not exist', explain.job_id
-            USING ERRCODE = 'no_data_found',
-                  HINT = 'A submitter sees only its own jobs; old jobs leave the archive after tide.history_retention.';
+        arch := tide._job_not_found(explain.job_id);
+        RETURN pg_catalog.jsonb_build_object('job_id', arch.id, 'state', arch.state, 'archived', true,
+                                             'queue', arch.queue, 'finished_at', arch.finished_at);
     END IF;
     SELECT * INTO q FROM tide.queues x WHERE x.name = j.queue;
     SELECT * INTO u FROM tide.queue_usage x WHERE x.queue = j.queue;
@@ -378,9 +408,12 @@ BEGIN
                   INTO frees FROM (SELECT * FROM tide._group_releases(q.resource_group) ORDER BY ends_by NULLS LAST LIMIT 5) r;
                 reasons := reasons || pg_catalog.jsonb_build_object(
                     'rule', 'R-L4', 'reason', pg_catalog.format('no ready node has room for %s (role %s)', t.request, t.role),
+                    -- of the nodes the job may use: its group, GPU type and node selector
                     'largest_free_gpus', (SELECT max(tide.gpu_count(n.free_gpus)) FROM tide.node_usage n
+                                            JOIN tide.nodes x ON x.name = n.node
                                            WHERE n.resource_group = q.resource_group AND n.state = 'ready'
-                                             AND (j.gpu_type IS NULL OR n.gpu_type = j.gpu_type)),
+                                             AND (j.gpu_type IS NULL OR n.gpu_type = j.gpu_type)
+                                             AND x.labels @> j.node_selector AND NOT (n.node = ANY (j.avoid_nodes))),
                     'unblock', 'a running job on a matching node ends', 'next_to_end', coalesce(frees, '[]'));
             END IF;
             fit_total := fit_total + fits::bigint;

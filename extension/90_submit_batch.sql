@@ -52,8 +52,9 @@ BEGIN
         RAISE EXCEPTION 'names has % elements for % requests', cardinality(names), n
             USING ERRCODE = 'invalid_parameter_value', HINT = 'Give one name per request, or NULL.';
     END IF;
-    IF replicas IS NULL OR replicas < 1 THEN
-        RAISE EXCEPTION 'replicas must be at least 1, not %', coalesce(replicas::text, 'NULL')
+    -- NULL means the default, as for tide.submit (docs/policy.md)
+    IF coalesce(replicas, 1) < 1 THEN
+        RAISE EXCEPTION 'replicas must be at least 1, not %', replicas
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
     -- Identity values are drawn in the order the rows are produced, so the
@@ -73,7 +74,7 @@ BEGIN
         RETURNING id)
     SELECT array_agg(ins.id ORDER BY ins.id) INTO ids FROM ins;
     INSERT INTO tide.job_tasks (job_id, role, replicas, request)
-    SELECT ids[i], 'main', submit_many.replicas, submit_many.requests[i]
+    SELECT ids[i], 'main', coalesce(submit_many.replicas, 1), submit_many.requests[i]
       FROM generate_series(1, n) i;
     RETURN ids;
 END

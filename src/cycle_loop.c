@@ -36,6 +36,8 @@
 #include "utils/snapmgr.h"
 #include "utils/timestamp.h"
 
+#include "cut.h"
+
 PG_FUNCTION_INFO_V1(tide_apply_reload);
 PG_FUNCTION_INFO_V1(tide_start_cycle_loop);
 
@@ -213,7 +215,8 @@ tide_start_cycle_loop(PG_FUNCTION_ARGS)
 		if (strlen(group) >= sizeof(args.group))
 		{
 			ereport(NOTICE,
-					(errmsg("cycles of resource group \"%s\" start at the next whole minute", group),
+					(errmsg("cycles of resource group \"%s\" start at the next whole minute",
+							tide_cut(group, TIDE_CUT_DEFAULT)),
 					 errdetail("The name is too long to hand to a background worker (%zu bytes, at most %zu).",
 							   strlen(group), sizeof(args.group) - 1)));
 			PG_RETURN_BOOL(false);

@@ -16,6 +16,7 @@
 #include "utils/fmgrprotos.h"
 #include "utils/sortsupport.h"
 
+#include "cut.h"
 #include "gpumask.h"
 
 #if SIZEOF_DATUM < 8
@@ -75,7 +76,10 @@ static void
 report_parse_error(const char *text, const GpuMaskParseError *err,
 				   Node *escontext)
 {
-	char	   *elem = pnstrdup(text + err->elem_start, err->elem_len);
+	/* as the messages show them: cut to a readable length (cut.h) */
+	const char *elem = tide_cut(pnstrdup(text + err->elem_start, err->elem_len), TIDE_CUT_DEFAULT);
+
+	text = tide_cut(text, TIDE_CUT_DEFAULT);
 
 	switch (err->status)
 	{

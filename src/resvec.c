@@ -20,6 +20,7 @@
 #include "utils/numeric.h"
 #include "utils/syscache.h"
 
+#include "cut.h"
 #include "resvec.h"
 
 #define HINT_SYNTAX \
@@ -183,8 +184,9 @@ quantity_str(int64 milli)
 static void pg_attribute_noreturn()
 resvec_report(const RvError *err, const char *input, int code)
 {
-	char	   *name = view_str(err->name, err->name_len);
-	char	   *token = view_str(err->token, err->token_len);
+	/* as the messages show them: cut to a readable length (cut.h) */
+	const char *name = tide_cut(view_str(err->name, err->name_len), TIDE_CUT_DEFAULT);
+	const char *token = tide_cut(view_str(err->token, err->token_len), TIDE_CUT_DEFAULT);
 
 	switch (err->status)
 	{
@@ -205,7 +207,8 @@ resvec_report(const RvError *err, const char *input, int code)
 					detail = "Two commas follow each other.";
 				ereport(ERROR,
 						(errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
-						 errmsg("invalid input syntax for type resvec: \"%s\"", input ? input : ""),
+						 errmsg("invalid input syntax for type resvec: \"%s\"",
+								input ? tide_cut(input, TIDE_CUT_DEFAULT) : ""),
 						 errdetail("%s", detail),
 						 errhint(HINT_SYNTAX)));
 			}

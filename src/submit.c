@@ -62,6 +62,7 @@
 #include "utils/syscache.h"
 
 #include "changed.h"
+#include "cut.h"
 #include "writer.h"
 
 PG_FUNCTION_INFO_V1(tide_submit);
@@ -232,7 +233,7 @@ static void
 load_cache(void)
 {
 	Oid			admit[6] = {TEXTOID, TEXTOID, BOOLOID, BOOLOID, TEXTOID, INT4OID};
-	Oid			job[7] = {TEXTOID, TEXTOID, INT4OID, INT4OID, INTERVALOID, TEXTOID, JSONBOID};
+	Oid			job[8] = {TEXTOID, TEXTOID, INT4OID, INT4OID, INTERVALOID, TEXTOID, JSONBOID, TEXTOID};
 	Oid			task[4] = {INT8OID, TEXTOID, INT4OID, InvalidOid};
 	Oid			payload[3] = {JSONBOID, TEXTOID, JSONBOID};
 	Oid			limits[5] = {TEXTOID, INTERVALOID, INTERVALOID, INTERVALOID, BOOLOID};
@@ -258,7 +259,7 @@ load_cache(void)
 																			makeString("resvec"))));
 	task[3] = cache.resvec;
 	lookup_function(&cache.admit_job, "_admit_job", 6, admit);
-	lookup_function(&cache.check_job, "_check_job_values", 7, job);
+	lookup_function(&cache.check_job, "_check_job_values", 8, job);
 	lookup_function(&cache.check_task, "_check_task_values", 4, task);
 	lookup_function(&cache.check_payload, "_check_payload", 3, payload);
 	lookup_function(&cache.job_time_limit, "_job_time_limit", 5, limits);
@@ -350,8 +351,8 @@ run_as_owner(Oid owner, Oid save_userid, int save_sec_context, volatile bool *sw
 }
 
 /*
- * The arguments every submission shares, checked once: NULLs refused, the
- * defaults of the SQL signature filled in, then the check functions the
+ * The arguments every submission shares, checked once: the defaults of
+ * the SQL signature filled in for NULLs, NULLs without one refused, then the check functions the
  * insert triggers call, in a new snapshot as PL/pgSQL evaluates the
  * statements of a volatile function, taken once the lock that the job's
  * INSERT takes on tide.jobs is held: a queue is deleted or renamed only
@@ -377,11 +378,30 @@ submit_check(SubmitArgs *s)
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("request must not be NULL"),
 				 errhint("Give the per-replica resources, e.g. 'cpu=4, memory=16Gi, gpu=1'.")));
-	if (n[A_REPLICAS] || DatumGetInt32(a[A_REPLICAS]) < 1)
+	/*
+	 * NULL means the default (docs/policy.md): an argument with a default
+	 * given as NULL takes it, as if left out; those whose NULL means
+	 * something (name, service_type, min_available, ...) keep it.
+	 */
+#define COALESCE(i, d) do { if (n[i]) { a[i] = (d); n[i] = false; } } while (0)
+	COALESCE(A_REPLICAS, Int32GetDatum(1));
+	COALESCE(A_PRIORITY, Int32GetDatum(0));
+	COALESCE(A_IDLE, BoolGetDatum(false));
+	COALESCE(A_RESERVE, BoolGetDatum(false));
+	COALESCE(A_PREEMPTABLE, BoolGetDatum(true));
+	COALESCE(A_NODE_SELECTOR, DirectFunctionCall1(jsonb_in, CStringGetDatum("{}")));
+	COALESCE(A_MAX_RETRIES, Int32GetDatum(0));
+	COALESCE(A_ON_EVICT, text_datum("requeue"));
+	COALESCE(A_ROLE, text_datum("main"));
+	COALESCE(A_HOLD, BoolGetDatum(false));
+	COALESCE(A_ENV, DirectFunctionCall1(jsonb_in, CStringGetDatum("{}")));
+	COALESCE(A_LABELS, DirectFunctionCall1(jsonb_in, CStringGetDatum("{}")));
+#undef COALESCE
+
+	if (DatumGetInt32(a[A_REPLICAS]) < 1)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 n[A_REPLICAS] ? errmsg("replicas must be at least 1, not NULL")
-				 : errmsg("replicas must be at least 1, not %d", DatumGetInt32(a[A_REPLICAS]))));
+				 errmsg("replicas must be at least 1, not %d", DatumGetInt32(a[A_REPLICAS]))));
 	if (!n[A_MIN_AVAILABLE] && DatumGetInt32(a[A_MIN_AVAILABLE]) > DatumGetInt32(a[A_REPLICAS]))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -410,28 +430,14 @@ submit_check(SubmitArgs *s)
 				 errmsg("key must not be empty"),
 				 errhint("Leave key NULL to submit without an idempotency key.")));
 
-	/* the defaults of the SQL signature, for arguments passed as NULL */
-#define COALESCE(i, d) do { if (n[i]) { a[i] = (d); n[i] = false; } } while (0)
-	COALESCE(A_PRIORITY, Int32GetDatum(0));
-	COALESCE(A_IDLE, BoolGetDatum(false));
-	COALESCE(A_RESERVE, BoolGetDatum(false));
-	COALESCE(A_PREEMPTABLE, BoolGetDatum(true));
-	COALESCE(A_NODE_SELECTOR, DirectFunctionCall1(jsonb_in, CStringGetDatum("{}")));
-	COALESCE(A_MAX_RETRIES, Int32GetDatum(0));
-	COALESCE(A_ON_EVICT, text_datum("requeue"));
-	COALESCE(A_ROLE, text_datum("main"));
-	COALESCE(A_HOLD, BoolGetDatum(false));
-	COALESCE(A_ENV, DirectFunctionCall1(jsonb_in, CStringGetDatum("{}")));
-	COALESCE(A_LABELS, DirectFunctionCall1(jsonb_in, CStringGetDatum("{}")));
-#undef COALESCE
 
 	load_cache();
 	LockRelationOid(get_relname_relid("jobs", get_namespace_oid("tide", false)), RowExclusiveLock);
 	CommandCounterIncrement();
 	PushActiveSnapshot(GetTransactionSnapshot());
 	{
-		Datum		v[7];
-		bool		vn[7];
+		Datum		v[8];
+		bool		vn[8];
 
 		v[0] = a[A_QUEUE];
 		vn[0] = false;
@@ -463,7 +469,9 @@ submit_check(SubmitArgs *s)
 		vn[5] = n[A_GPU_TYPE];
 		v[6] = a[A_NODE_SELECTOR];
 		vn[6] = false;
-		(void) call_check(&cache.check_job, 7, v, vn, &isnull);
+		v[7] = a[A_NAME];
+		vn[7] = n[A_NAME];
+		(void) call_check(&cache.check_job, 8, v, vn, &isnull);
 
 		v[0] = (Datum) 0;
 		vn[0] = true;
@@ -573,7 +581,7 @@ keyed_id(SPIPlanPtr *plan, const char *sql, Datum key, const char *what)
 	id = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
 	ereport(NOTICE,
 			(errmsg("%s %lld was submitted with key \"%s\" already; nothing new was submitted",
-					what, (long long) id, TextDatumGetCString(key))));
+					what, (long long) id, tide_cut(TextDatumGetCString(key), TIDE_CUT_DEFAULT))));
 	return id;
 }
 

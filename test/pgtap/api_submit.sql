@@ -42,7 +42,7 @@ SELECT throws_ok($$SELECT tide.submit(NULL, 'gpu=1')$$, '22004', 'queue must not
 SELECT throws_ok($$SELECT tide.submit('q1', NULL)$$, '22004', 'request must not be NULL', 'NULL request');
 SELECT throws_ok($$SELECT tide.submit('q1', 'gpu=1', replicas => 0)$$, '22023', 'replicas must be at least 1, not 0', 'zero replicas');
 SELECT throws_ok($$SELECT tide.submit('q1', 'gpu=1', replicas => -2)$$, '22023', 'replicas must be at least 1, not -2', 'negative replicas');
-SELECT throws_ok($$SELECT tide.submit('q1', 'gpu=1', replicas => NULL)$$, '22023', 'replicas must be at least 1, not NULL', 'NULL replicas');
+SELECT lives_ok($$SELECT tide.submit('q1', 'gpu=1', replicas => NULL)$$, 'NULL replicas: the default, one');
 SELECT throws_ok($$SELECT tide.submit('q1', 'gpu=1', replicas => 2, min_available => 3)$$, '22023', 'min_available 3 is above the 2 replicas', 'min_available above replicas');
 SELECT throws_ok($$SELECT tide.submit('q1', 'gpu=1', min_available => 0)$$, '23514', 'min_available must be at least 1, not 0', 'zero min_available');
 SELECT throws_ok($$SELECT tide.submit('q1', 'gpu=1.5')$$, '23514', NULL, 'gpu=1.5 is refused');
