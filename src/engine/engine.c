@@ -24,6 +24,7 @@
 #include "evict.h"
 #include "frag.h"
 #include "order.h"
+#include "owner_order.h"
 #include "place.h"
 #include "prep.h"
 #include "reserve.h"
@@ -190,15 +191,17 @@ walk_queues(TideWork *w, int32_t *deferred)
 	int32_t    *qlist;
 	int			ndeferred = 0;
 	TideQueueHeap heap;
+	TideLeaves	leaves;
 
 	qlist = tide_order_queue_jobs(w, qstart);
 	for (int q = 0; q < s->nqueues; q++)
 		qnext[q] = qstart[q];
 	tide_queue_heap_init(w, &heap, qstart);
+	tide_leaf_begin(w, &leaves, qlist, qstart);	/* R-O7: owners in a queue */
 	while (heap.n > 0)
 	{
 		int			q = heap.q[0];
-		int			j = qlist[qnext[q]++];
+		int			j = tide_leaf_next(&leaves, q, qlist, qnext);
 		TideOutcome *o = &r->outcomes[j];
 		int			klass;
 		bool		placed = false;
@@ -235,6 +238,7 @@ walk_queues(TideWork *w, int32_t *deferred)
 			else
 				walk_record(w, j);
 		}
+		tide_leaf_done(w, &leaves, q, j, placed);
 		if (qnext[q] == qstart[q + 1])
 			tide_queue_heap_pop(&heap);
 		else if (placed)
@@ -329,6 +333,7 @@ tide_decide(TideSnapshot *s)
 	if (!s->index)
 		tide_snapshot_finish(s, NULL, 0);
 	tide_fair_decay(s);			/* R-O6: the shares' averages up to now */
+	tide_owner_fair_decay(s);	/* R-O7: the owners' too */
 	tide_work_begin(&w, s);
 	alloc_walk(&w);
 
