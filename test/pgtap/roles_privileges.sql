@@ -37,6 +37,8 @@ INSERT INTO decided VALUES
  ('tide.cycle_state'                      , 'reader'                , 'SELECT'),
  ('tide.queue_fair_usage'                 , 'admin'                 , 'DELETE INSERT SELECT UPDATE'),
  ('tide.queue_fair_usage'                 , 'reader'                , 'SELECT'),
+ ('tide.owner_fair_usage'                 , 'admin'                 , 'DELETE INSERT SELECT UPDATE'),
+ ('tide.owner_fair_usage'                 , 'submitter reader'      , 'SELECT'),
  ('tide.eviction_holds'                   , 'admin'                 , 'DELETE INSERT SELECT'),
  ('tide.eviction_holds'                   , 'reader'                , 'SELECT'),
  ('tide.evictions'                        , 'admin'                 , 'DELETE INSERT SELECT UPDATE'),
@@ -102,6 +104,7 @@ INSERT INTO decided VALUES
  ('tide.queue_accounting'                 , 'admin reader'          , 'SELECT'),
  ('tide.queue_usage'                      , 'admin reader'          , 'SELECT'),
  ('tide.fair_share'                       , 'admin reader'          , 'SELECT'),
+ ('tide.owner_fair_share'                 , 'admin submitter reader', 'SELECT'),
  -- sequences
  ('tide.allocations_id_seq'               , 'admin'                 , 'SELECT USAGE'),
  ('tide.allocations_id_seq'               , 'reader'                , 'SELECT'),
