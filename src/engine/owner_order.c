@@ -311,18 +311,18 @@ owner_share(const TideLeafOwners *lo, int o, int nres)
 }
 
 /* R-O7: owner a's head job before owner b's. */
-static bool
-obefore(const TideSnapshot *s, const TideLeafOwners *lo, int a, int b)
+static inline bool
+obefore(const TideLeafOwners *lo, int a, int b)
 {
-	const TideJob *x = &s->jobs[lo->jobs[lo->next[a]]];
-	const TideJob *y = &s->jobs[lo->jobs[lo->next[b]]];
+	const TideOwnerHead *x = &lo->head[a];
+	const TideOwnerHead *y = &lo->head[b];
 
-	if (x->is_retry != y->is_retry)
-		return x->is_retry;
+	if (x->retry != y->retry)
+		return x->retry;
 	if (x->priority != y->priority)
 		return x->priority > y->priority;
-	if (lo->share[a] != lo->share[b])
-		return lo->share[a] < lo->share[b];
+	if (x->share != y->share)
+		return x->share < y->share;
 	if (x->created_at != y->created_at)
 		return x->created_at < y->created_at;
 	if (x->id != y->id)
@@ -330,8 +330,21 @@ obefore(const TideSnapshot *s, const TideLeafOwners *lo, int a, int b)
 	return a < b;
 }
 
+/* Owner o's key from its next job (it has one). */
 static void
-osift_down(const TideSnapshot *s, TideLeafOwners *lo, int i)
+set_head(const TideSnapshot *s, TideLeafOwners *lo, int o)
+{
+	const TideJob *x = &s->jobs[lo->jobs[lo->next[o]]];
+	TideOwnerHead *h = &lo->head[o];
+
+	h->retry = x->is_retry;
+	h->priority = x->priority;
+	h->created_at = x->created_at;
+	h->id = x->id;
+}
+
+static void
+osift_down(TideLeafOwners *lo, int i)
 {
 	for (;;)
 	{
@@ -339,9 +352,9 @@ osift_down(const TideSnapshot *s, TideLeafOwners *lo, int i)
 					r = l + 1,
 					m = i;
 
-		if (l < lo->nheap && obefore(s, lo, lo->heap[l], lo->heap[m]))
+		if (l < lo->nheap && obefore(lo, lo->heap[l], lo->heap[m]))
 			m = l;
-		if (r < lo->nheap && obefore(s, lo, lo->heap[r], lo->heap[m]))
+		if (r < lo->nheap && obefore(lo, lo->heap[r], lo->heap[m]))
 			m = r;
 		if (m == i)
 			return;
@@ -384,19 +397,56 @@ leaf_denom(TideWork *w, int q)
 	return d;
 }
 
+/*
+ * The positions 0..n-1 of list by owner, each owner's in list order: a
+ * counting sort when the owner ids are few for n, else a sort.
+ */
+static int32_t *
+group_by_owner(TideWork *w, const int32_t *list, int n)
+{
+	const TideSnapshot *s = w->s;
+	int32_t    *pos = tide_work_alloc_raw(w, sizeof(int32_t) * n);
+	int32_t		lo = INT32_MAX,
+				hi = INT32_MIN;
+
+	for (int k = 0; k < n; k++)
+	{
+		int32_t		o = s->jobs[list[k]].owner;
+
+		lo = o < lo ? o : lo;
+		hi = o > hi ? o : hi;
+	}
+	if ((int64_t) hi - lo < 4 * (int64_t) n + 64)
+	{
+		int32_t    *fill = tide_work_alloc(w, sizeof(int32_t) * ((size_t) (hi - lo) + 2));
+
+		for (int k = 0; k < n; k++)
+			fill[s->jobs[list[k]].owner - lo + 1]++;
+		for (int32_t o = 0; o < hi - lo; o++)
+			fill[o + 1] += fill[o];
+		for (int k = 0; k < n; k++)
+			pos[fill[s->jobs[list[k]].owner - lo]++] = k;
+	}
+	else
+	{
+		OwnerSortCtx ctx = {s, list};
+
+		for (int k = 0; k < n; k++)
+			pos[k] = k;
+		tide_sort(pos, n, sizeof(int32_t), cmp_by_owner, &ctx);
+	}
+	return pos;
+}
+
 /* Queue q's n jobs (list, in R-O3, R-O1 order) split per owner, owners in a heap. */
 static TideLeafOwners *
 leaf_build(TideWork *w, int q, const int32_t *list, int n)
 {
 	const TideSnapshot *s = w->s;
 	TideLeafOwners *lo = tide_work_alloc(w, sizeof(TideLeafOwners));
-	int32_t    *pos = tide_work_alloc_raw(w, sizeof(int32_t) * n);
-	OwnerSortCtx ctx = {s, list};
+	int32_t    *pos = group_by_owner(w, list, n);
 	int			nres = s->nres;
 
-	for (int k = 0; k < n; k++)
-		pos[k] = k;
-	tide_sort(pos, n, sizeof(int32_t), cmp_by_owner, &ctx);
 	lo->jobs = tide_work_alloc_raw(w, sizeof(int32_t) * n);
 	lo->start = tide_work_alloc(w, sizeof(int32_t) * (n + 1));
 	for (int k = 0; k < n; k++)
@@ -408,7 +458,7 @@ leaf_build(TideWork *w, int q, const int32_t *list, int n)
 	lo->start[lo->nown] = n;
 	lo->next = tide_work_alloc(w, sizeof(int32_t) * lo->nown);
 	lo->used = tide_work_alloc(w, sizeof(double) * ((size_t) lo->nown * nres + 1));
-	lo->share = tide_work_alloc(w, sizeof(double) * lo->nown);
+	lo->head = tide_work_alloc(w, sizeof(TideOwnerHead) * lo->nown);
 	lo->heap = tide_work_alloc(w, sizeof(int32_t) * lo->nown);
 	lo->denom = leaf_denom(w, q);
 	for (int o = 0; o < lo->nown; o++)
@@ -418,11 +468,12 @@ leaf_build(TideWork *w, int q, const int32_t *list, int n)
 		lo->next[o] = lo->start[o];
 		if (row)
 			memcpy(lo->used + (size_t) o * nres, row->decayed, sizeof(double) * nres);
-		lo->share[o] = owner_share(lo, o, nres);
+		lo->head[o].share = owner_share(lo, o, nres);
+		set_head(s, lo, o);
 		lo->heap[lo->nheap++] = o;
 	}
 	for (int i = lo->nheap / 2 - 1; i >= 0; i--)
-		osift_down(s, lo, i);
+		osift_down(lo, i);
 	return lo;
 }
 
@@ -478,7 +529,7 @@ tide_leaf_after(TideWork *w, TideLeafOwners *lo, int j, bool placed)
 
 			add_usage(s, u, p->node >= 0 ? &s->nodes[p->node] : NULL, p->res);
 		}
-		lo->share[o] = owner_share(lo, o, s->nres);
+		lo->head[o].share = owner_share(lo, o, s->nres);
 	}
 	else if (out->klass == TIDE_CLASS_BORROWING)
 	{
@@ -487,10 +538,12 @@ tide_leaf_after(TideWork *w, TideLeafOwners *lo, int j, bool placed)
 		for (int ri = 0; ri < job->nroles; ri++)
 			for (int k = 0; k < job->roles[ri].replicas; k++)
 				add_usage(s, u, NULL, job->roles[ri].request);
-		lo->share[o] = owner_share(lo, o, s->nres);
+		lo->head[o].share = owner_share(lo, o, s->nres);
 	}
 	if (lo->next[o] == lo->start[o + 1])
 		lo->heap[0] = lo->heap[--lo->nheap];
+	else
+		set_head(s, lo, o);
 	if (lo->nheap > 0)
-		osift_down(s, lo, 0);
+		osift_down(lo, 0);
 }

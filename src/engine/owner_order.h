@@ -11,6 +11,16 @@
 
 #include "engine_int.h"
 
+/* An owner's key in the heap: its head job's order fields and its share. */
+typedef struct TideOwnerHead
+{
+	bool		retry;
+	int32_t		priority;
+	double		share;
+	int64_t		created_at;
+	int64_t		id;
+} TideOwnerHead;
+
 /* One queue with owner_fair during the walk: its jobs per owner, the owners in a heap. */
 typedef struct TideLeafOwners
 {
@@ -20,7 +30,7 @@ typedef struct TideLeafOwners
 	int32_t    *start;			/* [nown + 1] each owner's range in jobs */
 	int32_t    *next;			/* [nown] its next job there */
 	double	   *used;			/* [nown * nres] average + placed this walk */
-	double	   *share;			/* [nown] */
+	TideOwnerHead *head;		/* [nown] each owner's key now */
 	int32_t    *heap;			/* owners with jobs left, the next one first */
 	int32_t		nheap;
 	const double *denom;		/* [nres] what a share divides by; 0: not counted */

@@ -54,6 +54,17 @@ test_alternate(void)
 		   "R-O7: the walk considers bob's jobs between alice's");
 	fx_free(&fx);
 
+	/* owner ids far apart (grouped by a sort, not counted): the same turns */
+	for (int i = 9; i < 12; i++)
+		owners[i] = 1000000;
+	fx_build(&fx, nodes, 1, queues, 1, jobs, 12, NULL, 0);
+	fair(&fx, owners, 12);
+	fx.r = tide_decide(fx.s);
+	is_str(fx_placed(&fx), "1,101,2,102,3,103,4,5", "R-O7: the same with owner ids far apart");
+	fx_free(&fx);
+	for (int i = 9; i < 12; i++)
+		owners[i] = 1;
+
 	/* job priority wins over the owner share; the retry lane over both */
 	jobs[8].priority = 5;		/* alice's job 9 */
 	jobs[2].retry = 1;			/* alice's job 3 */
