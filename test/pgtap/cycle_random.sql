@@ -12,17 +12,19 @@
 --   R-L1  no pending single-replica job (whole GPUs or none) fits a ready
 --         node's free resources in a queue without limits.
 -- Every other cluster runs with tide.fair_share_half_life = 1h (R-O6): the
--- order of queues changes, none of the invariants may.
+-- order of queues changes, none of the invariants may; two queues order
+-- their owners by their shares (R-O7), one of them without a quota.
 BEGIN;
 CREATE EXTENSION pg_tide;
 SET client_min_messages = warning;
-SELECT plan(11);
+SELECT plan(12);
 SELECT setseed(0.4242);
 
 INSERT INTO tide.queues (name) VALUES ('free1'), ('free2');
 INSERT INTO tide.queues (name, quota, capability, owner_capability)
 VALUES ('capped', 'gpu=8', 'gpu=12, NVIDIA-H100=8', 'gpu=6, NVIDIA-H100=4');
 INSERT INTO tide.queues (name, quota, priority, owner_capability) VALUES ('vip', 'gpu=8, cpu=32', 5, 'gpu=4, cpu=24');
+UPDATE tide.queues SET owner_fair_share = true WHERE name IN ('free1', 'vip');
 
 -- A random cluster of 3 to 12 nodes: CPU nodes, two card types, topology, zones.
 CREATE FUNCTION pg_temp.random_cluster() RETURNS void LANGUAGE plpgsql AS $$
@@ -197,6 +199,8 @@ END $$;
 SELECT is((SELECT count(*)::int FROM tide.cycles), 120, '120 cycles ran over 10 random clusters');
 SELECT is((SELECT array_agg(queue ORDER BY queue) FROM tide.queue_fair_usage), ARRAY['capped', 'vip'],
           'R-O6: the cycles with a half-life kept the averages of the queues with a quota');
+SELECT is((SELECT array_agg(DISTINCT queue ORDER BY queue) FROM tide.owner_fair_usage), ARRAY['free1', 'vip'],
+          'R-O7: and the owners'' averages of the queues that order owners');
 SELECT cmp_ok((SELECT sum(allocations_made)::int FROM tide.cycles), '>', 100, 'more than 100 allocations were made');
 SELECT cmp_ok((SELECT sum(jobs_considered - jobs_placed)::int FROM tide.cycles), '>', 100, 'and jobs were left waiting');
 SELECT is((SELECT count(*)::int FROM violations WHERE what LIKE 'over capacity%'), 0, 'R-C4: no node over capacity after any cycle');
