@@ -45,7 +45,22 @@ CREATE TRIGGER queues_owner_fair_delete AFTER DELETE ON tide.queues
 CREATE TRIGGER queues_owner_fair_truncate AFTER TRUNCATE ON tide.queues
     FOR EACH STATEMENT EXECUTE FUNCTION tide._queue_fair_follow('tide.owner_fair_usage');
 
--- What the next cycle orders the owners of each owner_fair_share queue by,
+-- What an owner's share in a queue is taken over: the queue's quota, or
+-- without one the capacity of the ready nodes of its resource group (as
+-- the engine, src/engine/owner_order.c).
+CREATE FUNCTION tide._owner_share_denom(queue text) RETURNS tide.resvec
+    LANGUAGE sql STABLE
+    SET search_path = pg_catalog, pg_temp
+    AS $$
+SELECT CASE WHEN q.quota IS NOT NULL AND q.quota OPERATOR(tide.<>) ''::tide.resvec THEN q.quota
+            ELSE (SELECT tide.sum(n.capacity) FROM tide.nodes n
+                   WHERE n.resource_group = q.resource_group AND n.state = 'ready') END
+  FROM tide.queues q WHERE q.name = queue
+$$;
+COMMENT ON FUNCTION tide._owner_share_denom(text) IS
+    'what the owners'' shares in a queue divide by (R-O7): its quota, or the ready capacity of its resource group without one';
+
+
 -- now: each owner's average decayed up to now with its usage now (as the
 -- engine does at the load), its share (largest average over the quota on
 -- what the quota names; without a quota, over the capacity of the ready
@@ -67,15 +82,11 @@ WITH h AS (
       FROM tide.allocations a JOIN tide.jobs j ON j.id = a.job_id
      WHERE a.state <> 'released' AND NOT j.idle
      GROUP BY j.queue, j.owner
-), capacity AS (
-    SELECT n.resource_group, tide.sum(n.capacity) AS capacity
-      FROM tide.nodes n WHERE n.state = 'ready'
-     GROUP BY n.resource_group
 ), w AS (
     -- the weight the kept average keeps (R-O6): 0 with no half-life (the
     -- usage now), 1 for an owner never averaged (it starts from 0 now)
     SELECT o.queue, o.owner, coalesce(l.usage, ''::tide.resvec) AS usage, f.decayed AS kept,
-           CASE WHEN q.quota IS NOT NULL AND q.quota <> ''::tide.resvec THEN q.quota ELSE c.capacity END AS denom,
+           tide._owner_share_denom(q.name) AS denom,
            (CASE WHEN h.secs <= 0 THEN 0
                  WHEN f.updated_at IS NULL THEN 1
                  WHEN extract(epoch FROM now() - f.updated_at)::float8 / h.secs > 1000 THEN 0
@@ -85,7 +96,6 @@ WITH h AS (
       JOIN tide.queues q ON q.name = o.queue AND q.owner_fair_share
       CROSS JOIN h
       LEFT JOIN live l ON l.queue = o.queue AND l.owner = o.owner
-      LEFT JOIN capacity c ON c.resource_group = q.resource_group
       LEFT JOIN tide.owner_fair_usage f ON f.queue = o.queue AND f.owner = o.owner
 ), d AS (
     SELECT w.queue, w.owner, w.usage, x.decayed, x.share
@@ -106,3 +116,44 @@ SELECT d.queue, d.owner, d.usage,
 COMMENT ON VIEW tide.owner_fair_share IS
     'per owner of a queue with owner_fair_share: its non-idle usage in the queue now, its usage averaged over tide.fair_share_half_life up to now (decayed), the share that orders its jobs among the others'' of equal priority (largest decayed / quota, or / the group''s ready capacity without a quota) and its rank in the queue (share, then owner), R-O7; a submitter sees its own rows';
 GRANT SELECT ON tide.owner_fair_share TO tide_admin, tide_reader, tide_submitter;
+
+-- The owner share each pending job of an owner_fair_share queue will be
+-- taken at (R-O7), for an order of the queue's jobs without the engine:
+-- its owner's average now plus the requests of the owner's jobs before it
+-- in the queue (retry lane, priority, age, id), over the denominator.
+-- The walk takes the head of the owner with the least (retry lane,
+-- priority, share, created_at, id) and grows its share by what the job is
+-- given, so sorting the jobs by that key with this share is the walk's
+-- order exactly when every job it considers is placed or set aside to
+-- borrow; one that fits nowhere adds nothing in the walk.
+CREATE FUNCTION tide._owner_head_shares(rg text)
+    RETURNS TABLE (job_id bigint, owner_share numeric)
+    LANGUAGE sql STABLE
+    SET search_path = pg_catalog, pg_temp
+    AS $$
+WITH x AS (
+    SELECT j.id, j.queue, j.owner, d.denom,
+           coalesce((SELECT tide.sum(t.request OPERATOR(tide.*) t.replicas) FROM tide.job_tasks t WHERE t.job_id = j.id),
+                    ''::tide.resvec) AS request,
+           (j.retry_of IS NULL) AS not_retry, j.priority, j.created_at
+      FROM tide.jobs j
+      JOIN tide.queues q ON q.name = j.queue AND q.owner_fair_share
+      CROSS JOIN LATERAL (SELECT tide._owner_share_denom(q.name) AS denom) d
+     WHERE j.state = 'pending' AND NOT j.unschedulable AND NOT j.waiting AND NOT j.idle
+       AND (rg IS NULL OR q.resource_group = rg)
+), b AS (
+    SELECT x.*, tide.sum(x.request) OVER (PARTITION BY x.queue, x.owner
+                                          ORDER BY x.not_retry, x.priority DESC, x.created_at, x.id
+                                          ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS before
+      FROM x
+)
+SELECT b.id,
+       (SELECT pg_catalog.trim_scale(round(coalesce(max((coalesce((s.decayed ->> k.key)::numeric, 0)
+                                                         + coalesce((b.before::jsonb ->> k.key)::numeric, 0))
+                                                        / k.value::numeric) FILTER (WHERE k.value::numeric > 0), 0), 12))
+          FROM pg_catalog.jsonb_each_text(coalesce(b.denom::jsonb, '{}')) k)
+  FROM b
+  LEFT JOIN tide.owner_fair_share s ON s.queue = b.queue AND s.owner = b.owner
+$$;
+COMMENT ON FUNCTION tide._owner_head_shares(text) IS
+    'per pending non-idle job of an owner_fair_share queue of a resource group (NULL: all), the owner share it will be taken at (R-O7): the owner''s average now plus its jobs before it, over the quota; the walk''s order within the queue is (retry lane, priority, this share, created_at, id)';

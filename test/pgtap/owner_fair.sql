@@ -12,7 +12,7 @@ BEGIN;
 CREATE EXTENSION pg_tide;
 SET client_min_messages = warning;
 SET LOCAL tide.retry_backoff = 0;
-SELECT plan(32);
+SELECT plan(33);
 
 CREATE ROLE of_alice IN ROLE tide_submitter;
 CREATE ROLE of_bob IN ROLE tide_submitter;
@@ -54,6 +54,12 @@ UPDATE tide.queues SET owner_fair_share = true WHERE name = 'qf';
 SELECT is(pg_temp.would('of_bob'), pg_temp.first('of_bob', 'qf', 8),
           'R-O7: the owners take turns: bob''s first 8 jobs would be placed');
 SELECT is(pg_temp.would('of_alice'), pg_temp.first('of_alice', 'qf', 8), 'R-O7: and alice''s first 8');
+SELECT is((SELECT array_agg(h.job_id ORDER BY (j.retry_of IS NULL), j.priority DESC, h.owner_share, j.created_at, j.id)
+             FROM tide._owner_head_shares('default') h JOIN tide.jobs j ON j.id = h.job_id
+            WHERE h.owner_share < 0.125),
+          ARRAY[(pg_temp.first('of_alice', 'qf', 2))[1], (pg_temp.first('of_bob', 'qf', 2))[1],
+                (pg_temp.first('of_alice', 'qf', 2))[2], (pg_temp.first('of_bob', 'qf', 2))[2]],
+          'R-O7 in SQL: the jobs by (retry, priority, owner share at their turn, age, id) take turns as the walk does');
 SET LOCAL tide.fair_share_half_life = '1d';
 SELECT is(pg_temp.would('of_bob'), pg_temp.first('of_bob', 'qf', 8),
           'R-O7 with a half-life and no history: the same turns');

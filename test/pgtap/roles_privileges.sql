@@ -158,6 +158,8 @@ INSERT INTO decided VALUES
  ('tide._group_order(text)'               , 'public'                , 'EXECUTE'),
  ('tide._fair_share_half_life()'          , 'public'                , 'EXECUTE'),
  ('tide._queue_fair_follow()'             , '-'                     , ''),
+ ('tide._owner_share_denom(text)'         , 'public'                , 'EXECUTE'),
+ ('tide._owner_head_shares(text)'        , 'public'                , 'EXECUTE'),
  ('tide._group_releases(text)'            , 'public'                , 'EXECUTE'),
  ('tide._history_lock_key()'              , 'public'                , 'EXECUTE'),
  ('tide._history_tables()'                , 'public'                , 'EXECUTE'),
