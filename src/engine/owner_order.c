@@ -12,7 +12,8 @@
  *
  * An owner's share is its non-idle usage in the queue averaged over time
  * like a queue's (R-O6, share.c: D := f D + (1 - f) U with f = 2^(-dt/h);
- * h = 0: the usage now), plus what this walk has placed for it, over the
+ * h = 0: the usage now), plus what this walk has placed for it (or set
+ * aside for the borrowing pass, at its request), over the
  * queue's quota on the resources the quota names (the dominant one), or,
  * in a queue without a quota, over the capacity of its resource group's
  * ready nodes (card keys left out: the share is then the owner's usage of
