@@ -37,13 +37,20 @@ BEGIN
             USING ERRCODE = 'invalid_parameter_value',
                   HINT = 'Name what one owner may hold, above 0, e.g. ''gpu=8''; NULL means no owner limit.';
     END IF;
-    -- owner limits are a leaf's (R-A3; children are added by 27b_queue_tree.sql)
+    -- owner limits and owner order are a leaf's (R-A3, R-O7; children are
+    -- added by 27b_queue_tree.sql, owner_fair_share by 65b_owner_fair.sql)
     IF NEW.owner_capability IS NOT NULL
        AND (TG_OP = 'INSERT' OR OLD.owner_capability IS NULL)
        AND EXISTS (SELECT 1 FROM tide.queues c WHERE c.parent = NEW.name) THEN
         RAISE EXCEPTION 'owner_capability of % cannot be set: the queue has child queues', q
             USING ERRCODE = 'object_not_in_prerequisite_state',
                   HINT = 'Owner limits are kept in leaf queues, where the jobs are: set it on its children.';
+    END IF;
+    IF NEW.owner_fair_share AND (TG_OP = 'INSERT' OR NOT OLD.owner_fair_share)
+       AND EXISTS (SELECT 1 FROM tide.queues c WHERE c.parent = NEW.name) THEN
+        RAISE EXCEPTION 'owner_fair_share of % cannot be set: the queue has child queues', q
+            USING ERRCODE = 'object_not_in_prerequisite_state',
+                  HINT = 'Owners are ordered within a leaf queue, where the jobs are: set it on its children.';
     END IF;
     RETURN NEW;
 END

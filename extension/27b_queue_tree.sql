@@ -230,15 +230,17 @@ BEGIN
 
     -- owner limits are a leaf's (R-A3): a queue with one gets no children
     IF moved IS NOT NULL THEN
-        SELECT p.name, p.owner_capability INTO bad
+        SELECT p.name, CASE WHEN p.owner_capability IS NOT NULL
+                            THEN pg_catalog.format('an owner_capability (%s)', p.owner_capability)
+                            ELSE 'owner_fair_share set' END AS what INTO bad
           FROM tide.queues p
          WHERE p.name IN (SELECT q.parent FROM tide.queues q WHERE q.name = ANY (moved))
-           AND p.owner_capability IS NOT NULL
+           AND (p.owner_capability IS NOT NULL OR p.owner_fair_share)
          ORDER BY p.name LIMIT 1;
         IF FOUND THEN
-            RAISE EXCEPTION 'queue "%" has an owner_capability (%) and cannot have child queues', bad.name, bad.owner_capability
+            RAISE EXCEPTION 'queue "%" has % and cannot have child queues', bad.name, bad.what
                 USING ERRCODE = 'object_not_in_prerequisite_state',
-                      HINT = 'Owner limits are kept in leaf queues, where the jobs are: set owner_capability on the children, then clear it here.';
+                      HINT = 'Owner limits and owner order are kept in leaf queues, where the jobs are: set them on the children, then clear them here.';
         END IF;
     END IF;
 

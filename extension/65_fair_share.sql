@@ -24,32 +24,36 @@ GRANT SELECT ON tide.queue_fair_usage TO tide_reader;
 
 -- A queue's row follows it: renamed with it, deleted with it, gone when
 -- tide.queues is truncated.  Triggers rather than a foreign key, so that
--- TRUNCATE tide.queues keeps behaving as it does without this table.
+-- TRUNCATE tide.queues keeps behaving as it does without this table.  The
+-- table is the trigger's argument (tide.owner_fair_usage's rows follow
+-- their queue the same way, 65b_owner_fair.sql).
 CREATE FUNCTION tide._queue_fair_follow() RETURNS trigger
     LANGUAGE plpgsql
     SET search_path = pg_catalog, pg_temp
     AS $$
+DECLARE
+    t regclass := TG_ARGV[0]::regclass;
 BEGIN
     IF TG_OP = 'TRUNCATE' THEN
-        DELETE FROM tide.queue_fair_usage;
+        EXECUTE format('DELETE FROM %s', t);
     ELSIF TG_OP = 'DELETE' THEN
-        DELETE FROM tide.queue_fair_usage f WHERE f.queue = OLD.name;
+        EXECUTE format('DELETE FROM %s f WHERE f.queue = $1', t) USING OLD.name;
     ELSE
-        DELETE FROM tide.queue_fair_usage f WHERE f.queue = NEW.name;
-        UPDATE tide.queue_fair_usage f SET queue = NEW.name WHERE f.queue = OLD.name;
+        EXECUTE format('DELETE FROM %s f WHERE f.queue = $1', t) USING NEW.name;
+        EXECUTE format('UPDATE %s f SET queue = $1 WHERE f.queue = $2', t) USING NEW.name, OLD.name;
     END IF;
     RETURN NULL;
 END
 $$;
 COMMENT ON FUNCTION tide._queue_fair_follow() IS
-    'trigger on tide.queues: a queue''s tide.queue_fair_usage row is renamed, deleted and truncated with it (R-O6)';
+    'trigger on tide.queues: a queue''s rows of the table named by the argument (tide.queue_fair_usage, tide.owner_fair_usage) are renamed, deleted and truncated with it (R-O6, R-O7)';
 REVOKE ALL ON FUNCTION tide._queue_fair_follow() FROM PUBLIC;
 CREATE TRIGGER queues_fair_rename AFTER UPDATE OF name ON tide.queues
-    FOR EACH ROW WHEN (OLD.name IS DISTINCT FROM NEW.name) EXECUTE FUNCTION tide._queue_fair_follow();
+    FOR EACH ROW WHEN (OLD.name IS DISTINCT FROM NEW.name) EXECUTE FUNCTION tide._queue_fair_follow('tide.queue_fair_usage');
 CREATE TRIGGER queues_fair_delete AFTER DELETE ON tide.queues
-    FOR EACH ROW EXECUTE FUNCTION tide._queue_fair_follow();
+    FOR EACH ROW EXECUTE FUNCTION tide._queue_fair_follow('tide.queue_fair_usage');
 CREATE TRIGGER queues_fair_truncate AFTER TRUNCATE ON tide.queues
-    FOR EACH STATEMENT EXECUTE FUNCTION tide._queue_fair_follow();
+    FOR EACH STATEMENT EXECUTE FUNCTION tide._queue_fair_follow('tide.queue_fair_usage');
 
 -- The setting as an interval: the library shows it in its unit ('7d',
 -- '1h', '0'); a session without the library has what was set, as text.

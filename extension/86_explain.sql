@@ -467,6 +467,10 @@ BEGIN
                                                    'queue_priority', q.priority, 'queue_share', ord.queue_share,
                                                    'queue_decayed', fs.decayed, 'queue_rank', fs.rank_among_siblings,
                                                    'fair_share_half_life', fs.half_life,
+                                                   -- R-O7: the owner's share in a queue that orders owners
+                                                   'owner_share', CASE WHEN q.owner_fair_share THEN
+                                                       (SELECT os.share FROM tide.owner_fair_share os
+                                                         WHERE os.queue = j.queue AND os.owner = j.owner) END,
                                                    'retry_lane', j.retry_of IS NOT NULL, 'priority', j.priority,
                                                    'created_at', j.created_at, 'id', j.id),
         'jobs_ahead', ahead,

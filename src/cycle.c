@@ -15,7 +15,8 @@
  *      (cycle_load.c);
  *   4. decide: tide_decide() (src/engine, plain C);
  *   5. write: placements (cycle_place.c), then evictions (cycle_evict.c),
- *      then the queues' decayed usage (cycle_fair.c, R-O6);
+ *      then the queues' decayed usage (cycle_fair.c, R-O6) and the owners'
+ *      within queues (cycle_owner_fair.c, R-O7);
  *   6. record: the cycle row's counters and load/decide/write times, and
  *      in tide.cycle_state the counter the load saw (bumped once if the
  *      cycle changed anything, so that the next cycle loads again).
@@ -39,6 +40,7 @@
  *   cycle_guard.c  the cycle's writes without triggers: node locks, R-C4, NOTIFYs
  *   cycle_evict.c  evictions written: victims and held resources
  *   cycle_fair.c   fair share over time: decayed usage read and written (R-O6)
+ *   cycle_owner_fair.c  the same for owners within a queue (R-O7)
  *   cycle_rows.c   the arrays the writes unnest
  *   cycle_snapshot.h  the snapshot as loaded (CycleLoad), a type only
  *   cycle_timer.h  the clocks of the phase timings, inline only
@@ -55,6 +57,7 @@
 
 #include "cycle_evict.h"
 #include "cycle_fair.h"
+#include "cycle_owner_fair.h"
 #include "cycle_limits.h"
 #include "cycle_load.h"
 #include "cycle_lost.h"
@@ -337,6 +340,7 @@ cycle_body(int64 cycle_id, TimestampTz started, const char *group)
 	tide_cycle_write_placements(&l, r, cycle_id, &types, &placed);
 	jobs_evicted = tide_cycle_write_evictions(&l, r, cycle_id, &types, lost + stopped);
 	tide_cycle_fair_write(l.s);	/* R-O6: the averages decide brought up to now */
+	tide_cycle_owner_fair_write(l.s);	/* R-O7: the owners' */
 	write_ms = cycle_elapsed_ms(t0);
 
 	record_cycle(cycle_id, started, r, &placed, jobs_evicted, load_ms, decide_ms, write_ms);

@@ -86,6 +86,32 @@ tide_cycle_fair_load(TideSnapshot *s, const NameMap *names, Datum group)
 }
 
 /*
+ * An average as the jsonb text kept ({"gpu": 1.5}, units of the quota):
+ * the resources quota names, or with quota NULL those above zero.
+ */
+Datum
+tide_cycle_fair_json(const TideSnapshot *s, const int64 *quota, const double *decayed)
+{
+	StringInfoData buf;
+	bool		first = true;
+
+	initStringInfo(&buf);
+	appendStringInfoChar(&buf, '{');
+	for (int r = 0; r < s->nres; r++)
+	{
+		if (quota ? quota[r] == TIDE_UNLIMITED : !(decayed[r] > 0))
+			continue;
+		if (!first)
+			appendStringInfoString(&buf, ", ");
+		first = false;
+		escape_json(&buf, s->res_names[r]);
+		appendStringInfo(&buf, ": %.17g", decayed[r] / TIDE_MILLI);
+	}
+	appendStringInfoChar(&buf, '}');
+	return CStringGetTextDatum(buf.data);
+}
+
+/*
  * Writes the averages tide_decide() brought up to s->now, for every queue
  * with a quota, on the resources its quota names (the others order
  * nothing).  Nothing while the half-life is 0.
@@ -107,26 +133,11 @@ tide_cycle_fair_write(const TideSnapshot *s)
 	for (int i = 0; i < s->nqueues; i++)
 	{
 		const TideQueue *q = &s->queues[i];
-		StringInfoData buf;
-		bool		first = true;
 
 		if (!q->has_quota)
 			continue;
-		initStringInfo(&buf);
-		appendStringInfoChar(&buf, '{');
-		for (int r = 0; r < s->nres; r++)
-		{
-			if (q->quota[r] == TIDE_UNLIMITED)
-				continue;
-			if (!first)
-				appendStringInfoString(&buf, ", ");
-			first = false;
-			escape_json(&buf, s->res_names[r]);
-			appendStringInfo(&buf, ": %.17g", q->decayed[r] / TIDE_MILLI);
-		}
-		appendStringInfoChar(&buf, '}');
 		names[n] = CStringGetTextDatum(q->name);
-		values[n] = CStringGetTextDatum(buf.data);
+		values[n] = tide_cycle_fair_json(s, q->quota, q->decayed);
 		n++;
 	}
 	if (n == 0)

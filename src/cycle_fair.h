@@ -11,5 +11,6 @@
 
 extern void tide_cycle_fair_load(TideSnapshot *s, const NameMap *names, Datum group);
 extern void tide_cycle_fair_write(const TideSnapshot *s);
+extern Datum tide_cycle_fair_json(const TideSnapshot *s, const int64 *quota, const double *decayed);
 
 #endif							/* TIDE_CYCLE_FAIR_H */

@@ -273,9 +273,9 @@ job_start(Loader *ld, const Datum *v, const bool *nulls)
 	if (!nulls[Anum_jobs_node_selector - 1])
 		j->selector = cycle_label_ids(s, l->mcxt, v[Anum_jobs_node_selector - 1], &j->nselector);
 	j->owner = -1;
-	if (s->queues[j->queue].owner_cap)
+	if (s->queues[j->queue].owner_cap || s->queues[j->queue].owner_fair)
 	{
-		/* R-A4: only queues with an owner limit look at owners */
+		/* R-A4, R-O7: only queues with an owner limit or owner order look at owners */
 		text	   *o = DatumGetTextPP(v[Anum_jobs_owner - 1]);
 
 		j->owner = loader_owner_id(ld, VARDATA_ANY(o), VARSIZE_ANY_EXHDR(o));

@@ -31,6 +31,7 @@
 #include "cycle_labels.h"
 #include "cycle_load.h"
 #include "cycle_loader.h"
+#include "cycle_owner_fair.h"
 #include "cycle_shapes.h"
 #include "cycle_timer.h"
 #include "gpumask.h"
@@ -57,7 +58,7 @@ static const char *const Q_QUEUES =
 "SELECT q.name, q.resource_group, q.quota, q.capability, q.priority, q.placement,"
 "       q.service_type, q.reclaimable, q.preemption_within,"
 "       (EXTRACT(epoch FROM q.min_runtime) * 1000000)::bigint, q.owner_capability,"
-"       q.parent"
+"       q.parent, q.owner_fair_share"
 "  FROM tide.queues q WHERE ($1::text IS NULL OR q.resource_group = $1)"
 " ORDER BY q.name COLLATE \"C\"";
 #define Anum_queues_name			1
@@ -72,6 +73,7 @@ static const char *const Q_QUEUES =
 #define Anum_queues_min_runtime_us	10
 #define Anum_queues_owner_capability 11
 #define Anum_queues_parent			12
+#define Anum_queues_owner_fair_share 13
 
 static const char *const Q_ALLOCS =
 "SELECT a.id, a.job_id, a.node, a.resources, a.gpus, a.gpu_milli, a.state, j.queue,"
@@ -412,6 +414,8 @@ load_queues(Loader *ld)
 			q->owner_cap = tide_vec_new(s);
 			resvec_to_limit(s, d, q->owner_cap);
 		}
+		/* R-O7: owners ordered by their share, tracked for it */
+		q->owner_fair = DatumGetBool(col_notnull(ld, t, i, Anum_queues_owner_fair_share));
 	}
 	/*
 	 * R-O5: parents by name, once every queue is known (a parent is in the
@@ -463,7 +467,7 @@ load_allocs(Loader *ld)
 			a->end_at = s->now;
 		a->placed_at = DatumGetTimestampTz(col_notnull(ld, t, i, Anum_allocs_placed_at));
 		a->owner = -1;
-		if (a->queue >= 0 && s->queues[a->queue].owner_cap)
+		if (a->queue >= 0 && (s->queues[a->queue].owner_cap || s->queues[a->queue].owner_fair))
 		{
 			text	   *o = DatumGetTextPP(col_notnull(ld, t, i, Anum_allocs_owner));
 
@@ -576,6 +580,7 @@ tide_cycle_load(CycleLoad *l, MemoryContext mcxt, const char *group)
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 				 errmsg("cannot schedule: %s", err)));
 	load_allocs(ld);
+	tide_cycle_owner_fair_load(ld);	/* R-O7: the owners' kept averages */
 	/* every owner id is made by now (jobs, allocations): their names (R-A4) */
 	s->owner_names = ld->owner_names;
 	s->nowners = ld->nowners;

@@ -24,6 +24,7 @@
 #include "evict.h"
 #include "frag.h"
 #include "order.h"
+#include "owner_order.h"
 #include "place.h"
 #include "prep.h"
 #include "reserve.h"
@@ -194,6 +195,7 @@ walk_queues(TideWork *w, int32_t *deferred)
 	bool		tree = w->ix->max_depth > 1;
 	TideQueueHeap heap;
 	TideTreeHeap theap;
+	TideLeaves	leaves;
 
 	qlist = tide_order_queue_jobs(w, qstart);
 	for (int q = 0; q < s->nqueues; q++)
@@ -202,6 +204,7 @@ walk_queues(TideWork *w, int32_t *deferred)
 		tide_tree_heap_init(w, &theap, qstart);	/* R-O5 */
 	else
 		tide_queue_heap_init(w, &heap, qstart);
+	tide_leaf_begin(w, &leaves, qlist, qstart);	/* R-O7: owners in a queue */
 	for (;;)
 	{
 		int			q = tree ? tide_tree_heap_top(&theap) : (heap.n > 0 ? heap.q[0] : -1);
@@ -212,7 +215,7 @@ walk_queues(TideWork *w, int32_t *deferred)
 
 		if (q < 0)
 			break;
-		j = qlist[qnext[q]++];
+		j = tide_leaf_next(&leaves, q, qlist, qnext);
 		o = &r->outcomes[j];
 		if (w->info[j].bad)
 			walk_record(w, j);
@@ -246,6 +249,7 @@ walk_queues(TideWork *w, int32_t *deferred)
 			else
 				walk_record(w, j);
 		}
+		tide_leaf_done(w, &leaves, q, j, placed);
 		if (qnext[q] == qstart[q + 1])
 		{
 			if (tree)
@@ -353,6 +357,7 @@ tide_decide(TideSnapshot *s)
 	if (!s->index)
 		tide_snapshot_finish(s, NULL, 0);
 	tide_fair_decay(s);			/* R-O6: the shares' averages up to now */
+	tide_owner_fair_decay(s);	/* R-O7: the owners' too */
 	tide_work_begin(&w, s);
 	alloc_walk(&w);
 

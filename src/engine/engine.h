@@ -188,6 +188,13 @@ typedef struct TideQueue
 	 */
 	int64_t    *owner_cap;
 
+	/*
+	 * R-O7: order the queue's jobs of equal priority by their owner's share
+	 * (owner_order.c), owners tracked in jobs and allocations; false: R-O3
+	 * then R-O1 only (seed 000).
+	 */
+	bool		owner_fair;
+
 	/* cluster state, maintained by tide_charge() and tide_decide() */
 	int64_t    *usage;			/* [nres] non-idle usage incl. card keys; of
 								 * an inner queue, its subtree's (R-O5) */
@@ -355,6 +362,7 @@ typedef struct TideSnapshot
 
 	struct TideIndex *index;	/* engine private */
 	struct TideOwners *owners;	/* engine private: usage per (queue, owner) */
+	struct TideOwnerFairs *owner_fair;	/* engine private: R-O7 averages */
 	struct TideNames *labels;	/* engine private */
 	struct TideResult *last;	/* engine private */
 	struct TideFrag *frag;		/* engine private: frag.c memo */
@@ -521,6 +529,33 @@ extern TideResult *tide_decide(TideSnapshot *s);
 
 /* share.c: every queue's decayed usage brought up to s->now (R-O6) */
 extern void tide_fair_decay(TideSnapshot *s);
+
+/*
+ * owner_order.c: the owners' usage averaged over time in queues with
+ * owner_fair (R-O7), kept per (queue, owner) like a queue's (R-O6).  The
+ * caller gives what it kept, one resource at a time (decayed in
+ * milli-units as of at; TIDE_TIME_UNKNOWN: starts now); tide_decide()
+ * brings every pair up to s->now with the owner's non-idle usage in the
+ * live allocations (s->running), and the caller reads the pairs back to
+ * keep them.  A pair with no usage now and an average below min_milli in
+ * every resource may be forgotten (tide_owner_fair_negligible).
+ */
+typedef struct TideOwnerFair
+{
+	int32_t		queue;
+	int32_t		owner;
+	int64_t		decayed_at;
+	double	   *decayed;		/* [nres] milli */
+	double	   *usage;			/* [nres] milli, non-idle, as decided on */
+} TideOwnerFair;
+
+extern void tide_owner_fair_keep(TideSnapshot *s, int queue, int owner, int res,
+								 double decayed, int64_t at);
+extern void tide_owner_fair_decay(TideSnapshot *s);
+extern int	tide_owner_fair_count(const TideSnapshot *s);
+extern const TideOwnerFair *tide_owner_fair_row(const TideSnapshot *s, int i);
+extern bool tide_owner_fair_negligible(const TideSnapshot *s, const TideOwnerFair *row,
+									   double min_milli);
 
 /* evict.c: text of a rule, for eviction reasons */
 extern const char *tide_rule_name(int rule);

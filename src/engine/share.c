@@ -45,6 +45,29 @@ tide_decay_factor(int64_t dt, int64_t half_life)
 }
 
 /*
+ * One average as of *at brought to s->now: false when there is nothing to
+ * weigh (an average never kept starts now, as it is; one already as of
+ * now stays), else the weight f the old average keeps, and *at = now.
+ */
+bool
+tide_decay_step(const TideSnapshot *s, int64_t *at, double *f)
+{
+	if (s->half_life <= 0)
+		*f = 0.0;
+	else if (*at == TIDE_TIME_UNKNOWN)
+	{
+		*at = s->now;
+		return false;
+	}
+	else if (*at >= s->now)
+		return false;
+	else
+		*f = tide_decay_factor(s->now - *at, s->half_life);
+	*at = s->now;
+	return true;
+}
+
+/*
  * Decays every queue's average up to s->now with the usage charged now
  * (R-O6).  A queue never seen before (decayed_at unknown) starts from the
  * average the caller gave (0: a new queue) at now.  Called by
@@ -60,20 +83,10 @@ tide_fair_decay(TideSnapshot *s)
 		TideQueue  *q = &s->queues[i];
 		double		f;
 
-		if (s->half_life <= 0)
-			f = 0.0;
-		else if (q->decayed_at == TIDE_TIME_UNKNOWN)
-		{
-			q->decayed_at = s->now;
+		if (!tide_decay_step(s, &q->decayed_at, &f))
 			continue;
-		}
-		else if (q->decayed_at >= s->now)
-			continue;
-		else
-			f = tide_decay_factor(s->now - q->decayed_at, s->half_life);
 		for (int r = 0; r < s->nres; r++)
 			q->decayed[r] = f * q->decayed[r] + (1.0 - f) * (double) q->usage[r];
-		q->decayed_at = s->now;
 	}
 }
 

@@ -7,6 +7,7 @@
 #include "engine.h"
 
 extern double tide_decay_factor(int64_t dt, int64_t half_life);
+extern bool tide_decay_step(const TideSnapshot *s, int64_t *at, double *f);
 extern double tide_share(const TideSnapshot *s, const TideQueue *q, const int64_t *base);
 
 /*

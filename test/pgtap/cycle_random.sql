@@ -12,15 +12,16 @@
 --   R-L1  no pending single-replica job (whole GPUs or none) fits a ready
 --         node's free resources in a queue without limits.
 -- Every other cluster runs with tide.fair_share_half_life = 1h (R-O6): the
--- order of queues changes, none of the invariants may.  Four of the queues
--- form a tree of depth 3 under two organisations (R-O5), flat in every
--- third cluster, with random capabilities at every level and a random
--- reclaimable flag (R-A3, R-E7): no queue's subtree may pass its
--- capability, and no inner queue holds anything of its own.
+-- order of queues changes, none of the invariants may; two queues order
+-- their owners by their shares (R-O7), one of them without a quota.  Four
+-- of the queues form a tree of depth 3 under two organisations (R-O5),
+-- flat in every third cluster, with random capabilities at every level
+-- and a random reclaimable flag (R-A3, R-E7): no queue's subtree may pass
+-- its capability, and no inner queue holds anything of its own.
 BEGIN;
 CREATE EXTENSION pg_tide;
 SET client_min_messages = warning;
-SELECT plan(13);
+SELECT plan(14);
 SELECT setseed(0.4242);
 
 INSERT INTO tide.queues (name) VALUES ('free1'), ('free2');
@@ -46,6 +47,7 @@ BEGIN
     UPDATE tide.queues SET capability = CASE WHEN random() < 0.5 THEN format('gpu=%s', 6 + floor(random() * 8))::tide.resvec END
      WHERE name IN ('t_a2', 't_b1', 't_b1y');
 END $$;
+UPDATE tide.queues SET owner_fair_share = true WHERE name IN ('free1', 'vip');
 
 -- A random cluster of 3 to 12 nodes: CPU nodes, two card types, topology, zones.
 CREATE FUNCTION pg_temp.random_cluster() RETURNS void LANGUAGE plpgsql AS $$
@@ -233,6 +235,8 @@ SELECT is((SELECT count(*)::int FROM tide.cycles), 120, '120 cycles ran over 10 
 SELECT is((SELECT array_agg(queue ORDER BY queue) FROM tide.queue_fair_usage),
           ARRAY['capped', 'org_a', 'org_b', 't_a1', 't_a2', 't_b1', 't_b1x', 'vip'],
           'R-O6: the cycles with a half-life kept the averages of the queues with a quota, inner ones too');
+SELECT is((SELECT array_agg(DISTINCT queue ORDER BY queue) FROM tide.owner_fair_usage), ARRAY['free1', 'vip'],
+          'R-O7: and the owners'' averages of the queues that order owners');
 SELECT cmp_ok((SELECT sum(n)::int FROM tree_placed), '>', 50, 'R-O5: the tree''s leaves ran jobs');
 SELECT is((SELECT count(*)::int FROM violations WHERE what LIKE 'inner%'), 0, 'R-O5: no inner queue ran a job of its own');
 SELECT cmp_ok((SELECT sum(allocations_made)::int FROM tide.cycles), '>', 100, 'more than 100 allocations were made');

@@ -37,6 +37,10 @@ SELECT tide._evict(ARRAY[:jar, :jbr]::bigint[], ARRAY['x', 'x'], NULL, ARRAY[:jb
 -- Pipelines: a dependency of each pending job, an array of each submitter.
 INSERT INTO tide.job_dependencies (job_id, depends_on) VALUES (:ja, :jar), (:jb, :jbr);
 INSERT INTO tide.job_arrays (queue, owner, size) VALUES ('q1', 'tap_alice', 1), ('q1', 'tap_bob', 1);
+-- Owners' averages within a queue (R-O7): one of each.
+UPDATE tide.queues SET owner_fair_share = true WHERE name = 'q1';
+INSERT INTO tide.owner_fair_usage (queue, owner, decayed, updated_at)
+VALUES ('q1', 'tap_alice', '{"gpu": 1}', now()), ('q1', 'tap_bob', '{"gpu": 1}', now());
 CREATE TEMP TABLE bob_jobs AS SELECT id FROM tide.jobs_all WHERE owner = 'tap_bob';
 GRANT SELECT ON bob_jobs TO PUBLIC;
 
@@ -163,6 +167,11 @@ INSERT INTO expect VALUES
  ('tide.jobs_archive'            , 'tap_l1'    , 'refused'           , 'refused'   , 'refused'),
  ('tide.jobs_archive'            , 'tap_reader', 'alice bob'         , 'refused'   , 'refused'),
  ('tide.jobs_archive'            , 'tap_nobody', 'refused'           , 'refused'   , 'refused'),
+ ('tide.owner_fair_usage'        , 'tap_admin' , 'alice bob'         , '1 rows'    , '1 rows'),
+ ('tide.owner_fair_usage'        , 'tap_alice' , 'alice'             , 'refused'   , 'refused'),
+ ('tide.owner_fair_usage'        , 'tap_l1'    , 'refused'           , 'refused'   , 'refused'),
+ ('tide.owner_fair_usage'        , 'tap_reader', 'alice bob'         , 'refused'   , 'refused'),
+ ('tide.owner_fair_usage'        , 'tap_nobody', 'refused'           , 'refused'   , 'refused'),
  ('tide.nodes'                   , 'tap_admin' , 'n1 n2 n3'          , '1 rows'    , 'error 23503'),
  ('tide.nodes'                   , 'tap_alice' , 'n1 n2 n3'          , 'refused'   , 'refused'),
  ('tide.nodes'                   , 'tap_l1'    , 'n1 n2 n3'          , '0 rows'    , 'refused'),

@@ -85,7 +85,7 @@ SELECT ok(NOT EXISTS (SELECT 1 FROM pg_extension e, unnest(e.extconfig) c
 SELECT is((SELECT array_agg(relname::text ORDER BY relname) FROM pg_class
             WHERE relnamespace = 'tide'::regnamespace AND relrowsecurity),
           ARRAY['allocations','allocations_archive','evictions','evictions_archive','job_arrays','job_dependencies','job_events',
-                'job_tasks','job_tasks_archive','jobs','jobs_archive','nodes'], 'row-level security on the private tables');
+                'job_tasks','job_tasks_archive','jobs','jobs_archive','nodes','owner_fair_usage'], 'row-level security on the private tables');
 SELECT is((SELECT array_agg(p.oid::regprocedure::text ORDER BY 1) FROM pg_proc p
             WHERE p.pronamespace = 'tide'::regnamespace AND p.prosecdef
               AND NOT coalesce(p.proconfig, '{}') @> ARRAY['search_path=pg_catalog, pg_temp']),

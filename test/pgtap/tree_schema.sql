@@ -5,7 +5,7 @@
 BEGIN;
 CREATE EXTENSION pg_tide;
 \ir _fixture.psql
-SELECT plan(67);
+SELECT plan(69);
 
 -- A (gpu=10): a1, a2 (gpu=5 each); B (gpu=10): b1 (gpu=5).  Children
 -- listed before their parent in one statement: the checks run at its end.
@@ -41,6 +41,13 @@ INSERT INTO tide.queues (name, owner_capability) VALUES ('o1', 'gpu=2');
 SELECT throws_ok($$INSERT INTO tide.queues (name, parent) VALUES ('o1k', 'o1')$$,
                  '55000', 'queue "o1" has an owner_capability (gpu=2) and cannot have child queues',
                  'no children for a queue with an owner limit');
+UPDATE tide.queues SET owner_capability = NULL, owner_fair_share = true WHERE name = 'o1';
+SELECT throws_ok($$INSERT INTO tide.queues (name, parent) VALUES ('o1k', 'o1')$$,
+                 '55000', 'queue "o1" has owner_fair_share set and cannot have child queues',
+                 'no children for a queue that orders its owners');
+SELECT throws_ok($$UPDATE tide.queues SET owner_fair_share = true WHERE name = 'A'$$,
+                 '55000', 'owner_fair_share of queue "A" cannot be set: the queue has child queues',
+                 'no owner order on a queue with children');
 DELETE FROM tide.queues WHERE name = 'o1';
 
 -- ---- at most 8 levels

@@ -1,0 +1,550 @@
+/*
+ * owner_order.c: owners within a queue (R-O7).
+ *
+ * A queue with owner_fair splits its non-idle jobs per owner, each owner's
+ * in R-O3 then R-O1 order, and its next job is the head, among the owners'
+ * heads, with the earliest (retry lane first, higher job priority, lower
+ * owner share, earlier created_at, smaller id): job priority still wins,
+ * and among equal priorities one owner's backlog of a thousand jobs takes
+ * turns with a colleague's ten instead of going first.  The owners are a
+ * heap per such queue, built for those queues only: a snapshot without
+ * one builds nothing and the walk takes each queue's list as before.
+ *
+ * An owner's share is its non-idle usage in the queue averaged over time
+ * like a queue's (R-O6, share.c: D := f D + (1 - f) U with f = 2^(-dt/h);
+ * h = 0: the usage now), plus what this walk has placed for it (or set
+ * aside for the borrowing pass, at its request), over the
+ * queue's quota on the resources the quota names (the dominant one), or,
+ * in a queue without a quota, over the capacity of its resource group's
+ * ready nodes (card keys left out: the share is then the owner's usage of
+ * the group, DRF).  Owners weigh equally, as users with equal shares in
+ * Slurm's Fair Tree.
+ *
+ * The averages are kept per (queue, owner) in the snapshot (a table
+ * sorted by queue then owner); the caller gives what it kept
+ * (tide_owner_fair_keep), tide_decide() brings them up to now with the
+ * usage of the live allocations (tide_owner_fair_decay), and the caller
+ * reads them back to keep them (tide_owner_fair_row).
+ */
+#include <math.h>
+#include <string.h>
+
+#include "owner_order.h"
+#include "share.h"
+#include "sort.h"
+#include "work.h"
+
+/* The kept averages per (queue, owner); sorted by queue, owner after each decay. */
+typedef struct TideOwnerFairs
+{
+	const TideQueue *queues;	/* the queue array the rows' indexes are of */
+	int32_t		n;
+	int32_t		cap;
+	TideOwnerFair *rows;
+} TideOwnerFairs;
+
+static void
+release(TideSnapshot *s, void *p)
+{
+	if (p && s->mem.free)
+		s->mem.free(s->mem.ctx, p);
+}
+
+static double *
+dvec_new(TideSnapshot *s)
+{
+	return tide_alloc(s, sizeof(double) * (s->nres > 0 ? s->nres : 1));
+}
+
+/* The snapshot's table; a new one when the queues were allocated again. */
+static TideOwnerFairs *
+fairs(TideSnapshot *s)
+{
+	TideOwnerFairs *t = s->owner_fair;
+
+	if (!t || t->queues != s->queues)
+	{
+		t = s->owner_fair = tide_alloc(s, sizeof(TideOwnerFairs));
+		t->queues = s->queues;
+	}
+	return t;
+}
+
+/* A new row of (queue, owner) at the end, without vectors yet. */
+static TideOwnerFair *
+fair_add(TideSnapshot *s, TideOwnerFairs *t, int queue, int owner)
+{
+	TideOwnerFair *row;
+
+	if (t->n == t->cap)
+	{
+		int32_t		cap = t->cap ? t->cap * 2 : 16;
+		TideOwnerFair *rows = tide_alloc(s, sizeof(TideOwnerFair) * cap);
+
+		if (t->n > 0)
+			memcpy(rows, t->rows, sizeof(TideOwnerFair) * t->n);
+		release(s, t->rows);
+		t->rows = rows;
+		t->cap = cap;
+	}
+	row = &t->rows[t->n++];
+	row->queue = queue;
+	row->owner = owner;
+	row->decayed_at = TIDE_TIME_UNKNOWN;
+	row->decayed = NULL;
+	row->usage = NULL;
+	return row;
+}
+
+/*
+ * One resource of a kept average: decayed milli-units as of at.  The
+ * resources of one pair come one after the other (a pair given again
+ * later is merged at the decay, the larger value kept).
+ */
+void
+tide_owner_fair_keep(TideSnapshot *s, int queue, int owner, int res, double decayed, int64_t at)
+{
+	TideOwnerFairs *t;
+	TideOwnerFair *row;
+
+	if (queue < 0 || queue >= s->nqueues || res < 0 || res >= s->nres)
+		return;
+	t = fairs(s);
+	row = t->n > 0 ? &t->rows[t->n - 1] : NULL;
+	if (!row || row->queue != queue || row->owner != owner || !row->decayed)
+	{
+		row = fair_add(s, t, queue, owner);
+		row->decayed = dvec_new(s);
+		row->usage = dvec_new(s);
+	}
+	row->decayed_at = at;
+	if (isfinite(decayed) && decayed > 0)
+		row->decayed[res] = decayed;
+}
+
+/* By queue, owner; a kept row before the placeholders of the same pair. */
+static int
+cmp_fair(const void *a, const void *b, void *ctx)
+{
+	const TideOwnerFair *x = a;
+	const TideOwnerFair *y = b;
+
+	(void) ctx;
+	if (x->queue != y->queue)
+		return x->queue < y->queue ? -1 : 1;
+	if (x->owner != y->owner)
+		return x->owner < y->owner ? -1 : 1;
+	return (x->decayed == NULL) - (y->decayed == NULL);
+}
+
+/* The row of (queue, owner), NULL when none (the table sorted). */
+static TideOwnerFair *
+fair_find(const TideOwnerFairs *t, int queue, int owner)
+{
+	int			lo = 0,
+				hi = t ? t->n : 0;
+
+	while (lo < hi)
+	{
+		int			mid = lo + (hi - lo) / 2;
+		const TideOwnerFair *m = &t->rows[mid];
+
+		if (m->queue < queue || (m->queue == queue && m->owner < owner))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (t && lo < t->n && t->rows[lo].queue == queue && t->rows[lo].owner == owner)
+		return &t->rows[lo];
+	return NULL;
+}
+
+/* Does allocation a count towards an owner's share (R-O7)? */
+static bool
+fair_tracked(const TideSnapshot *s, const TideRunning *a)
+{
+	return a->queue >= 0 && a->queue < s->nqueues && s->queues[a->queue].owner_fair &&
+		!a->idle && a->owner >= 0;
+}
+
+/* Add res to u, with the GPUs again as the node's card type (R-A1 card keys). */
+static void
+add_usage(const TideSnapshot *s, double *u, const TideNode *n, const int64_t *res)
+{
+	for (int r = 0; r < s->nres; r++)
+		u[r] += (double) res[r];
+	if (n && n->gpu_type >= 0 && res[TIDE_RES_GPU] > 0 && res[n->gpu_type] == 0)
+		u[n->gpu_type] += (double) res[TIDE_RES_GPU];
+}
+
+/*
+ * Every pair of a queue with owner_fair brought up to s->now: one row per
+ * pair kept or holding something now (rows of other queues dropped), its
+ * usage the non-idle live allocations of s->running, and its average
+ * decayed with it as a queue's is (share.c).  Nothing without such a queue.
+ */
+void
+tide_owner_fair_decay(TideSnapshot *s)
+{
+	TideOwnerFairs *t;
+	bool		any = false;
+	int			n = 0;
+
+	for (int q = 0; q < s->nqueues && !any; q++)
+		any = s->queues[q].owner_fair;
+	if (!any)
+		return;
+	t = fairs(s);
+	for (int i = 0; i < s->nrunning; i++)
+		if (fair_tracked(s, &s->running[i]))
+			fair_add(s, t, s->running[i].queue, s->running[i].owner);
+	if (t->n > 1)
+		tide_sort(t->rows, t->n, sizeof(TideOwnerFair), cmp_fair, NULL);
+	for (int i = 0; i < t->n; i++)
+	{
+		TideOwnerFair row = t->rows[i];
+		TideOwnerFair *prev = n > 0 ? &t->rows[n - 1] : NULL;
+
+		if (s->queues[row.queue].owner_fair && prev && prev->queue == row.queue &&
+			prev->owner == row.owner)
+		{
+			for (int r = 0; row.decayed && r < s->nres; r++)
+				if (row.decayed[r] > prev->decayed[r])
+					prev->decayed[r] = row.decayed[r];
+			row.queue = -1;		/* merged */
+		}
+		if (row.queue < 0 || !s->queues[row.queue].owner_fair)
+		{
+			release(s, row.decayed);
+			release(s, row.usage);
+			continue;
+		}
+		if (!row.decayed)
+		{
+			row.decayed = dvec_new(s);
+			row.usage = dvec_new(s);
+		}
+		else
+			memset(row.usage, 0, sizeof(double) * s->nres);
+		t->rows[n++] = row;
+	}
+	t->n = n;
+	for (int i = 0; i < s->nrunning; i++)
+	{
+		const TideRunning *a = &s->running[i];
+
+		if (fair_tracked(s, a))
+			add_usage(s, fair_find(t, a->queue, a->owner)->usage,
+					  a->node >= 0 && a->node < s->nnodes ? &s->nodes[a->node] : NULL, a->res);
+	}
+	for (int i = 0; i < t->n; i++)
+	{
+		TideOwnerFair *row = &t->rows[i];
+		double		f;
+
+		if (!tide_decay_step(s, &row->decayed_at, &f))
+			continue;
+		for (int r = 0; r < s->nres; r++)
+			row->decayed[r] = f * row->decayed[r] + (1.0 - f) * row->usage[r];
+	}
+}
+
+int
+tide_owner_fair_count(const TideSnapshot *s)
+{
+	return s->owner_fair && s->owner_fair->queues == s->queues ? s->owner_fair->n : 0;
+}
+
+const TideOwnerFair *
+tide_owner_fair_row(const TideSnapshot *s, int i)
+{
+	return &s->owner_fair->rows[i];
+}
+
+/* Nothing held now and an average below min_milli everywhere: forgettable. */
+bool
+tide_owner_fair_negligible(const TideSnapshot *s, const TideOwnerFair *row, double min_milli)
+{
+	for (int r = 0; r < s->nres; r++)
+		if (row->usage[r] > 0 || row->decayed[r] >= min_milli)
+			return false;
+	return true;
+}
+
+/* ---------------------------------------------------------------- the walk */
+
+typedef struct OwnerSortCtx
+{
+	const TideSnapshot *s;
+	const int32_t *list;
+} OwnerSortCtx;
+
+/* Positions in a queue's list by owner, then position: each owner's stays in order. */
+static int
+cmp_by_owner(const void *a, const void *b, void *ctx)
+{
+	const OwnerSortCtx *c = ctx;
+	int32_t		pa = *(const int32_t *) a,
+				pb = *(const int32_t *) b;
+	int32_t		oa = c->s->jobs[c->list[pa]].owner,
+				ob = c->s->jobs[c->list[pb]].owner;
+
+	if (oa != ob)
+		return oa < ob ? -1 : 1;
+	return pa < pb ? -1 : pa > pb;
+}
+
+/* Owner o's dominant share: the largest used / denom where denom > 0. */
+static double
+owner_share(const TideLeafOwners *lo, int o, int nres)
+{
+	double		share = 0.0;
+
+	for (int r = 0; r < nres; r++)
+		if (lo->denom[r] > 0)
+		{
+			double		x = lo->used[(size_t) o * nres + r] / lo->denom[r];
+
+			if (x > share)
+				share = x;
+		}
+	return share;
+}
+
+/* R-O7: owner a's head job before owner b's. */
+static inline bool
+obefore(const TideLeafOwners *lo, int a, int b)
+{
+	const TideOwnerHead *x = &lo->head[a];
+	const TideOwnerHead *y = &lo->head[b];
+
+	if (x->retry != y->retry)
+		return x->retry;
+	if (x->priority != y->priority)
+		return x->priority > y->priority;
+	if (x->share != y->share)
+		return x->share < y->share;
+	if (x->created_at != y->created_at)
+		return x->created_at < y->created_at;
+	if (x->id != y->id)
+		return x->id < y->id;
+	return a < b;
+}
+
+/* Owner o's key from its next job (it has one). */
+static void
+set_head(const TideSnapshot *s, TideLeafOwners *lo, int o)
+{
+	const TideJob *x = &s->jobs[lo->jobs[lo->next[o]]];
+	TideOwnerHead *h = &lo->head[o];
+
+	h->retry = x->is_retry;
+	h->priority = x->priority;
+	h->created_at = x->created_at;
+	h->id = x->id;
+}
+
+static void
+osift_down(TideLeafOwners *lo, int i)
+{
+	for (;;)
+	{
+		int			l = 2 * i + 1,
+					r = l + 1,
+					m = i;
+
+		if (l < lo->nheap && obefore(lo, lo->heap[l], lo->heap[m]))
+			m = l;
+		if (r < lo->nheap && obefore(lo, lo->heap[r], lo->heap[m]))
+			m = r;
+		if (m == i)
+			return;
+		{
+			int32_t		tmp = lo->heap[i];
+
+			lo->heap[i] = lo->heap[m];
+			lo->heap[m] = tmp;
+		}
+		i = m;
+	}
+}
+
+/*
+ * What owner shares of queue q divide by: its quota where it names a
+ * resource, else its group's ready capacity without card keys.
+ */
+static const double *
+leaf_denom(TideWork *w, int q)
+{
+	const TideSnapshot *s = w->s;
+	const TideQueue *queue = &s->queues[q];
+	double	   *d = tide_work_alloc(w, sizeof(double) * (s->nres + 1));
+	int			g = w->ix->queue_group[q];
+
+	if (queue->has_quota)
+	{
+		for (int r = 0; r < s->nres; r++)
+			if (queue->quota[r] != TIDE_UNLIMITED && queue->quota[r] > 0)
+				d[r] = (double) queue->quota[r];
+		return d;
+	}
+	if (g < 0)
+		return d;
+	for (int r = 0; r < s->nres; r++)
+		d[r] = (double) w->ix->groups[g].capacity[r];
+	for (int i = 0; i < s->nnodes; i++)
+		if (s->nodes[i].gpu_type >= 0)
+			d[s->nodes[i].gpu_type] = 0;
+	return d;
+}
+
+/*
+ * The positions 0..n-1 of list by owner, each owner's in list order: a
+ * counting sort when the owner ids are few for n, else a sort.
+ */
+static int32_t *
+group_by_owner(TideWork *w, const int32_t *list, int n)
+{
+	const TideSnapshot *s = w->s;
+	int32_t    *pos = tide_work_alloc_raw(w, sizeof(int32_t) * n);
+	int32_t		lo = INT32_MAX,
+				hi = INT32_MIN;
+
+	for (int k = 0; k < n; k++)
+	{
+		int32_t		o = s->jobs[list[k]].owner;
+
+		lo = o < lo ? o : lo;
+		hi = o > hi ? o : hi;
+	}
+	if ((int64_t) hi - lo < 4 * (int64_t) n + 64)
+	{
+		int32_t    *fill = tide_work_alloc(w, sizeof(int32_t) * ((size_t) (hi - lo) + 2));
+
+		for (int k = 0; k < n; k++)
+			fill[s->jobs[list[k]].owner - lo + 1]++;
+		for (int32_t o = 0; o < hi - lo; o++)
+			fill[o + 1] += fill[o];
+		for (int k = 0; k < n; k++)
+			pos[fill[s->jobs[list[k]].owner - lo]++] = k;
+	}
+	else
+	{
+		OwnerSortCtx ctx = {s, list};
+
+		for (int k = 0; k < n; k++)
+			pos[k] = k;
+		tide_sort(pos, n, sizeof(int32_t), cmp_by_owner, &ctx);
+	}
+	return pos;
+}
+
+/* Queue q's n jobs (list, in R-O3, R-O1 order) split per owner, owners in a heap. */
+static TideLeafOwners *
+leaf_build(TideWork *w, int q, const int32_t *list, int n)
+{
+	const TideSnapshot *s = w->s;
+	TideLeafOwners *lo = tide_work_alloc(w, sizeof(TideLeafOwners));
+	int32_t    *pos = group_by_owner(w, list, n);
+	int			nres = s->nres;
+
+	lo->jobs = tide_work_alloc_raw(w, sizeof(int32_t) * n);
+	lo->start = tide_work_alloc(w, sizeof(int32_t) * (n + 1));
+	for (int k = 0; k < n; k++)
+	{
+		lo->jobs[k] = list[pos[k]];
+		if (k == 0 || s->jobs[lo->jobs[k]].owner != s->jobs[lo->jobs[k - 1]].owner)
+			lo->start[lo->nown++] = k;
+	}
+	lo->start[lo->nown] = n;
+	lo->next = tide_work_alloc(w, sizeof(int32_t) * lo->nown);
+	lo->used = tide_work_alloc(w, sizeof(double) * ((size_t) lo->nown * nres + 1));
+	lo->head = tide_work_alloc(w, sizeof(TideOwnerHead) * lo->nown);
+	lo->heap = tide_work_alloc(w, sizeof(int32_t) * lo->nown);
+	lo->denom = leaf_denom(w, q);
+	for (int o = 0; o < lo->nown; o++)
+	{
+		const TideOwnerFair *row = fair_find(s->owner_fair, q, s->jobs[lo->jobs[lo->start[o]]].owner);
+
+		lo->next[o] = lo->start[o];
+		if (row)
+			memcpy(lo->used + (size_t) o * nres, row->decayed, sizeof(double) * nres);
+		lo->head[o].share = owner_share(lo, o, nres);
+		set_head(s, lo, o);
+		lo->heap[lo->nheap++] = o;
+	}
+	for (int i = lo->nheap / 2 - 1; i >= 0; i--)
+		osift_down(lo, i);
+	return lo;
+}
+
+/*
+ * Before the walk: the owners of every queue with owner_fair and jobs
+ * (qlist and qstart as from tide_order_queue_jobs); L->leaf stays NULL
+ * when there is none.
+ */
+void
+tide_leaf_begin(TideWork *w, TideLeaves *L, const int32_t *qlist, const int32_t *qstart)
+{
+	const TideSnapshot *s = w->s;
+
+	L->leaf = NULL;
+	for (int q = 0; q < s->nqueues; q++)
+		if (__builtin_expect(s->queues[q].owner_fair, 0) && qstart[q + 1] > qstart[q])
+		{
+			if (!L->leaf)
+				L->leaf = tide_work_alloc(w, sizeof(TideLeafOwners *) * (s->nqueues + 1));
+			L->leaf[q] = leaf_build(w, q, qlist + qstart[q], qstart[q + 1] - qstart[q]);
+		}
+}
+
+/* The head job of the owner that goes first. */
+int
+tide_leaf_pick(const TideLeafOwners *lo)
+{
+	return lo->jobs[lo->next[lo->heap[0]]];
+}
+
+/*
+ * Job j, the first owner's head, was considered: its owner moves on to its
+ * next job, its share grown by what j was given, or by what it asks when
+ * it was set aside for the borrowing pass (a queue above or without a
+ * quota places nothing in the first pass: its owners still take turns in
+ * the order set aside, which the second pass keeps), and sinks; out of
+ * the heap when it has no job left.
+ */
+void
+tide_leaf_after(TideWork *w, TideLeafOwners *lo, int j, bool placed)
+{
+	const TideSnapshot *s = w->s;
+	const TideOutcome *out = &w->r->outcomes[j];
+	int			o = lo->heap[0];
+	double	   *u = lo->used + (size_t) o * s->nres;
+
+	lo->next[o]++;
+	if (placed)
+	{
+		for (int k = 0; k < out->nplacements; k++)
+		{
+			const TidePlacement *p = &w->r->placements[out->first_placement + k];
+
+			add_usage(s, u, p->node >= 0 ? &s->nodes[p->node] : NULL, p->res);
+		}
+		lo->head[o].share = owner_share(lo, o, s->nres);
+	}
+	else if (out->klass == TIDE_CLASS_BORROWING)
+	{
+		const TideJob *job = &s->jobs[j];
+
+		for (int ri = 0; ri < job->nroles; ri++)
+			for (int k = 0; k < job->roles[ri].replicas; k++)
+				add_usage(s, u, NULL, job->roles[ri].request);
+		lo->head[o].share = owner_share(lo, o, s->nres);
+	}
+	if (lo->next[o] == lo->start[o + 1])
+		lo->heap[0] = lo->heap[--lo->nheap];
+	else
+		set_head(s, lo, o);
+	if (lo->nheap > 0)
+		osift_down(lo, 0);
+}
