@@ -68,6 +68,11 @@ typedef struct TideEvictWork
 	int32_t    *tree_order;		/* R-E7: harm regrouped per preemptor by
 								 * tree_pass(), NULL in a flat set of queues */
 	int8_t	   *tree_pass;		/* [nvictims] scratch for it */
+	/* R-E7, per victim queue, for the preemptor leaf memo_leaf: */
+	int32_t		memo_leaf;		/* -1: none yet */
+	int8_t	   *qpass;			/* [nqueues] tree_pass() of its victims */
+	int32_t    *qbelow_p;		/* [nqueues] where the paths part: the queue */
+	int32_t    *qbelow_v;		/* just below it on each side */
 	/* preemptor shapes that found no eviction: they find none later either */
 	uint64_t   *failed;			/* open addressing, 0 = empty */
 	uint64_t	failed_mask;
@@ -180,6 +185,28 @@ chain_reclaimable(const TideSnapshot *s, int leaf, int upto)
 }
 
 /*
+ * Where preemptor leaf pq's path parts from every queue's (R-E7), kept for
+ * the preemptor leaf last asked about: preemptors of one leaf come in a
+ * row, and a victim's queue then costs a lookup instead of a climb.
+ */
+static void
+tree_memo(const TideWork *w, int pq)
+{
+	TideEvictWork *ev = w->ev;
+	const TideSnapshot *s = w->s;
+
+	if (ev->memo_leaf == pq)
+		return;
+	for (int vq = 0; vq < s->nqueues; vq++)
+	{
+		int			depth = tide_tree_parting(s, pq, vq, &ev->qbelow_p[vq], &ev->qbelow_v[vq]);
+
+		ev->qpass[vq] = (int8_t) (vq == pq ? 1 : w->ix->max_depth - depth);
+	}
+	ev->memo_leaf = pq;
+}
+
+/*
  * R-E7, R-E1 and R-E2 in a queue tree, for a victim in another leaf: where
  * the preemptor's path and the victim's part, the subtree on the victim's
  * side must be reclaimable all the way down to the victim's leaf and, for
@@ -196,7 +223,9 @@ tree_rule(const TideWork *w, const TideJob *p, bool e1, bool e2, const Victim *v
 
 	if (v->queue == p->queue || v->idle || !v->preemptable)
 		return 0;
-	(void) tide_tree_parting(s, p->queue, v->queue, &below_p, &below_v);
+	tree_memo(w, p->queue);
+	below_p = w->ev->qbelow_p[v->queue];
+	below_v = w->ev->qbelow_v[v->queue];
 	if (e2 && v->service == TIDE_SVC_TRAINING &&
 		s->queues[below_v].priority < s->queues[below_p].priority && chain_reclaimable(s, v->queue, below_v))
 		return TIDE_RULE_INFERENCE;
@@ -223,7 +252,9 @@ tree_could_evict_back(const TideWork *w, const Victim *v, int j)
 				below_v;
 	bool		v_guaranteed = qv->has_quota;
 
-	(void) tide_tree_parting(s, p->queue, v->queue, &below_p, &below_v);
+	tree_memo(w, p->queue);
+	below_p = w->ev->qbelow_p[v->queue];
+	below_v = w->ev->qbelow_v[v->queue];
 	if (!chain_reclaimable(s, p->queue, below_p))
 		return false;
 	if (v->service == TIDE_SVC_INFERENCE && p->service == TIDE_SVC_TRAINING &&
@@ -531,16 +562,12 @@ typedef struct Preemptor
 static int
 tree_pass(const TideWork *w, int j, const Victim *v)
 {
-	int			below_p,
-				below_v,
-				depth;
-
 	if (v->idle)
 		return 0;
-	if (v->queue == w->s->jobs[j].queue || v->queue < 0)
+	if (v->queue < 0)
 		return 1;
-	depth = tide_tree_parting(w->s, w->s->jobs[j].queue, v->queue, &below_p, &below_v);
-	return w->ix->max_depth - depth;
+	tree_memo(w, w->s->jobs[j].queue);
+	return w->ev->qpass[v->queue];
 }
 
 /*
@@ -775,6 +802,10 @@ tide_evict_pass(TideWork *w)
 	{
 		ev->tree_order = tide_work_alloc(w, sizeof(int32_t) * (ev->nvictims + 1));
 		ev->tree_pass = tide_work_alloc(w, sizeof(int8_t) * (ev->nvictims + 1));
+		ev->memo_leaf = -1;
+		ev->qpass = tide_work_alloc(w, sizeof(int8_t) * (s->nqueues + 1));
+		ev->qbelow_p = tide_work_alloc(w, sizeof(int32_t) * (s->nqueues + 1));
+		ev->qbelow_v = tide_work_alloc(w, sizeof(int32_t) * (s->nqueues + 1));
 	}
 	usable = tide_work_alloc(w, sizeof(bool) * (s->nnodes + 1));
 	free_sum = tide_work_alloc(w, sizeof(int64_t) * (w->nres + 1));
