@@ -170,19 +170,6 @@ victim_apply(TideWork *w, const Victim *v, int sign)
 }
 
 
-/* Is every queue from leaf up to upto (on its path) reclaimable (R-E7)? */
-static bool
-chain_reclaimable(const TideSnapshot *s, int leaf, int upto)
-{
-	for (int q = leaf, d = 0; q >= 0 && d < TIDE_MAX_DEPTH; q = s->queues[q].parent, d++)
-	{
-		if (!s->queues[q].reclaimable)
-			return false;
-		if (q == upto)
-			return true;
-	}
-	return false;
-}
 
 /*
  * Where preemptor leaf pq's path parts from every queue's (R-E7), kept for
@@ -227,9 +214,9 @@ tree_rule(const TideWork *w, const TideJob *p, bool e1, bool e2, const Victim *v
 	below_p = w->ev->qbelow_p[v->queue];
 	below_v = w->ev->qbelow_v[v->queue];
 	if (e2 && v->service == TIDE_SVC_TRAINING &&
-		s->queues[below_v].priority < s->queues[below_p].priority && chain_reclaimable(s, v->queue, below_v))
+		s->queues[below_v].priority < s->queues[below_p].priority && tide_tree_reclaimable(w, v->queue, below_v, false))
 		return TIDE_RULE_INFERENCE;
-	if (e1 && tide_tree_borrowed(w, v->queue, below_v))
+	if (e1 && tide_tree_reclaimable(w, v->queue, below_v, true))
 		return TIDE_RULE_RECLAIM;
 	return 0;
 }
@@ -255,7 +242,7 @@ tree_could_evict_back(const TideWork *w, const Victim *v, int j)
 	tree_memo(w, p->queue);
 	below_p = w->ev->qbelow_p[v->queue];
 	below_v = w->ev->qbelow_v[v->queue];
-	if (!chain_reclaimable(s, p->queue, below_p))
+	if (!tide_tree_reclaimable(w, p->queue, below_p, false))
 		return false;
 	if (v->service == TIDE_SVC_INFERENCE && p->service == TIDE_SVC_TRAINING &&
 		s->queues[below_p].priority < s->queues[below_v].priority)

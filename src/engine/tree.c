@@ -167,19 +167,20 @@ tide_queue_over_quota(const TideWork *w, const TideQueue *q)
 }
 
 /*
- * R-E7: has the subtree from leaf up to upto (an ancestor of leaf, or leaf
- * itself) borrowed what it may be made to give back: every queue on that
- * part of the path reclaimable and above its quota?
+ * R-E7: may the subtree from leaf up to upto (an ancestor of leaf, or leaf
+ * itself) be made to give back: every queue on that part of the path
+ * reclaimable and, with borrowed, above its quota (it borrowed what the
+ * other side is owed)?
  */
 bool
-tide_tree_borrowed(const TideWork *w, int leaf, int upto)
+tide_tree_reclaimable(const TideWork *w, int leaf, int upto, bool borrowed)
 {
 	const TideSnapshot *s = w->s;
 	int			d = 0;
 
 	for (int q = leaf; q >= 0 && d < TIDE_MAX_DEPTH; q = s->queues[q].parent, d++)
 	{
-		if (!s->queues[q].reclaimable || !tide_queue_over_quota(w, &s->queues[q]))
+		if (!s->queues[q].reclaimable || (borrowed && !tide_queue_over_quota(w, &s->queues[q])))
 			return false;
 		if (q == upto)
 			return true;

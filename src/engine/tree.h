@@ -32,7 +32,7 @@ extern bool tide_tree_extra_ok(const TideWork *w, const TideQueue *leaf, const T
 							   const int64_t *req);
 extern int	tide_tree_parting(const TideSnapshot *s, int a, int b, int *below_a, int *below_b);
 extern bool tide_queue_over_quota(const TideWork *w, const TideQueue *q);
-extern bool tide_tree_borrowed(const TideWork *w, int leaf, int upto);
+extern bool tide_tree_reclaimable(const TideWork *w, int leaf, int upto, bool borrowed);
 extern void tide_tree_order_lenders(TideWork *w, int32_t *deferred, int ndeferred);
 
 extern void tide_tree_heap_init(TideWork *w, TideTreeHeap *h, const int32_t *starts);
