@@ -14,7 +14,10 @@
  * machine are too noisy to compare two builds of the engine.  decide_faults
  * and decide_mb: the first decide's minor page faults (first touches of
  * fresh memory) and the bytes it asked the allocator for.  POLICY:
- * every queue's placement, pack (default), spread or frag.
+ * every queue's placement, pack (default), spread or frag.  With
+ * TIDE_BENCH_TREE=1 in the environment the QUEUES queues are the leaves of
+ * a 3-level tree (R-O5): 4 organisations of 5 departments each, quotas
+ * carved (a quarter and a twentieth of the cluster).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -66,13 +69,15 @@ main(int argc, char **argv)
 	int			nroles = 0;
 	char		err[200];
 	char	  **names;
+	bool		tree;
 
 	t0 = now_ms();
 	s = tide_snapshot_create(&mem);
 	res_mem = tide_res_intern(s, "memory");
 	t_a = tide_res_intern(s, "NVIDIA-H100");
 	t_b = tide_res_intern(s, "NVIDIA-A100");
-	tide_snapshot_alloc_cluster(s, nnodes, nqueues, 0);
+	tree = getenv("TIDE_BENCH_TREE") && strcmp(getenv("TIDE_BENCH_TREE"), "1") == 0;
+	tide_snapshot_alloc_cluster(s, nnodes, nqueues + (tree ? 24 : 0), 0);
 	names = malloc(sizeof(char *) * nnodes);
 	for (int i = 0; i < nnodes; i++)
 	{
@@ -102,6 +107,20 @@ main(int argc, char **argv)
 		qq->placement = strcmp(policy, "frag") == 0 ? TIDE_PLACE_FRAG :
 			strcmp(policy, "spread") == 0 ? TIDE_PLACE_SPREAD : TIDE_PLACE_PACK;
 	}
+	for (int k = 0; tree && k < 24; k++)
+	{
+		TideQueue  *qq = &s->queues[nqueues + k];
+		char	   *nm = malloc(16);
+
+		/* k < 4: an organisation; else department k - 4 of organisation (k - 4) / 5 */
+		snprintf(nm, 16, k < 4 ? "org-%d" : "dept-%02d", k < 4 ? k : k - 4);
+		qq->name = nm;
+		qq->has_quota = true;
+		qq->quota[TIDE_RES_GPU] = (int64_t) nnodes * 8000 / (k < 4 ? 4 : 20);
+		qq->parent = k < 4 ? -1 : nqueues + (k - 4) / 5;
+	}
+	for (int q = 0; tree && q < nqueues; q++)
+		s->queues[q].parent = nqueues + 4 + (int) ((int64_t) q * 20 / nqueues);
 	if (!tide_snapshot_finish(s, err, sizeof(err)))
 	{
 		fprintf(stderr, "%s\n", err);

@@ -203,14 +203,19 @@ tide_static_check(TideWork *w, int j, TideOutcome *o)
 			ok = false;
 		}
 	/* R-A3: nor one above the capability of a queue above it */
-	for (int a = q->parent, d = 1; a >= 0 && d < TIDE_MAX_DEPTH; a = s->queues[a].parent, d++)
-		for (int r = 0; r < w->nres; r++)
+	for (int a = q->parent, d = 1; w->tree_caps && w->tree_caps[job->queue] && a >= 0 && d < TIDE_MAX_DEPTH;
+		 a = s->queues[a].parent, d++)
+		for (uint64_t m = w->tree_caps[job->queue]; m; m &= m - 1)
+		{
+			int			r = __builtin_ctzll(m);
+
 			if (need[r] > 0 && need[r] < INT64_MAX && s->queues[a].capability[r] != TIDE_UNLIMITED &&
 				need[r] > s->queues[a].capability[r])
 			{
 				tide_reason_cap_never(w, o, r, need[r], s->queues[a].capability[r], a);
 				ok = false;
 			}
+		}
 	if (q->inner)
 	{
 		/* jobs live only in leaves: the SQL checks refuse it, the engine never places it */

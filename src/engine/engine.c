@@ -153,6 +153,8 @@ alloc_walk(TideWork *w)
 	w->hold_res = tide_work_alloc(w, sizeof(int64_t) * nres * (hold_cap + 1));
 	w->info = tide_work_alloc(w, sizeof(TideJobInfo) * (s->njobs + 1));
 	w->queue_cards = tide_work_alloc(w, sizeof(bool) * (s->nqueues + 1));
+	if (w->ix->max_depth > 1)
+		tide_tree_prepare(w);	/* R-A3: what the levels above each leaf limit */
 	w->gang_nodes = tide_work_alloc(w, sizeof(int32_t) * (max_replicas + 1));
 	w->held_nodes = tide_work_alloc(w, sizeof(int32_t) * (s->nnodes + 1));
 	w->held_queues = tide_work_alloc(w, sizeof(int32_t) * (s->nqueues + 1));

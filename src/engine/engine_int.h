@@ -91,6 +91,9 @@ typedef struct TideWork
 	uint32_t	minreq_mask;
 	TideJobInfo *info;			/* [njobs] */
 	bool	   *queue_cards;	/* [nqueues] limits a card type (R-A1 card keys) */
+	uint64_t   *tree_caps;		/* [nqueues] R-A3: resources (bit r) some queue
+								 * above it caps; NULL in a flat set */
+	uint64_t   *tree_quotas;	/* [nqueues] the same for quotas */
 	int32_t	   *gang_nodes;		/* distinct nodes used by the job being placed */
 	int32_t		ngang;
 	int32_t	   *held_nodes;

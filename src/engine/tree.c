@@ -36,6 +36,46 @@ up(const TideSnapshot *s, const TideQueue *q)
 }
 
 /*
+ * For each queue, the resources some queue above it caps (tree_caps) or
+ * gives a quota on (tree_quotas), one bit per resource (at most
+ * TIDE_MAX_RES = 64): the checks below walk up only for those.  Once per
+ * decide (the limits are the caller's input).
+ */
+void
+tide_tree_prepare(TideWork *w)
+{
+	const TideSnapshot *s = w->s;
+
+	w->tree_caps = tide_work_alloc(w, sizeof(uint64_t) * (s->nqueues + 1));
+	w->tree_quotas = tide_work_alloc(w, sizeof(uint64_t) * (s->nqueues + 1));
+	for (int q = 0; q < s->nqueues; q++)
+	{
+		int			d = 1;
+
+		for (const TideQueue *a = up(s, &s->queues[q]); a && d < TIDE_MAX_DEPTH; a = up(s, a), d++)
+			for (int r = 0; r < w->nres; r++)
+			{
+				if (a->capability[r] != TIDE_UNLIMITED)
+					w->tree_caps[q] |= (uint64_t) 1 << r;
+				if (a->quota[r] != TIDE_UNLIMITED)
+					w->tree_quotas[q] |= (uint64_t) 1 << r;
+			}
+	}
+}
+
+/* The resources job j's minimum asks for, as a mask. */
+static inline uint64_t
+need_mask(const TideWork *w, const int64_t *need)
+{
+	uint64_t	m = 0;
+
+	for (int r = 0; r < w->nres; r++)
+		if (need[r] != 0)
+			m |= (uint64_t) 1 << r;
+	return m;
+}
+
+/*
  * R-A3, the levels above job j's leaf: each one's capability (usage, idle
  * usage and the job's minimum within it) and, when *quota_ok is still
  * true, its quota against its entitled usage, so that a sibling's borrowing
@@ -47,14 +87,19 @@ tide_tree_admit(TideWork *w, int j, const int64_t *need, bool *quota_ok, TideOut
 {
 	const TideSnapshot *s = w->s;
 	int			leaf = s->jobs[j].queue;
+	uint64_t	asks = need_mask(w, need);
+	uint64_t	caps = w->tree_caps[leaf] & asks;
+	uint64_t	quotas = quota_ok && *quota_ok ? w->tree_quotas[leaf] & asks : 0;
 	bool		ok = true;
 	int			d = 1;
 
+	if ((caps | quotas) == 0)
+		return true;
 	for (const TideQueue *a = up(s, &s->queues[leaf]); a && d < TIDE_MAX_DEPTH; a = up(s, a), d++)
-		for (int r = 0; r < w->nres; r++)
+		for (uint64_t m = caps | quotas; m; m &= m - 1)
 		{
-			if (need[r] == 0)
-				continue;
+			int			r = __builtin_ctzll(m);
+
 			if (tide_over4(a->capability[r], a->usage[r], a->idle_usage[r], 0, need[r]))
 			{
 				tide_reason_tree_capability(w, o, r, leaf, tide_sat_add(a->usage[r], a->idle_usage[r]),
@@ -78,7 +123,11 @@ int
 tide_tree_card_block(const TideWork *w, const TideQueue *leaf, int t, int64_t add, int mode, int *why)
 {
 	int			d = 1;
+	uint64_t	bit = (uint64_t) 1 << t;
 
+	if (w->tree_caps && !((w->tree_caps[leaf - w->s->queues] |
+						   (mode == MODE_GUARANTEED ? w->tree_quotas[leaf - w->s->queues] : 0)) & bit))
+		return -1;				/* no level above limits t */
 	for (const TideQueue *a = up(w->s, leaf); a && d < TIDE_MAX_DEPTH; a = up(w->s, a), d++)
 	{
 		*why = MODE_BORROW;
@@ -198,6 +247,7 @@ lender_depth(const TideWork *w, int j)
 {
 	const TideSnapshot *s = w->s;
 	const int64_t *need = tide_job_minreq(w, j);
+	uint64_t	quotas = w->tree_quotas[s->jobs[j].queue] & need_mask(w, need);
 	int			d = 1;
 
 	for (const TideQueue *a = up(s, &s->queues[s->jobs[j].queue]); a && d < TIDE_MAX_DEPTH;
@@ -205,9 +255,13 @@ lender_depth(const TideWork *w, int j)
 	{
 		bool		room = a->has_quota;
 
-		for (int r = 0; r < w->nres && room; r++)
-			if (need[r] > 0 && a->quota[r] != TIDE_UNLIMITED && tide_over(a->quota[r], a->usage[r], need[r]))
+		for (uint64_t m = quotas; m && room; m &= m - 1)
+		{
+			int			r = __builtin_ctzll(m);
+
+			if (tide_over(a->quota[r], a->usage[r], need[r]))
 				room = false;
+		}
 		if (room)
 			return a->depth;
 	}

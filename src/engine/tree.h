@@ -24,6 +24,7 @@ typedef struct TideTreeHeap
 								 * (R-O6), NULL with no half-life */
 } TideTreeHeap;
 
+extern void tide_tree_prepare(TideWork *w);
 extern bool tide_tree_admit(TideWork *w, int j, const int64_t *need, bool *quota_ok,
 							TideOutcome *o);
 extern int	tide_tree_card_block(const TideWork *w, const TideQueue *leaf, int t, int64_t add,
