@@ -4,8 +4,11 @@
 -- subtree.  The column is added here, after the table, so that the concept
 -- stays in one file; the checks on it follow below.
 
-ALTER TABLE tide.queues
-    ADD COLUMN parent text REFERENCES tide.queues (name) ON UPDATE CASCADE ON DELETE RESTRICT;
+-- Not a foreign key: a key of tide.queues on itself makes pg_dump warn of
+-- circular keys at every dump of the extension's data; the triggers below
+-- do what the key would (the parent exists, a parent with children is not
+-- deleted, a renamed parent's children follow), naming the queues.
+ALTER TABLE tide.queues ADD COLUMN parent text;
 COMMENT ON COLUMN tide.queues.parent IS
     'the queue this one sits under (same resource group); NULL: a top queue. Jobs live only in leaf queues; children''s quotas add up to at most their parent''s; a capability caps the whole subtree (R-O5, R-A3)';
 CREATE INDEX queues_parent_idx ON tide.queues (parent);
@@ -46,12 +49,12 @@ COMMENT ON FUNCTION tide._child_queues(text) IS
 
 -- ---------------------------------------------------------------- keys
 -- A parent that does not exist, and a parent deleted while it has
--- children, are what the foreign key refuses; this says so naming the
--- queues.  An AFTER ROW trigger, so that one statement may insert a parent
--- with its children or delete a whole subtree in any row order: it fires
--- at the end of the statement, and before the key's own triggers
--- (RI_ConstraintTrigger_*) because triggers of one event fire in the
--- order of their names, upper case first: hence the capital Q.
+-- children, are refused, naming the queues (23503, as a foreign key
+-- would).  AFTER ROW triggers, so that one statement may insert a parent
+-- with its children or delete a whole subtree in any row order: they fire
+-- at the end of the statement.  They take the tree's advisory lock and
+-- then read with a new snapshot (READ COMMITTED), so a child inserted and
+-- its parent deleted at once in two sessions cannot both commit.
 CREATE FUNCTION tide._queues_tree_keys() RETURNS trigger
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path = pg_catalog, pg_temp
@@ -62,6 +65,7 @@ BEGIN
     IF tide._restoring() THEN
         RETURN NULL;
     END IF;
+    PERFORM pg_catalog.pg_advisory_xact_lock(tide._queue_tree_lock_key());
     IF TG_OP = 'DELETE' THEN
         children := tide._child_queues(OLD.name);
         IF children IS NOT NULL THEN
@@ -78,11 +82,31 @@ BEGIN
 END
 $$;
 COMMENT ON FUNCTION tide._queues_tree_keys() IS
-    'trigger: a queue''s parent exists, and a queue with children is not deleted (23503), naming the queues, before the foreign key would refuse it';
+    'trigger: a queue''s parent exists, and a queue with children is not deleted (23503), naming the queues';
 CREATE TRIGGER "Queues_tree_keys" AFTER INSERT OR UPDATE OF parent ON tide.queues
     FOR EACH ROW WHEN (NEW.parent IS NOT NULL) EXECUTE FUNCTION tide._queues_tree_keys();
 CREATE TRIGGER "Queues_tree_children" AFTER DELETE ON tide.queues
     FOR EACH ROW EXECUTE FUNCTION tide._queues_tree_keys();
+
+-- A renamed queue's children follow it (what ON UPDATE CASCADE would do).
+-- Named to fire before the lower-case triggers of the same event, so that
+-- the children name their parent anew before held_by passes down to them.
+CREATE FUNCTION tide._queues_tree_rename() RETURNS trigger
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path = pg_catalog, pg_temp
+    AS $$
+BEGIN
+    IF tide._restoring() THEN
+        RETURN NULL;
+    END IF;
+    UPDATE tide.queues SET parent = NEW.name WHERE parent = OLD.name;
+    RETURN NULL;
+END
+$$;
+COMMENT ON FUNCTION tide._queues_tree_rename() IS
+    'trigger: a renamed queue''s child queues name it by its new name';
+CREATE TRIGGER "Queues_tree_rename" AFTER UPDATE OF name ON tide.queues
+    FOR EACH ROW WHEN (OLD.name IS DISTINCT FROM NEW.name) EXECUTE FUNCTION tide._queues_tree_rename();
 
 -- ---------------------------------------------------------------- the tree
 -- The rules of the tree, checked once per statement over the queues it
@@ -357,5 +381,5 @@ CREATE TRIGGER queues_held_by_down AFTER UPDATE ON tide.queues
 CREATE TRIGGER queues_held_by_down_insert AFTER INSERT ON tide.queues
     FOR EACH ROW WHEN (NEW.held_by IS NOT NULL) EXECUTE FUNCTION tide._queues_held_by_down();
 
-REVOKE ALL ON FUNCTION tide._queues_tree_keys(), tide._queues_tree_check(), tide._jobs_queue_leaf(),
+REVOKE ALL ON FUNCTION tide._queues_tree_keys(), tide._queues_tree_rename(), tide._queues_tree_check(), tide._jobs_queue_leaf(),
     tide._queues_held_by(), tide._queues_held_by_down() FROM PUBLIC;

@@ -223,6 +223,7 @@ INSERT INTO decided VALUES
  ('tide._queue_depth_max()'               , 'public'                , 'EXECUTE'),
  ('tide._child_queues(text)'              , 'public'                , 'EXECUTE'),
  ('tide._queues_tree_keys()'              , '-'                     , ''),
+ ('tide._queues_tree_rename()'            , '-'                     , ''),
  ('tide._queues_tree_check()'             , '-'                     , ''),
  ('tide._jobs_queue_leaf()'               , '-'                     , ''),
  ('tide._queues_held_by()'                , '-'                     , ''),
