@@ -35,6 +35,7 @@
 #include "cycle_timer.h"
 #include "gpumask.h"
 #include "resvec.h"
+#include "settings.h"
 
 static const char *const Q_NODES =
 "SELECT n.name, n.resource_group, n.capacity, n.gpu_type, n.gpu_topology, n.state,"
@@ -481,6 +482,7 @@ load_claims(Loader *ld)
 	SPITupleTable *t;
 
 	s->evict = true;
+	s->restart_cost = (int64) tide_eviction_restart_cost * USECS_PER_SEC;
 	t = ld->claims = run_select(ld, Q_CLAIMS);
 	s->claims = tide_alloc(s, sizeof(TideClaim) * (NROWS(t) + 1));
 	s->nclaims = 0;

@@ -18,13 +18,16 @@
  * started less than its queue's min_runtime ago, a job that could evict
  * the preemptor back (no ping-pong), and idle jobs never evict.
  *
- * Victims, least harm first (R-E4): idle, then lower priority, then most
- * recently placed, then larger id.  Greedy: release victims in that order
- * until a dry run (the real placement code on the real nodes and GPUs,
- * gangs and topology included, after the walk's admission with its owner
- * limit, R-A4) places the preemptor; then reprieve, most
- * harmful first, every victim without which it still fits.  If no set
- * fits, nothing is evicted.  A victim is a whole job (R-E5).
+ * Victims, least harm first (R-E4): idle, then lower priority, then the
+ * least GPU-time thrown away (GPUs times the time since placed, at least
+ * the restart cost), fewer GPUs, most recently placed, larger id.  Greedy:
+ * release victims in that order until a dry run (the real placement code
+ * on the real nodes and GPUs, gangs and topology included, after the
+ * walk's admission with its owner limit, R-A4) places the preemptor; then
+ * reprieve, most harmful first, every victim without which it still fits.
+ * A preemptor of one replica then tries each node alone the same way and
+ * keeps the cheapest set (one_node).  If no set fits, nothing is evicted.
+ * A victim is a whole job (R-E5).
  *
  * Holding (R-E6): the dry run's placement becomes claims, written by the
  * adapter and given back in the next cycles' snapshots (claims.c).
@@ -54,9 +57,17 @@ typedef struct Victim
 	bool		blocked;		/* releasing, or on a node that is not ready */
 	bool		gone;			/* evicted this cycle */
 	int64_t		placed_at;		/* latest of its allocations */
+	int64_t		gpu_milli;		/* GPUs held, in thousandths */
+	int64_t		harm;			/* R-E4: GPU-time thrown away, milli-GPU ms */
 	int32_t		first;			/* range in TideEvictWork.order */
 	int32_t		count;
 } Victim;
+
+typedef struct Cand
+{
+	int32_t		v;				/* victim index */
+	int32_t		rule;
+} Cand;
 
 typedef struct TideEvictWork
 {
@@ -68,6 +79,10 @@ typedef struct TideEvictWork
 	int32_t    *tree_order;		/* R-E7: harm regrouped per preemptor by
 								 * tree_pass(), NULL in a flat set of queues */
 	int8_t	   *tree_pass;		/* [nvictims] scratch for it */
+	/* one_node(): candidates per node, in the preemptor's order */
+	int32_t    *node_first;		/* [nnodes + 1] */
+	int32_t    *node_victims;	/* [nrunning] */
+	Cand	   *alt;			/* [nvictims] */
 	/* preemptor shapes that found no eviction: they find none later either */
 	uint64_t   *failed;			/* open addressing, 0 = empty */
 	uint64_t	failed_mask;
@@ -108,6 +123,21 @@ cmp_running_job(const void *a, const void *b, void *ctx)
 	return ia < ib ? -1 : ia > ib;
 }
 
+/*
+ * R-E4: the work evicting v throws away, in milli-GPU milliseconds: its
+ * GPUs times the time since it was placed, at least the restart cost.  A
+ * job without GPUs throws away no GPU-time.
+ */
+static int64_t
+victim_harm(const TideSnapshot *s, const Victim *v)
+{
+	int64_t		age = v->placed_at > 0 ? tide_sat_sub(s->now, v->placed_at) : 0;
+
+	if (age < s->restart_cost)
+		age = s->restart_cost;
+	return tide_sat_mul(v->gpu_milli, age / 1000);
+}
+
 /* Group the live allocations into running jobs: the victim candidates. */
 static void
 build_victims(TideWork *w)
@@ -141,6 +171,7 @@ build_victims(TideWork *w)
 		}
 		v = &ev->victims[n - 1];
 		v->count++;
+		v->gpu_milli = tide_sat_add(v->gpu_milli, a->res[TIDE_RES_GPU]);
 		if (a->placed_at > v->placed_at)
 			v->placed_at = a->placed_at;
 		if (a->releasing || a->node < 0 || a->node >= s->nnodes ||
@@ -148,6 +179,8 @@ build_victims(TideWork *w)
 			v->blocked = true;
 	}
 	ev->nvictims = n;
+	for (int i = 0; i < n; i++)
+		ev->victims[i].harm = victim_harm(s, &ev->victims[i]);
 }
 
 /* Charge (+1) or release (-1) every allocation of a victim (a whole job). */
@@ -322,15 +355,10 @@ victim_rule(const TideWork *w, int j, bool e1, bool e2, bool e3, const Victim *v
 	return rule;
 }
 
-typedef struct Cand
-{
-	int32_t		v;				/* victim index */
-	int32_t		rule;
-} Cand;
-
 /*
- * R-E4 least harm first: idle, lower priority, most recently placed,
- * larger id (victims are whole jobs, one per id; the index makes it total).
+ * R-E4 least harm first: idle, lower priority, less GPU-time thrown away,
+ * fewer GPUs, most recently placed, larger id (victims are whole jobs,
+ * one per id; the index makes it total).
  */
 static int
 cmp_harm(const void *a, const void *b, void *ctx)
@@ -345,6 +373,10 @@ cmp_harm(const void *a, const void *b, void *ctx)
 		return vx->idle ? -1 : 1;
 	if (vx->priority != vy->priority)
 		return vx->priority < vy->priority ? -1 : 1;
+	if (vx->harm != vy->harm)
+		return vx->harm < vy->harm ? -1 : 1;
+	if (vx->gpu_milli != vy->gpu_milli)
+		return vx->gpu_milli < vy->gpu_milli ? -1 : 1;
 	if (vx->placed_at != vy->placed_at)
 		return vx->placed_at > vy->placed_at ? -1 : 1;
 	if (vx->job_id != vy->job_id)
@@ -638,6 +670,174 @@ reprieve(TideWork *w, const Preemptor *p, Cand *chosen, int nch)
 }
 
 /*
+ * What a set of victims costs (R-E4), compared in this order: the
+ * farthest R-E7 pass it reaches (idle 0; 1 in a flat set of queues), the
+ * highest priority of a victim that is not idle, the GPU-time thrown
+ * away, the GPUs, the jobs.  Adding a victim never makes it less.
+ */
+typedef struct SetCost
+{
+	int32_t		pass;
+	int32_t		priority;
+	int64_t		harm;
+	int64_t		gpus;
+	int32_t		jobs;
+} SetCost;
+
+static void
+cost_add(const TideWork *w, int j, const Victim *v, SetCost *c)
+{
+	int			pass = w->ix->max_depth > 1 ? tree_pass(w, j, v) : !v->idle;
+
+	if (c->jobs == 0 || pass > c->pass)
+		c->pass = pass;
+	if (!v->idle && (c->jobs == 0 || v->priority > c->priority))
+		c->priority = v->priority;
+	c->harm = tide_sat_add(c->harm, v->harm);
+	c->gpus = tide_sat_add(c->gpus, v->gpu_milli);
+	c->jobs++;
+}
+
+static SetCost
+set_cost(const TideWork *w, int j, const Cand *set, int n)
+{
+	SetCost		c;
+
+	memset(&c, 0, sizeof(c));
+	c.priority = INT32_MIN;
+	for (int k = 0; k < n; k++)
+		cost_add(w, j, &w->ev->victims[set[k].v], &c);
+	return c;
+}
+
+static int
+cmp_cost(const SetCost *x, const SetCost *y)
+{
+	if (x->pass != y->pass)
+		return x->pass < y->pass ? -1 : 1;
+	if (x->priority != y->priority)
+		return x->priority < y->priority ? -1 : 1;
+	if (x->harm != y->harm)
+		return x->harm < y->harm ? -1 : 1;
+	if (x->gpus != y->gpus)
+		return x->gpus < y->gpus ? -1 : 1;
+	return x->jobs < y->jobs ? -1 : x->jobs > y->jobs;
+}
+
+/*
+ * The candidates in list order, per node they hold something on (a
+ * victim on several nodes is in each node's list once).
+ */
+static void
+bucket_by_node(TideWork *w, const int32_t *list)
+{
+	TideSnapshot *s = w->s;
+	TideEvictWork *ev = w->ev;
+	int32_t    *at = ev->node_first;
+
+	memset(at, 0, sizeof(int32_t) * (s->nnodes + 1));
+	for (int pass = 0; pass < 2; pass++)
+	{
+		for (int h = 0; h < ev->nvictims; h++)
+		{
+			const Victim *v = &ev->victims[list[h]];
+
+			for (int k = 0; k < v->count; k++)
+			{
+				int			n = s->running[ev->order[v->first + k]].node;
+
+				bool		seen = false;
+
+				for (int q = 0; q < k && !seen; q++)
+					seen = s->running[ev->order[v->first + q]].node == n;
+				if (n < 0 || n >= s->nnodes || seen)
+					continue;	/* once per node */
+				if (pass == 0)
+					at[n + 1]++;
+				else
+					ev->node_victims[at[n]++] = list[h];
+			}
+		}
+		if (pass == 0)
+			for (int n = 0; n < s->nnodes; n++)
+				at[n + 1] += at[n];
+	}
+	/* pass 1 moved each start to the next node's: shift back */
+	for (int n = s->nnodes; n > 0; n--)
+		at[n] = at[n - 1];
+	at[0] = 0;
+}
+
+/*
+ * R-E4 across nodes, for a preemptor of one replica: on each node it
+ * could use, candidates there in least-harm order until it fits, then
+ * reprieve; the cheapest set (set_cost) wins over the greedy one in
+ * chosen[0..nch-1], which is released on entry.  The winner is released
+ * on return; its count is returned.
+ */
+static int
+one_node(TideWork *w, const Preemptor *p, const int32_t *list, Cand *chosen, int nch)
+{
+	TideSnapshot *s = w->s;
+	TideEvictWork *ev = w->ev;
+	int			j = p->j;
+	const TideJob *job = &s->jobs[j];
+	SetCost		best;
+	Cand	   *alt = ev->alt;
+	int			start;
+
+	if (w->info[j].total_replicas != 1 || job->nroles != 1)
+		return nch;
+	best = set_cost(w, j, chosen, nch);
+	for (int k = nch - 1; k >= 0; k--)
+		victim_apply(w, &ev->victims[chosen[k].v], +1);
+	bucket_by_node(w, list);
+	for (int n = 0; n < s->nnodes; n++)
+	{
+		SetCost		acc;
+		int			nalt = 0;
+
+		if (!p->usable[n] || ev->node_first[n] == ev->node_first[n + 1])
+			continue;
+		memset(&acc, 0, sizeof(acc));
+		acc.priority = INT32_MIN;
+		for (int b = ev->node_first[n]; b < ev->node_first[n + 1]; b++)
+		{
+			Victim	   *v = &ev->victims[ev->node_victims[b]];
+			int			rule = victim_rule(w, j, p->e1, p->e2, p->e3, v);
+
+			if (!rule)
+				continue;
+			cost_add(w, j, v, &acc);
+			if (cmp_cost(&acc, &best) >= 0)
+				break;			/* no cheaper here */
+			victim_apply(w, v, -1);
+			alt[nalt].v = ev->node_victims[b];
+			alt[nalt].rule = rule;
+			nalt++;
+			if (!tide_node_fits(w, job, &s->nodes[n], job->roles[0].request, true) ||
+				!dry_run(w, j, p->e1 || p->e2, &start))
+				continue;
+			tide_rollback(w, start);
+			nalt = reprieve(w, p, alt, nalt);
+			acc = set_cost(w, j, alt, nalt);
+			if (cmp_cost(&acc, &best) < 0)
+			{
+				best = acc;
+				memcpy(chosen, alt, sizeof(Cand) * nalt);
+				nch = nalt;
+			}
+			break;
+		}
+		for (int k = nalt - 1; k >= 0; k--)
+			victim_apply(w, &ev->victims[alt[k].v], +1);
+	}
+	for (int k = 0; k < nch; k++)
+		victim_apply(w, &ev->victims[chosen[k].v], -1);
+	return nch;
+}
+
+/*
  * The placements from start on become j's claims (R-E6), not placed but
  * held; the chosen victims are evicted.
  */
@@ -723,6 +923,7 @@ evict_for(TideWork *w, int j, Cand *chosen, bool *usable, int64_t *free_sum, int
 		return false;
 	}
 	nch = reprieve(w, &p, chosen, nch);
+	nch = one_node(w, &p, w->ev->tree_order ? w->ev->tree_order : w->ev->harm, chosen, nch);
 
 	/* the placement that is held for j (R-E6): charged as if j ran */
 	if (!dry_run(w, j, p.e1 || p.e2, &start))
@@ -776,6 +977,9 @@ tide_evict_pass(TideWork *w)
 		ev->tree_order = tide_work_alloc(w, sizeof(int32_t) * (ev->nvictims + 1));
 		ev->tree_pass = tide_work_alloc(w, sizeof(int8_t) * (ev->nvictims + 1));
 	}
+	ev->node_first = tide_work_alloc(w, sizeof(int32_t) * (s->nnodes + 1));
+	ev->node_victims = tide_work_alloc(w, sizeof(int32_t) * (s->nrunning + 1));
+	ev->alt = tide_work_alloc(w, sizeof(Cand) * (ev->nvictims + 1));
 	usable = tide_work_alloc(w, sizeof(bool) * (s->nnodes + 1));
 	free_sum = tide_work_alloc(w, sizeof(int64_t) * (w->nres + 1));
 	cap_sum = tide_work_alloc(w, sizeof(int64_t) * (w->nres + 1));
