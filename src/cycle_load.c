@@ -104,6 +104,10 @@ static const char *const Q_CLAIMS =
 "       EXISTS (SELECT 1 FROM tide.evictions e"
 "                WHERE e.preemptor_job_id = h.job_id AND e.cycle_id = h.cycle_id"
 "                  AND e.acked_at IS NULL)"
+/* or on what that cycle's other victims free (R-E4): while one stops there */
+"       OR EXISTS (SELECT 1 FROM tide.allocations a JOIN tide.evictions e ON e.job_id = a.job_id"
+"                   WHERE a.node = h.node AND a.state = 'releasing'"
+"                     AND e.cycle_id = h.cycle_id AND e.acked_at IS NULL)"
 "  FROM tide.eviction_holds h JOIN tide.jobs j ON j.id = h.job_id"
 " WHERE j.state = 'pending' AND NOT j.unschedulable AND NOT j.cancel_requested AND NOT j.waiting"
 "   AND ($1::text IS NULL OR j.queue = ANY ($2::text[]))"

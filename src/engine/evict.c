@@ -4,16 +4,11 @@
  * for.
  *
  * After the walk (engine.c) every job left pending, in walk order, may
- * evict running jobs:
- *   R-E1  a guaranteed job: idle jobs anywhere in its group, and preemptable
- *         jobs of other reclaimable queues that hold more than their quota;
- *   R-E2  an inference job: preemptable training jobs of other reclaimable
- *         queues of lower queue priority, quota or not, while its own queue
- *         stays within capability (admission) and card quotas (the dry run
- *         checks card keys as for a guaranteed job);
- *   R-E3  in a queue with preemption_within = lower_priority: preemptable
- *         (or idle) jobs of the same queue with lower job priority.
- * Never a victim: a job with an allocation that is already releasing or on
+ * evict running jobs: R-E1 a guaranteed job idle jobs of its group and
+ * preemptable jobs of reclaimable queues above their quota; R-E2 an
+ * inference job preemptable training jobs of reclaimable queues of lower
+ * priority; R-E3 lower-priority jobs of its own queue where it asks for
+ * it (victim_rule; docs/evictions.md has the table).  Never a victim: a job with an allocation that is already releasing or on
  * a node that is not ready (a draining node loses nothing), a job that
  * started less than its queue's min_runtime ago, a job that could evict
  * the preemptor back (no ping-pong), and idle jobs never evict.
@@ -739,25 +734,21 @@ bucket_by_node(TideWork *w, const int32_t *list)
 	for (int pass = 0; pass < 2; pass++)
 	{
 		for (int h = 0; h < ev->nvictims; h++)
-		{
-			const Victim *v = &ev->victims[list[h]];
-
-			for (int k = 0; k < v->count; k++)
+			for (int k = 0; k < ev->victims[list[h]].count; k++)
 			{
+				const Victim *v = &ev->victims[list[h]];
 				int			n = s->running[ev->order[v->first + k]].node;
-
-				bool		seen = false;
+				bool		seen = n < 0 || n >= s->nnodes;
 
 				for (int q = 0; q < k && !seen; q++)
 					seen = s->running[ev->order[v->first + q]].node == n;
-				if (n < 0 || n >= s->nnodes || seen)
+				if (seen)
 					continue;	/* once per node */
 				if (pass == 0)
 					at[n + 1]++;
 				else
 					ev->node_victims[at[n]++] = list[h];
 			}
-		}
 		if (pass == 0)
 			for (int n = 0; n < s->nnodes; n++)
 				at[n + 1] += at[n];
@@ -799,8 +790,7 @@ one_node(TideWork *w, const Preemptor *p, const int32_t *list, Cand *chosen, int
 
 		if (!p->usable[n] || ev->node_first[n] == ev->node_first[n + 1])
 			continue;
-		memset(&acc, 0, sizeof(acc));
-		acc.priority = INT32_MIN;
+		acc = set_cost(w, j, NULL, 0);
 		for (int b = ev->node_first[n]; b < ev->node_first[n + 1]; b++)
 		{
 			Victim	   *v = &ev->victims[ev->node_victims[b]];
@@ -879,6 +869,11 @@ record_eviction(TideWork *w, int j, int start, const Cand *chosen, int nch)
 	}
 	o->evict_state = TIDE_EV_EVICTED;
 	o->nreasons = 0;
+	if (nch == 0)
+	{
+		tide_reason_evict_wait(w, o);	/* on what earlier victims free */
+		return;
+	}
 	tide_reason_evicting(w, o, nch);
 	r->counters.preemptors++;
 	r->counters.jobs_evicted += nch;
@@ -913,6 +908,12 @@ evict_for(TideWork *w, int j, Cand *chosen, bool *usable, int64_t *free_sum, int
 		if (key)
 			fail_seen(w, key, true);
 		return false;
+	}
+	/* what this cycle's victims free beyond their preemptors' needs first */
+	if (w->r->nevictions > 0 && dry_run(w, j, p.e1 || p.e2, &start))
+	{
+		record_eviction(w, j, start, chosen, 0);
+		return true;
 	}
 	if (!release_until_fit(w, &p, chosen, &nch))
 	{
