@@ -36,6 +36,7 @@
 #include "cycle_timer.h"
 #include "gpumask.h"
 #include "resvec.h"
+#include "settings.h"
 
 static const char *const Q_NODES =
 "SELECT n.name, n.resource_group, n.capacity, n.gpu_type, n.gpu_topology, n.state,"
@@ -105,6 +106,10 @@ static const char *const Q_CLAIMS =
 "       EXISTS (SELECT 1 FROM tide.evictions e"
 "                WHERE e.preemptor_job_id = h.job_id AND e.cycle_id = h.cycle_id"
 "                  AND e.acked_at IS NULL)"
+/* or on what that cycle's other victims free (R-E4): while one stops there */
+"       OR EXISTS (SELECT 1 FROM tide.allocations a JOIN tide.evictions e ON e.job_id = a.job_id"
+"                   WHERE a.node = h.node AND a.state = 'releasing'"
+"                     AND e.cycle_id = h.cycle_id AND e.acked_at IS NULL)"
 "  FROM tide.eviction_holds h JOIN tide.jobs j ON j.id = h.job_id"
 " WHERE j.state = 'pending' AND NOT j.unschedulable AND NOT j.cancel_requested AND NOT j.waiting"
 "   AND ($1::text IS NULL OR j.queue = ANY ($2::text[]))"
@@ -485,6 +490,7 @@ load_claims(Loader *ld)
 	SPITupleTable *t;
 
 	s->evict = true;
+	s->restart_cost = (int64) tide_eviction_restart_cost * USECS_PER_SEC;
 	t = ld->claims = run_select(ld, Q_CLAIMS);
 	s->claims = tide_alloc(s, sizeof(TideClaim) * (NROWS(t) + 1));
 	s->nclaims = 0;

@@ -49,6 +49,7 @@ int			tide_start_attempts = 3;
  * fairness without hurting waits (Slurm defaults to 7 days).
  */
 int			tide_fair_share_half_life = 0;
+int			tide_eviction_restart_cost = 300;
 
 /* read by SQL only (tide._create_retries, 26_rollup.sql), through current_setting */
 static int	tide_retry_backoff = 10;
@@ -191,6 +192,20 @@ _PG_init(void)
 							"next cycle decays the kept averages over the time since their update.",
 							&tide_fair_share_half_life,
 							0, 0, 86400 * 365,
+							PGC_SUSET, GUC_UNIT_S,
+							NULL, NULL, NULL);
+
+	/*
+	 * R-E4: least harm counts the GPU-time an eviction throws away, at
+	 * least this much per GPU.  Superuser: it changes whom evictions take.
+	 */
+	DefineCustomIntVariable("tide.eviction_restart_cost",
+							"GPU-time per GPU that an eviction throws away at least (least-harm victims).",
+							"Victims are chosen by the GPU-time since they started, counted as at least "
+							"this much per GPU, since a restart costs a load and a warm-up. "
+							"0 counts only the time since they started.",
+							&tide_eviction_restart_cost,
+							300, 0, 86400 * 365,
 							PGC_SUSET, GUC_UNIT_S,
 							NULL, NULL, NULL);
 

@@ -45,4 +45,11 @@ extern int	tide_frag_shapes_refresh;
  */
 extern int	tide_fair_share_half_life;
 
+/*
+ * GUC tide.eviction_restart_cost, seconds: the GPU-time per GPU that
+ * evicting a job throws away at least, however young it is (R-E4 least
+ * harm: a restart reloads, recompiles, warms up).
+ */
+extern int	tide_eviction_restart_cost;
+
 #endif							/* TIDE_SETTINGS_H */

@@ -349,6 +349,8 @@ typedef struct TideSnapshot
 
 	/* evictions (evict.c, R-E1 to R-E6): off unless evict is set */
 	bool		evict;
+	int64_t		restart_cost;	/* R-E4 least harm: GPU-time a restart costs
+								 * at least, per GPU, microseconds */
 	int32_t		nclaims;
 	TideClaim  *claims;
 

@@ -4,27 +4,25 @@
  * for.
  *
  * After the walk (engine.c) every job left pending, in walk order, may
- * evict running jobs:
- *   R-E1  a guaranteed job: idle jobs anywhere in its group, and preemptable
- *         jobs of other reclaimable queues that hold more than their quota;
- *   R-E2  an inference job: preemptable training jobs of other reclaimable
- *         queues of lower queue priority, quota or not, while its own queue
- *         stays within capability (admission) and card quotas (the dry run
- *         checks card keys as for a guaranteed job);
- *   R-E3  in a queue with preemption_within = lower_priority: preemptable
- *         (or idle) jobs of the same queue with lower job priority.
- * Never a victim: a job with an allocation that is already releasing or on
+ * evict running jobs: R-E1 a guaranteed job idle jobs of its group and
+ * preemptable jobs of reclaimable queues above their quota; R-E2 an
+ * inference job preemptable training jobs of reclaimable queues of lower
+ * priority; R-E3 lower-priority jobs of its own queue where it asks for
+ * it (victim_rule; docs/evictions.md has the table).  Never a victim: a job with an allocation that is already releasing or on
  * a node that is not ready (a draining node loses nothing), a job that
  * started less than its queue's min_runtime ago, a job that could evict
  * the preemptor back (no ping-pong), and idle jobs never evict.
  *
- * Victims, least harm first (R-E4): idle, then lower priority, then most
- * recently placed, then larger id.  Greedy: release victims in that order
- * until a dry run (the real placement code on the real nodes and GPUs,
- * gangs and topology included, after the walk's admission with its owner
- * limit, R-A4) places the preemptor; then reprieve, most
- * harmful first, every victim without which it still fits.  If no set
- * fits, nothing is evicted.  A victim is a whole job (R-E5).
+ * Victims, least harm first (R-E4): idle, then lower priority, then the
+ * least GPU-time thrown away (GPUs times the time since placed, at least
+ * the restart cost), fewer GPUs, most recently placed, larger id.  Greedy:
+ * release victims in that order until a dry run (the real placement code
+ * on the real nodes and GPUs, gangs and topology included, after the
+ * walk's admission with its owner limit, R-A4) places the preemptor; then
+ * reprieve, most harmful first, every victim without which it still fits.
+ * A preemptor of one replica then tries each node alone the same way and
+ * keeps the cheapest set (one_node).  If no set fits, nothing is evicted.
+ * A victim is a whole job (R-E5).
  *
  * Holding (R-E6): the dry run's placement becomes claims, written by the
  * adapter and given back in the next cycles' snapshots (claims.c).
@@ -34,6 +32,8 @@
 #include "admit.h"
 #include "claims.h"
 #include "evict.h"
+#include "evict_int.h"
+#include "evict_tree.h"
 #include "fit.h"
 #include "hash.h"
 #include "place.h"
@@ -41,43 +41,6 @@
 #include "sort.h"
 #include "tree.h"
 #include "work.h"
-
-typedef struct Victim
-{
-	int64_t		job_id;
-	int32_t		queue;
-	int32_t		group;			/* group index, -1 none */
-	int32_t		priority;
-	int32_t		service;
-	bool		idle;
-	bool		preemptable;
-	bool		blocked;		/* releasing, or on a node that is not ready */
-	bool		gone;			/* evicted this cycle */
-	int64_t		placed_at;		/* latest of its allocations */
-	int32_t		first;			/* range in TideEvictWork.order */
-	int32_t		count;
-} Victim;
-
-typedef struct TideEvictWork
-{
-	/* victims */
-	int32_t    *order;			/* running indexes by job id */
-	Victim	   *victims;
-	int32_t		nvictims;
-	int32_t    *harm;			/* victim indexes, least harm first (R-E4) */
-	int32_t    *tree_order;		/* R-E7: harm regrouped per preemptor by
-								 * tree_pass(), NULL in a flat set of queues */
-	int8_t	   *tree_pass;		/* [nvictims] scratch for it */
-	/* R-E7, per victim queue, for the preemptor leaf memo_leaf: */
-	int32_t		memo_leaf;		/* -1: none yet */
-	int8_t	   *qpass;			/* [nqueues] tree_pass() of its victims */
-	int32_t    *qbelow_p;		/* [nqueues] where the paths part: the queue */
-	int32_t    *qbelow_v;		/* just below it on each side */
-	/* preemptor shapes that found no eviction: they find none later either */
-	uint64_t   *failed;			/* open addressing, 0 = empty */
-	uint64_t	failed_mask;
-	int32_t		nfailed;
-} TideEvictWork;
 
 const char *
 tide_rule_name(int rule)
@@ -113,6 +76,21 @@ cmp_running_job(const void *a, const void *b, void *ctx)
 	return ia < ib ? -1 : ia > ib;
 }
 
+/*
+ * R-E4: the work evicting v throws away, in milli-GPU milliseconds: its
+ * GPUs times the time since it was placed, at least the restart cost.  A
+ * job without GPUs throws away no GPU-time.
+ */
+static int64_t
+victim_harm(const TideSnapshot *s, const Victim *v)
+{
+	int64_t		age = v->placed_at > 0 ? tide_sat_sub(s->now, v->placed_at) : 0;
+
+	if (age < s->restart_cost)
+		age = s->restart_cost;
+	return tide_sat_mul(v->gpu_milli, age / 1000);
+}
+
 /* Group the live allocations into running jobs: the victim candidates. */
 static void
 build_victims(TideWork *w)
@@ -146,6 +124,7 @@ build_victims(TideWork *w)
 		}
 		v = &ev->victims[n - 1];
 		v->count++;
+		v->gpu_milli = tide_sat_add(v->gpu_milli, a->res[TIDE_RES_GPU]);
 		if (a->placed_at > v->placed_at)
 			v->placed_at = a->placed_at;
 		if (a->releasing || a->node < 0 || a->node >= s->nnodes ||
@@ -153,6 +132,8 @@ build_victims(TideWork *w)
 			v->blocked = true;
 	}
 	ev->nvictims = n;
+	for (int i = 0; i < n; i++)
+		ev->victims[i].harm = victim_harm(s, &ev->victims[i]);
 }
 
 /* Charge (+1) or release (-1) every allocation of a victim (a whole job). */
@@ -167,106 +148,6 @@ victim_apply(TideWork *w, const Victim *v, int sign)
 
 		tide_charge_owned(s, a->node, a->queue, a->owner, a->idle, a->res, a->gpus, a->gpu_milli, sign);
 	}
-}
-
-
-
-/*
- * Where preemptor leaf pq's path parts from every queue's (R-E7), kept for
- * the preemptor leaf last asked about: preemptors of one leaf come in a
- * row, and a victim's queue then costs a lookup instead of a climb.
- */
-static void
-tree_memo(const TideWork *w, int pq)
-{
-	TideEvictWork *ev = w->ev;
-	const TideSnapshot *s = w->s;
-
-	if (ev->memo_leaf == pq)
-		return;
-	for (int vq = 0; vq < s->nqueues; vq++)
-	{
-		int			depth = tide_tree_parting(s, pq, vq, &ev->qbelow_p[vq], &ev->qbelow_v[vq]);
-
-		ev->qpass[vq] = (int8_t) (vq == pq ? 1 : w->ix->max_depth - depth);
-	}
-	ev->memo_leaf = pq;
-}
-
-/*
- * R-E7, R-E1 and R-E2 in a queue tree, for a victim in another leaf: where
- * the preemptor's path and the victim's part, the subtree on the victim's
- * side must be reclaimable all the way down to the victim's leaf and, for
- * R-E1, above its quota at every level (it borrowed what the preemptor's
- * side is owed); R-E2 compares the priorities of the two queues just below
- * the parting point.
- */
-static int
-tree_rule(const TideWork *w, const TideJob *p, bool e1, bool e2, const Victim *v)
-{
-	const TideSnapshot *s = w->s;
-	int			below_p,
-				below_v;
-
-	if (v->queue == p->queue || v->idle || !v->preemptable)
-		return 0;
-	tree_memo(w, p->queue);
-	below_p = w->ev->qbelow_p[v->queue];
-	below_v = w->ev->qbelow_v[v->queue];
-	if (e2 && v->service == TIDE_SVC_TRAINING &&
-		s->queues[below_v].priority < s->queues[below_p].priority && tide_tree_reclaimable(w, v->queue, below_v, false))
-		return TIDE_RULE_INFERENCE;
-	if (e1 && tide_tree_reclaimable(w, v->queue, below_v, true))
-		return TIDE_RULE_RECLAIM;
-	return 0;
-}
-
-/*
- * Could v, pending again, reclaim from preemptor j in a tree (no ping-pong
- * across levels)?  The rules of tree_rule with the roles swapped: j's side
- * would be above its quota with j at every level below the parting point
- * (or v an inference job of a higher-priority side), and v's leaf within
- * its quota.
- */
-static bool
-tree_could_evict_back(const TideWork *w, const Victim *v, int j)
-{
-	const TideSnapshot *s = w->s;
-	const TideJob *p = &s->jobs[j];
-	const TideQueue *qv = &s->queues[v->queue];
-	const int64_t *need = tide_job_minreq(w, j);
-	int			below_p,
-				below_v;
-	bool		v_guaranteed = qv->has_quota;
-
-	tree_memo(w, p->queue);
-	below_p = w->ev->qbelow_p[v->queue];
-	below_v = w->ev->qbelow_v[v->queue];
-	if (!tide_tree_reclaimable(w, p->queue, below_p, false))
-		return false;
-	if (v->service == TIDE_SVC_INFERENCE && p->service == TIDE_SVC_TRAINING &&
-		s->queues[below_p].priority < s->queues[below_v].priority)
-		return true;			/* R-E2 */
-	for (int r = 0; r < w->nres && v_guaranteed; r++)
-		if (qv->quota[r] != TIDE_UNLIMITED && qv->usage[r] > qv->quota[r])
-			v_guaranteed = false;
-	if (!v_guaranteed)
-		return false;
-	/* every queue from j's leaf up to below_p would be above its quota with j */
-	for (int q = p->queue, d = 0; q >= 0 && d < TIDE_MAX_DEPTH; q = s->queues[q].parent, d++)
-	{
-		const TideQueue *x = &s->queues[q];
-		bool		over = !x->has_quota;
-
-		for (int r = 0; r < w->nres && !over; r++)
-			if (x->quota[r] != TIDE_UNLIMITED && tide_sat_add(x->usage[r], need[r]) > x->quota[r])
-				over = true;
-		if (!over)
-			return false;
-		if (q == below_p)
-			break;
-	}
-	return true;
 }
 
 /*
@@ -287,7 +168,7 @@ could_evict_back(const TideWork *w, const Victim *v, int j)
 	if (v->queue == p->queue)
 		return qv->preemption_within == TIDE_PREEMPT_LOWER_PRIORITY && p->priority < v->priority;
 	if (__builtin_expect(w->ix->max_depth > 1, 0))
-		return tree_could_evict_back(w, v, j);
+		return tide_evict_tree_back(w, v, j);
 	if (!qp->reclaimable)
 		return false;
 	if (v->service == TIDE_SVC_INFERENCE && p->service == TIDE_SVC_TRAINING &&
@@ -328,7 +209,7 @@ victim_rule(const TideWork *w, int j, bool e1, bool e2, bool e3, const Victim *v
 	else if (e3 && v->queue == p->queue && (v->preemptable || v->idle) && v->priority < p->priority)
 		rule = TIDE_RULE_PREEMPT;
 	else if (__builtin_expect(w->ix->max_depth > 1, 0))
-		rule = tree_rule(w, p, e1, e2, v);	/* R-E7 */
+		rule = tide_evict_tree_rule(w, p, e1, e2, v);	/* R-E7 */
 	else if (e2 && v->queue != p->queue && !v->idle && v->service == TIDE_SVC_TRAINING &&
 			 v->preemptable && qv->reclaimable && qv->priority < qp->priority)
 		rule = TIDE_RULE_INFERENCE;
@@ -340,15 +221,10 @@ victim_rule(const TideWork *w, int j, bool e1, bool e2, bool e3, const Victim *v
 	return rule;
 }
 
-typedef struct Cand
-{
-	int32_t		v;				/* victim index */
-	int32_t		rule;
-} Cand;
-
 /*
- * R-E4 least harm first: idle, lower priority, most recently placed,
- * larger id (victims are whole jobs, one per id; the index makes it total).
+ * R-E4 least harm first: idle, lower priority, less GPU-time thrown away,
+ * fewer GPUs, most recently placed, larger id (victims are whole jobs,
+ * one per id; the index makes it total).
  */
 static int
 cmp_harm(const void *a, const void *b, void *ctx)
@@ -363,6 +239,10 @@ cmp_harm(const void *a, const void *b, void *ctx)
 		return vx->idle ? -1 : 1;
 	if (vx->priority != vy->priority)
 		return vx->priority < vy->priority ? -1 : 1;
+	if (vx->harm != vy->harm)
+		return vx->harm < vy->harm ? -1 : 1;
+	if (vx->gpu_milli != vy->gpu_milli)
+		return vx->gpu_milli < vy->gpu_milli ? -1 : 1;
 	if (vx->placed_at != vy->placed_at)
 		return vx->placed_at > vy->placed_at ? -1 : 1;
 	if (vx->job_id != vy->job_id)
@@ -541,45 +421,6 @@ typedef struct Preemptor
 } Preemptor;
 
 /*
- * R-E7's pass of victim v for preemptor j in a tree: idle victims first
- * (0), then victims of j's own leaf and those whose path parts from j's
- * deepest (1), ..., those whose path parts from j's only at the group
- * last (max_depth).
- */
-static int
-tree_pass(const TideWork *w, int j, const Victim *v)
-{
-	if (v->idle)
-		return 0;
-	if (v->queue < 0)
-		return 1;
-	tree_memo(w, w->s->jobs[j].queue);
-	return w->ev->qpass[v->queue];
-}
-
-/*
- * The victims in the order preemptor j takes them in a tree (R-E7): by
- * tree_pass(), each pass in harm order (a stable counting sort of harm[]).
- */
-static const int32_t *
-tree_order(TideWork *w, int j)
-{
-	TideEvictWork *ev = w->ev;
-	int32_t		at[TIDE_MAX_DEPTH + 2] = {0};
-
-	for (int h = 0; h < ev->nvictims; h++)
-	{
-		ev->tree_pass[h] = (int8_t) tree_pass(w, j, &ev->victims[ev->harm[h]]);
-		at[ev->tree_pass[h] + 1]++;
-	}
-	for (int k = 1; k <= TIDE_MAX_DEPTH + 1; k++)
-		at[k] += at[k - 1];
-	for (int h = 0; h < ev->nvictims; h++)
-		ev->tree_order[at[ev->tree_pass[h]]++] = ev->harm[h];
-	return ev->tree_order;
-}
-
-/*
  * Greedy, least harm first: release candidates (a rule allows them, they
  * hold something j could use) until a dry run places j.  A dry run is
  * tried only when the usable free space could hold j's minimum and a
@@ -595,7 +436,7 @@ release_until_fit(TideWork *w, const Preemptor *p, Cand *chosen, int *nch)
 	bool		dirty = false;
 	int			start;
 	/* R-E7: in a tree, the candidates nearest first, each pass in harm order */
-	const int32_t *list = ev->tree_order ? tree_order(w, j) : ev->harm;
+	const int32_t *list = ev->tree_order ? tide_evict_tree_order(w, j) : ev->harm;
 
 	for (int h = 0; h < ev->nvictims; h++)
 	{
@@ -652,6 +493,169 @@ reprieve(TideWork *w, const Preemptor *p, Cand *chosen, int nch)
 }
 
 /*
+ * What a set of victims costs (R-E4), compared in this order: the
+ * farthest R-E7 pass it reaches (idle 0; 1 in a flat set of queues), the
+ * highest priority of a victim that is not idle, the GPU-time thrown
+ * away, the GPUs, the jobs.  Adding a victim never makes it less.
+ */
+typedef struct SetCost
+{
+	int32_t		pass;
+	int32_t		priority;
+	int64_t		harm;
+	int64_t		gpus;
+	int32_t		jobs;
+} SetCost;
+
+static void
+cost_add(const TideWork *w, int j, const Victim *v, SetCost *c)
+{
+	int			pass = w->ix->max_depth > 1 ? tide_evict_tree_pass(w, j, v) : !v->idle;
+
+	if (c->jobs == 0 || pass > c->pass)
+		c->pass = pass;
+	if (!v->idle && (c->jobs == 0 || v->priority > c->priority))
+		c->priority = v->priority;
+	c->harm = tide_sat_add(c->harm, v->harm);
+	c->gpus = tide_sat_add(c->gpus, v->gpu_milli);
+	c->jobs++;
+}
+
+static SetCost
+set_cost(const TideWork *w, int j, const Cand *set, int n)
+{
+	SetCost		c;
+
+	memset(&c, 0, sizeof(c));
+	c.priority = INT32_MIN;
+	for (int k = 0; k < n; k++)
+		cost_add(w, j, &w->ev->victims[set[k].v], &c);
+	return c;
+}
+
+static int
+cmp_cost(const SetCost *x, const SetCost *y)
+{
+	if (x->pass != y->pass)
+		return x->pass < y->pass ? -1 : 1;
+	if (x->priority != y->priority)
+		return x->priority < y->priority ? -1 : 1;
+	if (x->harm != y->harm)
+		return x->harm < y->harm ? -1 : 1;
+	if (x->gpus != y->gpus)
+		return x->gpus < y->gpus ? -1 : 1;
+	return x->jobs < y->jobs ? -1 : x->jobs > y->jobs;
+}
+
+/*
+ * The candidates in list order, per node they hold something on (a
+ * victim on several nodes is in each node's list once).
+ */
+static void
+bucket_by_node(TideWork *w, const int32_t *list)
+{
+	TideSnapshot *s = w->s;
+	TideEvictWork *ev = w->ev;
+	int32_t    *at = ev->node_first;
+
+	memset(at, 0, sizeof(int32_t) * (s->nnodes + 1));
+	for (int pass = 0; pass < 2; pass++)
+	{
+		for (int h = 0; h < ev->nvictims; h++)
+			for (int k = 0; k < ev->victims[list[h]].count; k++)
+			{
+				const Victim *v = &ev->victims[list[h]];
+				int			n = s->running[ev->order[v->first + k]].node;
+				bool		seen = n < 0 || n >= s->nnodes;
+
+				for (int q = 0; q < k && !seen; q++)
+					seen = s->running[ev->order[v->first + q]].node == n;
+				if (seen)
+					continue;	/* once per node */
+				if (pass == 0)
+					at[n + 1]++;
+				else
+					ev->node_victims[at[n]++] = list[h];
+			}
+		if (pass == 0)
+			for (int n = 0; n < s->nnodes; n++)
+				at[n + 1] += at[n];
+	}
+	/* pass 1 moved each start to the next node's: shift back */
+	for (int n = s->nnodes; n > 0; n--)
+		at[n] = at[n - 1];
+	at[0] = 0;
+}
+
+/*
+ * R-E4 across nodes, for a preemptor of one replica: on each node it
+ * could use, candidates there in least-harm order until it fits, then
+ * reprieve; the cheapest set (set_cost) wins over the greedy one in
+ * chosen[0..nch-1], which is released on entry.  The winner is released
+ * on return; its count is returned.
+ */
+static int
+one_node(TideWork *w, const Preemptor *p, const int32_t *list, Cand *chosen, int nch)
+{
+	TideSnapshot *s = w->s;
+	TideEvictWork *ev = w->ev;
+	int			j = p->j;
+	const TideJob *job = &s->jobs[j];
+	SetCost		best;
+	Cand	   *alt = ev->alt;
+	int			start;
+
+	if (w->info[j].total_replicas != 1 || job->nroles != 1)
+		return nch;
+	best = set_cost(w, j, chosen, nch);
+	for (int k = nch - 1; k >= 0; k--)
+		victim_apply(w, &ev->victims[chosen[k].v], +1);
+	bucket_by_node(w, list);
+	for (int n = 0; n < s->nnodes; n++)
+	{
+		SetCost		acc;
+		int			nalt = 0;
+
+		if (!p->usable[n] || ev->node_first[n] == ev->node_first[n + 1])
+			continue;
+		acc = set_cost(w, j, NULL, 0);
+		for (int b = ev->node_first[n]; b < ev->node_first[n + 1]; b++)
+		{
+			Victim	   *v = &ev->victims[ev->node_victims[b]];
+			int			rule = victim_rule(w, j, p->e1, p->e2, p->e3, v);
+
+			if (!rule)
+				continue;
+			cost_add(w, j, v, &acc);
+			if (cmp_cost(&acc, &best) >= 0)
+				break;			/* no cheaper here */
+			victim_apply(w, v, -1);
+			alt[nalt].v = ev->node_victims[b];
+			alt[nalt].rule = rule;
+			nalt++;
+			if (!tide_node_fits(w, job, &s->nodes[n], job->roles[0].request, true) ||
+				!dry_run(w, j, p->e1 || p->e2, &start))
+				continue;
+			tide_rollback(w, start);
+			nalt = reprieve(w, p, alt, nalt);
+			acc = set_cost(w, j, alt, nalt);
+			if (cmp_cost(&acc, &best) < 0)
+			{
+				best = acc;
+				memcpy(chosen, alt, sizeof(Cand) * nalt);
+				nch = nalt;
+			}
+			break;
+		}
+		for (int k = nalt - 1; k >= 0; k--)
+			victim_apply(w, &ev->victims[alt[k].v], +1);
+	}
+	for (int k = 0; k < nch; k++)
+		victim_apply(w, &ev->victims[chosen[k].v], -1);
+	return nch;
+}
+
+/*
  * The placements from start on become j's claims (R-E6), not placed but
  * held; the chosen victims are evicted.
  */
@@ -693,6 +697,11 @@ record_eviction(TideWork *w, int j, int start, const Cand *chosen, int nch)
 	}
 	o->evict_state = TIDE_EV_EVICTED;
 	o->nreasons = 0;
+	if (nch == 0)
+	{
+		tide_reason_evict_wait(w, o);	/* on what earlier victims free */
+		return;
+	}
 	tide_reason_evicting(w, o, nch);
 	r->counters.preemptors++;
 	r->counters.jobs_evicted += nch;
@@ -728,6 +737,12 @@ evict_for(TideWork *w, int j, Cand *chosen, bool *usable, int64_t *free_sum, int
 			fail_seen(w, key, true);
 		return false;
 	}
+	/* what this cycle's victims free beyond their preemptors' needs first */
+	if (w->r->nevictions > 0 && dry_run(w, j, p.e1 || p.e2, &start))
+	{
+		record_eviction(w, j, start, chosen, 0);
+		return true;
+	}
 	if (!release_until_fit(w, &p, chosen, &nch))
 	{
 		for (int k = nch - 1; k >= 0; k--)
@@ -737,6 +752,7 @@ evict_for(TideWork *w, int j, Cand *chosen, bool *usable, int64_t *free_sum, int
 		return false;
 	}
 	nch = reprieve(w, &p, chosen, nch);
+	nch = one_node(w, &p, w->ev->tree_order ? w->ev->tree_order : w->ev->harm, chosen, nch);
 
 	/* the placement that is held for j (R-E6): charged as if j ran */
 	if (!dry_run(w, j, p.e1 || p.e2, &start))
@@ -794,6 +810,9 @@ tide_evict_pass(TideWork *w)
 		ev->qbelow_p = tide_work_alloc(w, sizeof(int32_t) * (s->nqueues + 1));
 		ev->qbelow_v = tide_work_alloc(w, sizeof(int32_t) * (s->nqueues + 1));
 	}
+	ev->node_first = tide_work_alloc(w, sizeof(int32_t) * (s->nnodes + 1));
+	ev->node_victims = tide_work_alloc(w, sizeof(int32_t) * (s->nrunning + 1));
+	ev->alt = tide_work_alloc(w, sizeof(Cand) * (ev->nvictims + 1));
 	usable = tide_work_alloc(w, sizeof(bool) * (s->nnodes + 1));
 	free_sum = tide_work_alloc(w, sizeof(int64_t) * (w->nres + 1));
 	cap_sum = tide_work_alloc(w, sizeof(int64_t) * (w->nres + 1));

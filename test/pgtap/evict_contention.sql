@@ -109,6 +109,10 @@ BEGIN
         SELECT DISTINCT c, h.job_id
           FROM tide.eviction_holds h JOIN tide.jobs p ON p.id = h.job_id AND p.state = 'pending'
          WHERE NOT EXISTS (SELECT 1 FROM tide.evictions x WHERE x.preemptor_job_id = h.job_id
+                              AND x.cycle_id = h.cycle_id AND x.acked_at IS NULL)
+           -- held on what other preemptors' victims of that cycle free: those stopped too
+           AND NOT EXISTS (SELECT 1 FROM tide.allocations a JOIN tide.evictions x ON x.job_id = a.job_id
+                            WHERE a.node = h.node AND a.state = 'releasing'
                               AND x.cycle_id = h.cycle_id AND x.acked_at IS NULL);
         PERFORM tide.run_cycle();
         PERFORM pg_temp.check(c);

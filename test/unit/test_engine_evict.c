@@ -1,8 +1,8 @@
 /*
  * test_engine_evict.c: evictions at engine level (R-E1 to R-E6): seed 002's
  * rules as tables (reclaimer type x victim type x reclaimable x
- * preemptable), seed 000's idle jobs, in-queue preemption, least harm and
- * fewest victims, the dry run on real GPUs, min_runtime, no ping-pong,
+ * preemptable), seed 000's idle jobs, in-queue preemption, least harm
+ * (GPU-time thrown away, the restart floor, across nodes) and fewest victims, the dry run on real GPUs, min_runtime, no ping-pong,
  * gang eviction, draining nodes, and holding freed resources for the
  * preemptor across cycles (claims).
  */
@@ -582,6 +582,140 @@ test_off(void)
 	fx_free(&fx);
 }
 
+/*
+ * R-E4 least harm: the GPU-time thrown away, at least the restart cost per
+ * GPU, then GPUs, then jobs, chosen across nodes.  Times in seconds (NOW
+ * is 1000 s).
+ */
+static void
+test_gpu_time(void)
+{
+	FxNode		nodes[] = {{"n1", "cpu=16, gpu=8"}, {"n2", "cpu=16, gpu=8"}, {"n3", "cpu=16, gpu=8"}};
+	FxQueue		queues[] = {{"online", NULL, NULL, 100}, {"offline", NULL, NULL, 10}};
+	EvQueue		evq[] = {{"online", 0}, {"offline", 1}};
+	FxJob		j4[] = {{1, "online", 0, 1, "cpu=1, gpu=4"}};
+	FxJob		j2[] = {{1, "online", 0, 1, "cpu=1, gpu=2"}};
+	EvJob		evj[] = {{1, TIDE_SVC_INFERENCE, 0}};
+	Fx			fx;
+
+	/*
+	 * A 2 x 8-GPU gang placed last (the old order's first victim: one job
+	 * is enough) against older 2-GPU jobs: 16 x 18 = 288 GPU-seconds
+	 * against 2 x 2 x 60 = 240: two small jobs go.  With a restart cost
+	 * of 300 s per GPU, 4800 against 1200: the same.
+	 */
+	{
+		EvRun		runs[] = {
+			{100, "n1", "offline", "cpu=1, gpu=8", 0xff, 0, 0, 1, 0, NOW - 18 * SEC},
+			{100, "n2", "offline", "cpu=1, gpu=8", 0xff, 0, 0, 1, 0, NOW - 18 * SEC},
+			{101, "n3", "offline", "cpu=1, gpu=2", 0x03, 0, 0, 1, 0, NOW - 60 * SEC},
+			{102, "n3", "offline", "cpu=1, gpu=2", 0x0c, 0, 0, 1, 0, NOW - 60 * SEC},
+			{103, "n3", "offline", "cpu=1, gpu=2", 0x30, 0, 0, 1, 0, NOW - 70 * SEC},
+			{104, "n3", "offline", "cpu=1, gpu=2", 0xc0, 0, 0, 1, 0, NOW - 70 * SEC},
+		};
+
+		for (int floor = 0; floor <= 300; floor += 300)
+		{
+			fx = ev_build(nodes, 3, queues, 2, evq, 2, j4, 1, evj, 1, runs, 6);
+			fx.s->restart_cost = floor * SEC;
+			fx.r = tide_decide(fx.s);
+			is_str(ev_victims(&fx), "101,102",
+				   "least harm, restart cost %ds: two 2-GPU jobs go, not the 16-GPU gang that started last", floor);
+			fx_free(&fx);
+		}
+	}
+
+	/*
+	 * Across nodes: each 1-GPU job of 70 s on n1 costs less than the
+	 * 4-GPU job of 25 s on n2 (70 against 100 GPU-seconds), so greedy by
+	 * harm frees n1 with four of them (280); the one on n2 is cheaper.
+	 * With 120 s per GPU: 480 either way, one job rather than four.
+	 */
+	{
+		EvRun		runs[] = {
+			{100, "n1", "offline", "cpu=1, gpu=4", 0xf0, 0, 0, 0},
+			{101, "n1", "offline", "cpu=1, gpu=1", 0x01, 0, 0, 1, 0, NOW - 70 * SEC},
+			{102, "n1", "offline", "cpu=1, gpu=1", 0x02, 0, 0, 1, 0, NOW - 70 * SEC},
+			{103, "n1", "offline", "cpu=1, gpu=1", 0x04, 0, 0, 1, 0, NOW - 70 * SEC},
+			{104, "n1", "offline", "cpu=1, gpu=1", 0x08, 0, 0, 1, 0, NOW - 70 * SEC},
+			{105, "n2", "offline", "cpu=1, gpu=4", 0x0f, 0, 0, 1, 0, NOW - 25 * SEC},
+			{106, "n2", "offline", "cpu=1, gpu=4", 0xf0, 0, 0, 0},
+			{107, "n3", "offline", "cpu=1, gpu=8", 0xff, 0, 0, 0},
+		};
+
+		for (int floor = 0; floor <= 120; floor += 120)
+		{
+			fx = ev_build(nodes, 3, queues, 2, evq, 2, j4, 1, evj, 1, runs, 8);
+			fx.s->restart_cost = floor * SEC;
+			fx.r = tide_decide(fx.s);
+			is_str(ev_victims(&fx), "105", "across nodes, restart cost %ds: one 4-GPU job rather than four on n1",
+				   floor);
+			is_str(fx.s->nodes[fx.r->new_claims[0].node].name, "n2", "  held on n2");
+			fx_free(&fx);
+		}
+	}
+
+	/*
+	 * The restart floor: two 1-GPU jobs of 2 s on n1 against one 1-GPU
+	 * job of 20 s on n2 (one GPU free there).  No floor: 4 against 20;
+	 * 5 s: 10 against 20; 15 s: 30 against 20, the older job goes.
+	 */
+	{
+		EvRun		runs[] = {
+			{100, "n1", "offline", "cpu=1, gpu=6", 0xfc, 0, 0, 0},
+			{101, "n1", "offline", "cpu=1, gpu=1", 0x01, 0, 0, 1, 0, NOW - 2 * SEC},
+			{102, "n1", "offline", "cpu=1, gpu=1", 0x02, 0, 0, 1, 0, NOW - 2 * SEC},
+			{103, "n2", "offline", "cpu=1, gpu=6", 0x3f, 0, 0, 0},
+			{104, "n2", "offline", "cpu=1, gpu=1", 0x80, 0, 0, 1, 0, NOW - 20 * SEC},
+			{105, "n3", "offline", "cpu=1, gpu=8", 0xff, 0, 0, 0},
+		};
+		int			floors[] = {0, 5, 15};
+		const char *want[] = {"101,102", "101,102", "104"};
+
+		for (int i = 0; i < 3; i++)
+		{
+			fx = ev_build(nodes, 3, queues, 2, evq, 2, j2, 1, evj, 1, runs, 6);
+			fx.s->restart_cost = floors[i] * SEC;
+			fx.r = tide_decide(fx.s);
+			is_str(ev_victims(&fx), want[i], "restart floor %ds: %s go", floors[i], want[i]);
+			fx_free(&fx);
+		}
+	}
+
+	/* ties: the same GPU-time (the floor) and GPUs: one job rather than two */
+	{
+		EvRun		runs[] = {
+			{100, "n1", "offline", "cpu=1, gpu=6", 0xfc, 0, 0, 0},
+			{101, "n1", "offline", "cpu=1, gpu=1", 0x01, 0, 0, 1, 0, NOW - 60 * SEC},
+			{102, "n1", "offline", "cpu=1, gpu=1", 0x02, 0, 0, 1, 0, NOW - 60 * SEC},
+			{103, "n2", "offline", "cpu=1, gpu=6", 0x3f, 0, 0, 0},
+			{104, "n2", "offline", "cpu=1, gpu=2", 0xc0, 0, 0, 1, 0, NOW - 60 * SEC},
+			{105, "n3", "offline", "cpu=1, gpu=8", 0xff, 0, 0, 0},
+		};
+
+		fx = ev_build(nodes, 3, queues, 2, evq, 2, j2, 1, evj, 1, runs, 6);
+		fx.s->restart_cost = 300 * SEC;
+		fx.r = tide_decide(fx.s);
+		is_str(ev_victims(&fx), "104", "ties: 600 GPU-seconds and 2 GPUs either way: one job rather than two");
+		fx_free(&fx);
+	}
+	/* ties: the same GPU-time, fewer GPUs: one GPU of 20 s rather than two of 10 s */
+	{
+		EvRun		runs[] = {
+			{100, "n1", "offline", "cpu=1, gpu=6", 0xfc, 0, 0, 0},
+			{101, "n1", "offline", "cpu=1, gpu=1", 0x01, 0, 0, 1, 0, NOW - 20 * SEC},
+			{103, "n2", "offline", "cpu=1, gpu=6", 0x3f, 0, 0, 0},
+			{104, "n2", "offline", "cpu=1, gpu=2", 0xc0, 0, 0, 1, 0, NOW - 10 * SEC},
+			{105, "n3", "offline", "cpu=1, gpu=8", 0xff, 0, 0, 0},
+		};
+
+		fx = ev_build(nodes, 3, queues, 2, evq, 2, j2, 1, evj, 1, runs, 5);
+		fx.r = tide_decide(fx.s);
+		is_str(ev_victims(&fx), "101", "ties: 20 GPU-seconds either way: 1 GPU rather than 2");
+		fx_free(&fx);
+	}
+}
+
 int
 main(void)
 {
@@ -594,6 +728,7 @@ main(void)
 	test_protection();
 	test_gang_and_draining();
 	test_claims();
+	test_gpu_time();
 	test_off();
 	return done_testing();
 }
