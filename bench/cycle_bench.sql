@@ -12,39 +12,7 @@ SELECT pg_backend_pid() AS bpid \gset
 DROP EXTENSION IF EXISTS pg_tide CASCADE;
 DROP TABLE IF EXISTS floor_alloc, floor_jobs, floor_jobs_ff, floor_jobs_placed, floor_events;
 CREATE EXTENSION pg_tide;
-SELECT setseed(0.5);
-
--- Nodes: 8 GPUs in 4 NVLink domains, two card types, 96 cpu, 1 TiB.
-INSERT INTO tide.nodes (name, capacity, gpu_type, gpu_topology)
-SELECT format('node-%s', lpad(i::text, 6, '0')), 'cpu=96, memory=1Ti, gpu=8',
-       CASE WHEN i % 4 = 3 THEN 'NVIDIA-A100' ELSE 'NVIDIA-H100' END, '{0,0,1,1,2,2,3,3}'
-  FROM generate_series(1, :nodes) i;
--- Ten queues, a GPU quota each, some with higher priority.
-INSERT INTO tide.queues (name, quota, priority)
-SELECT format('queue-%s', q), format('gpu=%s', :nodes * 8 / 10)::tide.resvec, CASE WHEN q % 3 = 0 THEN 1 ELSE 0 END
-  FROM generate_series(0, 9) q;
--- Pending jobs of mixed shapes: fractions, 1/2/4/8 GPUs, gangs of 2 and 4 x 8.
-CREATE TEMP TABLE shapes AS
-SELECT i, floor(random() * 20)::int AS shape, floor(random() * 10)::int AS q,
-       floor(random() * 10)::int AS prio, random() < 0.05 AS idle
-  FROM generate_series(1, :jobs) i;
-BEGIN;
-INSERT INTO tide.jobs (id, queue, priority, idle, created_at)
-OVERRIDING SYSTEM VALUE
-SELECT i, format('queue-%s', q), prio, idle, now() - (random() * interval '1 day') FROM shapes;
-INSERT INTO tide.job_tasks (job_id, role, replicas, request)
-SELECT i, 'main',
-       CASE shape WHEN 17 THEN 2 WHEN 18 THEN 4 ELSE 1 END,
-       (CASE WHEN shape = 0 THEN 'cpu=4, memory=32Gi, gpu=250m'
-             WHEN shape < 3 THEN 'cpu=4, memory=32Gi, gpu=0.5'
-             WHEN shape < 8 THEN 'cpu=4, memory=32Gi, gpu=1'
-             WHEN shape < 12 THEN 'cpu=4, memory=32Gi, gpu=2'
-             WHEN shape < 15 THEN 'cpu=4, memory=32Gi, gpu=4'
-             WHEN shape < 19 THEN 'cpu=4, memory=32Gi, gpu=8'
-             ELSE 'cpu=4, memory=32Gi' END)::tide.resvec
-  FROM shapes;
-COMMIT;
-SELECT setval('tide.jobs_id_seq', :jobs + 1) \g /dev/null
+\ir cycle_cluster.psql
 -- With -v pipelines=1: a fifth of the backlog waits on a dependency (each
 -- such job on the one before it, still pending), and ten arrays of 1,000
 -- members run at most 50 at a time each, as pipelines and sweeps leave it.
