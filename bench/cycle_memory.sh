@@ -2,14 +2,18 @@
 # Memory of a looping backend: builds and installs pg_tide, starts a
 # throwaway PostgreSQL, loads a synthetic cluster (bench/cycle_memory.sql)
 # and runs many busy cycles in ONE backend (a few arrivals and exits before
-# each, every cycle committed as tide.cycle_loop() commits), printing the
-# backend's resident size (VmRSS), its peak (VmHWM) and PostgreSQL's own
-# accounting of its memory contexts every N cycles.
+# each, every cycle committed as tide.cycle_loop() commits), printing every
+# N cycles the backend's resident size (VmRSS) and its peak (VmHWM), VmRSS
+# split into its own memory (RssAnon: the one to watch), the shared
+# buffers it has touched (RssShmem: they grow with the tables up to
+# shared_buffers) and code (RssFile), PostgreSQL's own accounting of its
+# memory contexts, and the size of pg_tide's tables.
 # Run as root on Debian 12 (like test/run.sh):
 #   bash bench/cycle_memory.sh [--jobs N] [--nodes N] [--cycles N] [--every N]
 #                              [--arrivals N] [--exits N] [--shared-buffers SIZE]
 # The defaults (20,000 pending x 2,000 nodes, 300 cycles, PostgreSQL's
-# 128MB of shared buffers) fit a small machine in a few minutes.  The size of the largest clusters:
+# 128MB of shared buffers) fit a small machine in a few minutes.  The
+# size of the largest clusters (an hour or two on a quiet 2-core VM):
 #   bash bench/cycle_memory.sh --jobs 100000 --nodes 10000 --cycles 10000 --every 500
 # TIDE_PG_BIN: another copy of the server (tools/lib.sh).
 set -euo pipefail

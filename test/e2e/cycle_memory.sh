@@ -5,7 +5,7 @@
 # (RssAnon of /proc/PID/status) may not grow by more than 4 MB over 100 of
 # them once warm (100 cycles first: glibc's heap reaches the peak that
 # the busy cycles' varying sizes ask for, in steps of up to 2 MB; then it
-# stays flat, to within a few kB).  A leak of 40 kB a cycle fails it.
+# stays flat, to within a few kB).  A leak of 41 kB a cycle fails it.
 # Shared buffers the backend touches count in its VmRSS but not here: they
 # grow with the tables up to shared_buffers, in every backend alike
 # (docs/benchmarks.md, "Memory of a looping backend").
