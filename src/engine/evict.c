@@ -806,6 +806,7 @@ tide_evict_pass(TideWork *w)
 		ev->tree_order = tide_work_alloc(w, sizeof(int32_t) * (ev->nvictims + 1));
 		ev->tree_pass = tide_work_alloc(w, sizeof(int8_t) * (ev->nvictims + 1));
 		ev->memo_leaf = -1;
+		ev->order_leaf = -1;
 		ev->qpass = tide_work_alloc(w, sizeof(int8_t) * (s->nqueues + 1));
 		ev->qbelow_p = tide_work_alloc(w, sizeof(int32_t) * (s->nqueues + 1));
 		ev->qbelow_v = tide_work_alloc(w, sizeof(int32_t) * (s->nqueues + 1));

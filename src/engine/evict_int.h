@@ -41,6 +41,7 @@ typedef struct TideEvictWork
 	int32_t    *tree_order;		/* R-E7: harm regrouped per preemptor by
 								 * tree_pass(), NULL in a flat set of queues */
 	int8_t	   *tree_pass;		/* [nvictims] scratch for it */
+	int32_t		order_leaf;		/* the preemptor leaf tree_order is for, -1 */
 	/* R-E7, per victim queue, for the preemptor leaf memo_leaf: */
 	int32_t		memo_leaf;		/* -1: none yet */
 	int8_t	   *qpass;			/* [nqueues] tree_pass() of its victims */

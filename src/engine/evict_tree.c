@@ -138,6 +138,10 @@ tide_evict_tree_order(TideWork *w, int j)
 	TideEvictWork *ev = w->ev;
 	int32_t		at[TIDE_MAX_DEPTH + 2] = {0};
 
+	/* the order depends on the preemptor's leaf alone: theirs come in a row */
+	if (ev->order_leaf == w->s->jobs[j].queue)
+		return ev->tree_order;
+	ev->order_leaf = w->s->jobs[j].queue;
 	for (int h = 0; h < ev->nvictims; h++)
 	{
 		ev->tree_pass[h] = (int8_t) tide_evict_tree_pass(w, j, &ev->victims[ev->harm[h]]);
