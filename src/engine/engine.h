@@ -166,8 +166,10 @@ typedef struct TideQueue
 
 	/*
 	 * R-O5: index of the parent queue (same group), -1 for a top queue
-	 * (tide_snapshot_alloc sets -1).  Jobs live only in leaves; an inner
-	 * queue's usage is its subtree's, kept by the engine.
+	 * (tide_snapshot_alloc sets -1), set before tide_snapshot_finish(),
+	 * which checks the tree and builds its index, and before any
+	 * tide_charge().  Jobs live only in leaves; an inner queue's usage is
+	 * its subtree's, kept by the engine.
 	 */
 	int32_t		parent;
 	int32_t		priority;		/* R-O4: higher first */
