@@ -64,10 +64,81 @@ CREATE TABLE tide.cycle_state (
     resource_group text PRIMARY KEY,
     change_seq     bigint,
     recheck_at     timestamptz,
-    cycle_id       bigint NOT NULL
+    cycle_id       bigint NOT NULL,
+    changes_pruned_below xid8
 );
 COMMENT ON TABLE tide.cycle_state IS
     'per cycle scope ('''' = the whole cluster, else a resource group): tide.change_seq as the last complete cycle loaded it, and when the clock alone may change its decisions';
+COMMENT ON COLUMN tide.cycle_state.changes_pruned_below IS
+    'scope '''' only: tide.job_changes rows of transactions below this id are gone; a kept snapshot older than that loads in full';
 GRANT SELECT, INSERT, UPDATE ON tide.cycle_state TO tide_admin;
 GRANT SELECT ON tide.cycle_state TO tide_reader;
 GRANT SELECT, USAGE ON SEQUENCE tide.change_seq TO tide_admin;
+
+-- Incremental loads (docs/cadence.md#incremental-loads): a whole-cluster
+-- cycle that runs in the same backend as the one before it keeps the rows
+-- it loaded (src/cycle_cache.c) and reads again only the jobs named here
+-- since its last load.  Every statement that writes tide.jobs, tide.job_tasks
+-- or tide.allocations names the jobs it touched, with its transaction's id;
+-- a TRUNCATE names none (NULL: everything changed).  The cycle's own
+-- trigger-less writes are named too (ENABLE ALWAYS).
+--
+-- A kept load made under a snapshot whose xmin was X has seen every
+-- transaction below X, so the next load reads again the jobs of the rows
+-- with xid >= X (some of them it saw already: reading a job again is
+-- harmless).  The whole-cluster cycle then deletes the rows below its own
+-- load's xmin and records that in tide.cycle_state.changes_pruned_below; a
+-- cache older than that (another backend's) loads in full.  Unlogged: after
+-- a crash or on a promoted standby every backend is new, and loads in full.
+CREATE UNLOGGED TABLE tide.job_changes (
+    xid    xid8   NOT NULL DEFAULT pg_catalog.pg_current_xact_id(),
+    job_id bigint
+);
+CREATE INDEX job_changes_xid_idx ON tide.job_changes (xid);
+COMMENT ON TABLE tide.job_changes IS
+    'the jobs whose rows, tasks or allocations each transaction wrote (NULL: all, a TRUNCATE), for the incremental load of the cycle; pruned by the whole-cluster cycle';
+GRANT SELECT, DELETE ON tide.job_changes TO tide_admin;
+
+-- In C (src/changed.c): the statement's transition table (REFERENCING)
+-- names the jobs, by the column given as the trigger's argument.  SECURITY
+-- DEFINER: every writer of those tables may name what it wrote, and only so.
+CREATE FUNCTION tide._log_job_changes() RETURNS trigger
+    LANGUAGE c SECURITY DEFINER
+    SET search_path = pg_catalog, pg_temp
+    AS 'MODULE_PATHNAME', 'tide_log_job_changes';
+COMMENT ON FUNCTION tide._log_job_changes() IS
+    'statement trigger with a transition table: the ids in the column named by its argument into tide.job_changes (a TRUNCATE: NULL)';
+REVOKE ALL ON FUNCTION tide._log_job_changes() FROM PUBLIC;
+
+CREATE TRIGGER jobs_log_insert AFTER INSERT ON tide.jobs REFERENCING NEW TABLE AS changed_rows
+    FOR EACH STATEMENT EXECUTE FUNCTION tide._log_job_changes('id');
+CREATE TRIGGER jobs_log_update AFTER UPDATE ON tide.jobs REFERENCING NEW TABLE AS changed_rows
+    FOR EACH STATEMENT EXECUTE FUNCTION tide._log_job_changes('id');
+CREATE TRIGGER jobs_log_delete AFTER DELETE ON tide.jobs REFERENCING OLD TABLE AS changed_rows
+    FOR EACH STATEMENT EXECUTE FUNCTION tide._log_job_changes('id');
+CREATE TRIGGER jobs_log_truncate AFTER TRUNCATE ON tide.jobs
+    FOR EACH STATEMENT EXECUTE FUNCTION tide._log_job_changes('id');
+CREATE TRIGGER job_tasks_log_insert AFTER INSERT ON tide.job_tasks REFERENCING NEW TABLE AS changed_rows
+    FOR EACH STATEMENT EXECUTE FUNCTION tide._log_job_changes('job_id');
+CREATE TRIGGER job_tasks_log_update AFTER UPDATE ON tide.job_tasks REFERENCING NEW TABLE AS changed_rows
+    FOR EACH STATEMENT EXECUTE FUNCTION tide._log_job_changes('job_id');
+CREATE TRIGGER job_tasks_log_delete AFTER DELETE ON tide.job_tasks REFERENCING OLD TABLE AS changed_rows
+    FOR EACH STATEMENT EXECUTE FUNCTION tide._log_job_changes('job_id');
+CREATE TRIGGER job_tasks_log_truncate AFTER TRUNCATE ON tide.job_tasks
+    FOR EACH STATEMENT EXECUTE FUNCTION tide._log_job_changes('job_id');
+CREATE TRIGGER allocations_log_insert AFTER INSERT ON tide.allocations REFERENCING NEW TABLE AS changed_rows
+    FOR EACH STATEMENT EXECUTE FUNCTION tide._log_job_changes('job_id');
+CREATE TRIGGER allocations_log_update AFTER UPDATE ON tide.allocations REFERENCING NEW TABLE AS changed_rows
+    FOR EACH STATEMENT EXECUTE FUNCTION tide._log_job_changes('job_id');
+CREATE TRIGGER allocations_log_delete AFTER DELETE ON tide.allocations REFERENCING OLD TABLE AS changed_rows
+    FOR EACH STATEMENT EXECUTE FUNCTION tide._log_job_changes('job_id');
+CREATE TRIGGER allocations_log_truncate AFTER TRUNCATE ON tide.allocations
+    FOR EACH STATEMENT EXECUTE FUNCTION tide._log_job_changes('job_id');
+-- the cycle writes jobs and allocations with session_replication_role =
+-- replica (src/cycle_guard.c): these must fire for it too
+ALTER TABLE tide.jobs ENABLE ALWAYS TRIGGER jobs_log_insert, ENABLE ALWAYS TRIGGER jobs_log_update,
+    ENABLE ALWAYS TRIGGER jobs_log_delete, ENABLE ALWAYS TRIGGER jobs_log_truncate;
+ALTER TABLE tide.job_tasks ENABLE ALWAYS TRIGGER job_tasks_log_insert, ENABLE ALWAYS TRIGGER job_tasks_log_update,
+    ENABLE ALWAYS TRIGGER job_tasks_log_delete, ENABLE ALWAYS TRIGGER job_tasks_log_truncate;
+ALTER TABLE tide.allocations ENABLE ALWAYS TRIGGER allocations_log_insert, ENABLE ALWAYS TRIGGER allocations_log_update,
+    ENABLE ALWAYS TRIGGER allocations_log_delete, ENABLE ALWAYS TRIGGER allocations_log_truncate;

@@ -31,6 +31,7 @@
  *   cycle_lost.c   nodes whose launcher went silent (R-C3), marked down
  *   cycle_limits.c jobs past their time limit or start timeout, evicted
  *   cycle_load.c   every query the cycle reads with, into the engine's snapshot
+ *   cycle_cache.c  the rows a whole-cluster load keeps, and what changed since
  *   cycle_jobs.c   the pending jobs and their tasks, streamed into it
  *   cycle_recv.c   a load query's rows streamed to a callback, no tuple table
  *   cycle_loader.c what both halves of the load share: lookups by name
@@ -55,6 +56,7 @@
 #include "utils/memutils.h"
 #include "utils/timestamp.h"
 
+#include "cycle_cache.h"
 #include "cycle_evict.h"
 #include "cycle_fair.h"
 #include "cycle_owner_fair.h"
@@ -329,7 +331,7 @@ cycle_body(int64 cycle_id, TimestampTz started, const char *group)
 	cycle_types_lookup(&types);
 	/* the engine's memory: one context, gone at the end of the cycle */
 	mcxt = AllocSetContextCreate(CurrentMemoryContext, "tide cycle", ALLOCSET_DEFAULT_SIZES);
-	tide_cycle_load(&l, mcxt, group);
+	tide_cycle_load_kept(&l, mcxt, group, true);
 	load_ms = cycle_elapsed_ms(t0);
 
 	INSTR_TIME_SET_CURRENT(t0);
@@ -347,6 +349,8 @@ cycle_body(int64 cycle_id, TimestampTz started, const char *group)
 	changed = lost > 0 || r->nplacements > 0 || placed.jobs_placed > 0 || jobs_evicted > 0 ||
 		r->counters.jobs_unschedulable > 0 || placed.reasons_deferred > 0;
 	record_state(scope, cycle_id, settled, seq, recheck_time(l.s), changed);
+	if (l.kept)
+		cycle_cache_prune(l.xmin);	/* what every later load has seen */
 	MemoryContextDelete(mcxt);
 }
 

@@ -20,15 +20,20 @@
  * The pending jobs with their tasks, one row per task (a job without any:
  * one row, the task columns NULL), in job id order; streamed (cycle_recv.c).
  */
-static const char *const Q_JOBS =
-"SELECT j.id, j.queue, j.priority, j.created_at, j.idle, j.reserve, j.retry_of IS NOT NULL,"
-"       j.preemptable, j.service_type, j.min_available, j.gpu_type,"
-"       j.node_selector, (EXTRACT(epoch FROM j.time_limit) * 1000000)::bigint, j.avoid_nodes,"
-"       j.pending_reason, t.role, t.replicas, t.request, t.ctid, j.ctid, j.owner"
-"  FROM tide.jobs j LEFT JOIN tide.job_tasks t ON t.job_id = j.id"
-" WHERE j.state = 'pending' AND NOT j.unschedulable AND NOT j.cancel_requested AND NOT j.waiting"
+#define Q_JOBS_SELECT \
+"SELECT j.id, j.queue, j.priority, j.created_at, j.idle, j.reserve, j.retry_of IS NOT NULL," \
+"       j.preemptable, j.service_type, j.min_available, j.gpu_type," \
+"       j.node_selector, (EXTRACT(epoch FROM j.time_limit) * 1000000)::bigint, j.avoid_nodes," \
+"       j.pending_reason, t.role, t.replicas, t.request, t.ctid, j.ctid, j.owner" \
+"  FROM tide.jobs j LEFT JOIN tide.job_tasks t ON t.job_id = j.id" \
+" WHERE j.state = 'pending' AND NOT j.unschedulable AND NOT j.cancel_requested AND NOT j.waiting" \
 "   AND ($1::text IS NULL OR j.queue = ANY ($2::text[]))"
+static const char *const Q_JOBS = Q_JOBS_SELECT
 " ORDER BY j.id";				/* tide_job_index() relies on this order */
+/* the same rows of the jobs an incremental load reads again ($4) */
+static const char *const Q_JOBS_CHANGED = Q_JOBS_SELECT
+"   AND j.id = ANY ($4::bigint[])"
+" ORDER BY j.id";
 #define Anum_jobs_id				1
 #define Anum_jobs_queue				2
 #define Anum_jobs_priority			3
@@ -368,17 +373,28 @@ job_row(void *arg, const Datum *v, const bool *nulls)
 void
 cycle_load_jobs(Loader *ld)
 {
-	Oid			argtypes[3] = {TEXTOID, TEXTARRAYOID, TEXTARRAYOID};
-	Datum		args[3] = {ld->group ? CStringGetTextDatum(ld->group) : (Datum) 0,
-	ld->group_queues, ld->group_nodes};
-	bool		nulls[3] = {ld->group == NULL, ld->group == NULL, ld->group == NULL};
+	Oid			argtypes[4] = {TEXTOID, TEXTARRAYOID, TEXTARRAYOID, INT8ARRAYOID};
+	Datum		args[4] = {ld->group ? CStringGetTextDatum(ld->group) : (Datum) 0,
+	ld->group_queues, ld->group_nodes, ld->delta.changed_array};
+	bool		nulls[4] = {ld->group == NULL, ld->group == NULL, ld->group == NULL, false};
 	CycleLoad  *l = ld->l;
 	TideSnapshot *s = ld->s;
 
 	s->njobs = s->nroles = 0;
 	jobs_grow(ld);
 	roles_grow(ld);
-	cycle_stream(Q_JOBS, 3, argtypes, args, nulls, job_row, ld);
+	if (!ld->delta.incremental)
+		cycle_stream_keep(Q_JOBS, 3, argtypes, args, nulls, job_row, ld,
+						  cycle_cache_rows(&ld->delta, true, Anum_jobs_id, NULL));
+	else
+	{
+		/* the changed jobs read again, the kept rows with them (cycle_cache.c) */
+		CycleRowSet fresh;
+
+		cycle_rowset_init(&fresh, l->mcxt, Anum_jobs_id);
+		cycle_stream_keep(Q_JOBS_CHANGED, 4, argtypes, args, nulls, NULL, NULL, &fresh);
+		cycle_rows_replay(cycle_cache_rows(&ld->delta, true, Anum_jobs_id, &fresh), job_row, ld);
+	}
 	/* the arrays stay where they are now: point into them, then sort roles */
 	for (int ri = 0; ri < s->nroles; ri++)
 		s->roles[ri].request = ld->requests + (size_t) s->nres * ri;

@@ -26,12 +26,14 @@
 #include "utils/snapmgr.h"
 #include "utils/timestamp.h"
 
+#include "cycle_cache.h"
 #include "cycle_fair.h"
 #include "cycle_jobs.h"
 #include "cycle_labels.h"
 #include "cycle_load.h"
 #include "cycle_loader.h"
 #include "cycle_owner_fair.h"
+#include "cycle_recv.h"
 #include "cycle_shapes.h"
 #include "cycle_timer.h"
 #include "gpumask.h"
@@ -76,13 +78,16 @@ static const char *const Q_QUEUES =
 #define Anum_queues_parent			12
 #define Anum_queues_owner_fair_share 13
 
-static const char *const Q_ALLOCS =
-"SELECT a.id, a.job_id, a.node, a.resources, a.gpus, a.gpu_milli, a.state, j.queue,"
-"       j.idle, j.preemptable, j.priority, j.service_type, a.started_at,"
-"       a.started_at + j.time_limit, coalesce(a.started_at, a.created_at), j.owner"
-"  FROM tide.allocations a JOIN tide.jobs j ON j.id = a.job_id"
-" WHERE a.state <> 'released' AND ($1::text IS NULL OR j.queue = ANY ($2::text[]))"
-"   AND ($1::text IS NULL OR a.node = ANY ($3::text[]))";
+#define Q_ALLOCS_SELECT \
+"SELECT a.id, a.job_id, a.node, a.resources, a.gpus, a.gpu_milli, a.state, j.queue," \
+"       j.idle, j.preemptable, j.priority, j.service_type, a.started_at," \
+"       a.started_at + j.time_limit, coalesce(a.started_at, a.created_at), j.owner" \
+"  FROM tide.allocations a JOIN tide.jobs j ON j.id = a.job_id" \
+" WHERE a.state <> 'released' AND ($1::text IS NULL OR j.queue = ANY ($2::text[]))" \
+"   AND ($1::text IS NULL OR a.node = ANY ($3::text[]))"
+/* in id order: an incremental load (cycle_cache.c) gives them in the same */
+static const char *const Q_ALLOCS = Q_ALLOCS_SELECT " ORDER BY a.id";
+static const char *const Q_ALLOCS_CHANGED = Q_ALLOCS_SELECT " AND a.job_id = ANY ($4::bigint[]) ORDER BY a.id";
 #define Anum_allocs_id				1
 #define Anum_allocs_job_id			2
 #define Anum_allocs_node			3
@@ -263,6 +268,17 @@ intern_resvec_column(Loader *ld, SPITupleTable *t, int colno)
 	}
 }
 
+/* Intern the names of an allocation's resources (pass 1, a CycleRowFn). */
+static void
+intern_alloc_row(void *arg, const Datum *v, const bool *nulls)
+{
+	Loader	   *ld = arg;
+	ResVec	   *rv = DatumGetResVecP(v[Anum_allocs_resources - 1]);
+
+	for (int k = 0; k < resvec_count(rv); k++)
+		intern_name(ld, resvec_name(rv, k));
+}
+
 /* Intern the names of a text column (card types) (pass 1). */
 static void
 intern_text_column(Loader *ld, SPITupleTable *t, int colno)
@@ -435,51 +451,46 @@ load_queues(Loader *ld)
 	}
 }
 
-/* Live allocations: charge nodes and queues (R-C4), keep end times (R-L2). */
+/*
+ * Live allocations, one row of Q_ALLOCS (a CycleRowFn): charge nodes and
+ * queues (R-C4), keep end times (R-L2).
+ */
 static void
-load_allocs(Loader *ld)
+alloc_row(void *arg, const Datum *v, const bool *nulls)
 {
+	Loader	   *ld = arg;
 	TideSnapshot *s = ld->s;
-	SPITupleTable *t = ld->allocs;
+	TideRunning *a = &s->running[ld->nallocs_done++];
+	int64	   *vec = tide_vec_new(s);
 
-	for (uint64 i = 0; i < NROWS(t); i++)
+	a->alloc_id = DatumGetInt64(v[Anum_allocs_id - 1]);
+	a->job_id = DatumGetInt64(v[Anum_allocs_job_id - 1]);
+	a->node = name_index(&ld->node_names, TextDatumGetCString(v[Anum_allocs_node - 1]));
+	loader_resvec_to_vec(s, v[Anum_allocs_resources - 1], vec);
+	a->res = vec;
+	a->gpus = DatumGetGpuMask(v[Anum_allocs_gpus - 1]);
+	a->gpu_milli = nulls[Anum_allocs_gpu_milli - 1] ? 0 : DatumGetInt32(v[Anum_allocs_gpu_milli - 1]);
+	a->releasing = strcmp(TextDatumGetCString(v[Anum_allocs_state - 1]), "releasing") == 0;
+	a->queue = name_index(&ld->queue_names, TextDatumGetCString(v[Anum_allocs_queue - 1]));
+	a->idle = DatumGetBool(v[Anum_allocs_idle - 1]);
+	a->preemptable = DatumGetBool(v[Anum_allocs_preemptable - 1]);
+	a->priority = DatumGetInt32(v[Anum_allocs_priority - 1]);
+	a->service = nulls[Anum_allocs_service_type - 1] ? service_of(NULL)
+		: service_of(TextDatumGetCString(v[Anum_allocs_service_type - 1]));
+	a->started_at = nulls[Anum_allocs_started_at - 1] ? 0 : DatumGetTimestampTz(v[Anum_allocs_started_at - 1]);
+	a->end_at = nulls[Anum_allocs_end_at - 1] ? TIDE_TIME_UNKNOWN : DatumGetTimestampTz(v[Anum_allocs_end_at - 1]);
+	/* past its limit, not stopped yet: it ends now (R-T1), not in the past */
+	if (a->end_at != TIDE_TIME_UNKNOWN && a->end_at < s->now)
+		a->end_at = s->now;
+	a->placed_at = DatumGetTimestampTz(v[Anum_allocs_placed_at - 1]);
+	a->owner = -1;
+	if (a->queue >= 0 && (s->queues[a->queue].owner_cap || s->queues[a->queue].owner_fair))
 	{
-		TideRunning *a = &s->running[i];
-		bool		isnull;
-		Datum		d;
-		int64	   *v = tide_vec_new(s);
+		text	   *o = DatumGetTextPP(v[Anum_allocs_owner - 1]);
 
-		a->alloc_id = DatumGetInt64(col_notnull(ld, t, i, Anum_allocs_id));
-		a->job_id = DatumGetInt64(col_notnull(ld, t, i, Anum_allocs_job_id));
-		a->node = name_index(&ld->node_names, col_text(ld, t, i, Anum_allocs_node));
-		loader_resvec_to_vec(s, col_notnull(ld, t, i, Anum_allocs_resources), v);
-		a->res = v;
-		a->gpus = DatumGetGpuMask(col_notnull(ld, t, i, Anum_allocs_gpus));
-		d = col(ld, t, i, Anum_allocs_gpu_milli, &isnull);
-		a->gpu_milli = isnull ? 0 : DatumGetInt32(d);
-		a->releasing = strcmp(col_text(ld, t, i, Anum_allocs_state), "releasing") == 0;
-		a->queue = name_index(&ld->queue_names, col_text(ld, t, i, Anum_allocs_queue));
-		a->idle = DatumGetBool(col_notnull(ld, t, i, Anum_allocs_idle));
-		a->preemptable = DatumGetBool(col_notnull(ld, t, i, Anum_allocs_preemptable));
-		a->priority = DatumGetInt32(col_notnull(ld, t, i, Anum_allocs_priority));
-		a->service = service_of(col_text(ld, t, i, Anum_allocs_service_type));
-		d = col(ld, t, i, Anum_allocs_started_at, &isnull);
-		a->started_at = isnull ? 0 : DatumGetTimestampTz(d);
-		d = col(ld, t, i, Anum_allocs_end_at, &isnull);
-		a->end_at = isnull ? TIDE_TIME_UNKNOWN : DatumGetTimestampTz(d);
-		/* past its limit, not stopped yet: it ends now (R-T1), not in the past */
-		if (a->end_at != TIDE_TIME_UNKNOWN && a->end_at < s->now)
-			a->end_at = s->now;
-		a->placed_at = DatumGetTimestampTz(col_notnull(ld, t, i, Anum_allocs_placed_at));
-		a->owner = -1;
-		if (a->queue >= 0 && (s->queues[a->queue].owner_cap || s->queues[a->queue].owner_fair))
-		{
-			text	   *o = DatumGetTextPP(col_notnull(ld, t, i, Anum_allocs_owner));
-
-			a->owner = loader_owner_id(ld, VARDATA_ANY(o), VARSIZE_ANY_EXHDR(o));
-		}
-		tide_charge_owned(s, a->node, a->queue, a->owner, a->idle, v, a->gpus, a->gpu_milli, +1);
+		a->owner = loader_owner_id(ld, VARDATA_ANY(o), VARSIZE_ANY_EXHDR(o));
 	}
+	tide_charge_owned(s, a->node, a->queue, a->owner, a->idle, vec, a->gpus, a->gpu_milli, +1);
 }
 
 /* Switch evictions on and give the snapshot what is held for preemptors (R-E6). */
@@ -515,8 +526,45 @@ load_claims(Loader *ld)
 	}
 }
 
+/*
+ * The live allocations' rows: all of them (keeping them with keep), or the
+ * changed jobs' merged into the kept ones (cycle_cache.c).
+ */
+static CycleRowSet *
+select_allocs(Loader *ld)
+{
+	Oid			argtypes[4] = {TEXTOID, TEXTARRAYOID, TEXTARRAYOID, INT8ARRAYOID};
+	Datum		args[4] = {ld->group ? CStringGetTextDatum(ld->group) : (Datum) 0,
+	ld->group_queues, ld->group_nodes, ld->delta.changed_array};
+	bool		nulls[4] = {ld->group == NULL, ld->group == NULL, ld->group == NULL, false};
+	CycleRowSet *set;
+
+	if (ld->delta.incremental)
+	{
+		CycleRowSet fresh;
+
+		cycle_rowset_init(&fresh, ld->l->mcxt, Anum_allocs_job_id);
+		cycle_stream_keep(Q_ALLOCS_CHANGED, 4, argtypes, args, nulls, NULL, NULL, &fresh);
+		return cycle_cache_rows(&ld->delta, false, Anum_allocs_job_id, &fresh);
+	}
+	set = cycle_cache_rows(&ld->delta, false, Anum_allocs_job_id, NULL);
+	if (set == NULL)
+	{
+		set = MemoryContextAlloc(ld->l->mcxt, sizeof(CycleRowSet));
+		cycle_rowset_init(set, ld->l->mcxt, Anum_allocs_job_id);
+	}
+	cycle_stream_keep(Q_ALLOCS, 3, argtypes, args, nulls, NULL, NULL, set);
+	return set;
+}
+
 void
 tide_cycle_load(CycleLoad *l, MemoryContext mcxt, const char *group)
+{
+	tide_cycle_load_kept(l, mcxt, group, false);
+}
+
+void
+tide_cycle_load_kept(CycleLoad *l, MemoryContext mcxt, const char *group, bool cycle)
 {
 	TideMem		mem = {cycle_alloc, NULL, mcxt};
 	Loader	   *ld = palloc0(sizeof(Loader));
@@ -542,12 +590,16 @@ tide_cycle_load(CycleLoad *l, MemoryContext mcxt, const char *group)
 	c0 = cycle_cpu_ms();
 	ld->nodes = run_select(ld, Q_NODES);
 	ld->queues = run_select(ld, Q_QUEUES);
-	ld->allocs = run_select(ld, Q_ALLOCS);
+	cycle_cache_begin(&ld->delta, cycle && group == NULL, tide_incremental_load);
+	l->kept = ld->delta.prune;
+	l->incremental = ld->delta.incremental;
+	l->xmin = ld->delta.xmin;
+	ld->allocs = select_allocs(ld);
 	elog(DEBUG1, "tide.run_cycle: nodes, queues, allocations selected in %.1f ms (cpu %.1f)",
 		 cycle_elapsed_ms(t0), cycle_cpu_ms() - c0);
 	INSTR_TIME_SET_CURRENT(t0);
 	c0 = cycle_cpu_ms();
-	if (NROWS(ld->nodes) > INT32_MAX / 4 || NROWS(ld->allocs) > INT32_MAX / 4)
+	if (NROWS(ld->nodes) > INT32_MAX / 4 || ld->allocs->n > INT32_MAX / 4)
 		ereport(ERROR, (errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 						errmsg("too many rows for one scheduling cycle")));
 
@@ -564,11 +616,11 @@ tide_cycle_load(CycleLoad *l, MemoryContext mcxt, const char *group)
 	intern_resvec_column(ld, ld->queues, Anum_queues_quota);
 	intern_resvec_column(ld, ld->queues, Anum_queues_capability);
 	intern_resvec_column(ld, ld->queues, Anum_queues_owner_capability);
-	intern_resvec_column(ld, ld->allocs, Anum_allocs_resources);
+	cycle_rows_replay(ld->allocs, intern_alloc_row, ld);
 
 	/* pass 2: the rows (nodes and queues first: jobs name them) */
 	tide_snapshot_alloc_cluster(s, (int) NROWS(ld->nodes), (int) NROWS(ld->queues),
-								(int) NROWS(ld->allocs));
+								(int) ld->allocs->n);
 	load_nodes(ld);
 	load_queues(ld);
 	tide_cycle_fair_load(s, &ld->queue_names, ld->group_queues);	/* R-O6: kept averages */
@@ -585,13 +637,14 @@ tide_cycle_load(CycleLoad *l, MemoryContext mcxt, const char *group)
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 				 errmsg("cannot schedule: %s", err)));
-	load_allocs(ld);
+	cycle_rows_replay(ld->allocs, alloc_row, ld);
 	tide_cycle_owner_fair_load(ld);	/* R-O7: the owners' kept averages */
 	/* every owner id is made by now (jobs, allocations): their names (R-A4) */
 	s->owner_names = ld->owner_names;
 	s->nowners = ld->nowners;
 	load_claims(ld);
 	tide_cycle_shapes_load(s, mcxt, group);
+	cycle_cache_loaded(&ld->delta);
 	PopActiveSnapshot();
 	elog(DEBUG1, "tide.run_cycle: allocations, claims and shapes loaded in %.1f ms (cpu %.1f)",
 		 cycle_elapsed_ms(t0), cycle_cpu_ms() - c0);

@@ -15,4 +15,13 @@
  */
 extern void tide_cycle_load(CycleLoad *l, MemoryContext mcxt, const char *group);
 
+/*
+ * The same for tide.run_cycle() (cycle): a whole-cluster cycle's load is
+ * made, under tide.incremental_load, from the rows the last such load kept
+ * in this backend and what changed since, when that is exact
+ * (cycle_cache.c), and keeps its rows for the next; l->xmin is then set
+ * for cycle_cache_prune().
+ */
+extern void tide_cycle_load_kept(CycleLoad *l, MemoryContext mcxt, const char *group, bool cycle);
+
 #endif							/* TIDE_CYCLE_LOAD_H */

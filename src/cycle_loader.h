@@ -10,6 +10,7 @@
 #include "executor/spi.h"
 #include "utils/hsearch.h"
 
+#include "cycle_cache.h"
 #include "cycle_snapshot.h"
 
 /*
@@ -45,8 +46,10 @@ typedef struct Loader
 	TideSnapshot *s;
 	SPITupleTable *nodes,
 			   *queues,
-			   *allocs,
 			   *claims;
+	CycleRowSet *allocs;		/* the live allocations' rows (cycle_cache.c) */
+	int			nallocs_done;	/* of them in s->running */
+	CycleDelta	delta;			/* what changed since a kept load */
 	const char *group;			/* the resource group loaded, NULL: all */
 	Datum		group_queues;	/* text[] of its queues' names */
 	Datum		group_nodes;	/* text[] of its nodes' names */

@@ -10,6 +10,7 @@
  */
 #include "postgres.h"
 
+#include "access/htup_details.h"
 #include "executor/spi.h"
 #include "executor/tuptable.h"
 #include "nodes/params.h"
@@ -24,7 +25,44 @@ typedef struct RowReceiver
 	CycleRowFn	fn;
 	void	   *arg;
 	MemoryContext rowcxt;		/* the callback's scratch, reset each row */
+	CycleRowSet *keep;			/* NULL: keep nothing */
 } RowReceiver;
+
+void
+cycle_rowset_init(CycleRowSet *set, MemoryContext cxt, int job_col)
+{
+	memset(set, 0, sizeof(CycleRowSet));
+	set->cxt = cxt;
+	set->job_col = job_col;
+}
+
+void
+cycle_rowset_add(CycleRowSet *set, int64 key, int64 job_id, MinimalTuple tup)
+{
+	MinimalTuple copy;
+
+	if (set->n == set->cap)
+	{
+		set->cap = set->cap ? set->cap * 2 : 1024;
+		set->rows = set->rows == NULL
+			? MemoryContextAllocHuge(set->cxt, sizeof(CycleRow) * set->cap)
+			: repalloc_huge(set->rows, sizeof(CycleRow) * set->cap);
+	}
+	copy = MemoryContextAlloc(set->cxt, tup->t_len);
+	memcpy(copy, tup, tup->t_len);
+	set->rows[set->n].key = key;
+	set->rows[set->n].job_id = job_id;
+	set->rows[set->n].tup = copy;
+	set->bytes += tup->t_len;
+	set->n++;
+}
+
+/* The bigint column of a row as received (never NULL: ids). */
+static int64
+int8_col(TupleTableSlot *slot, int col)
+{
+	return slot->tts_isnull[col - 1] ? 0 : DatumGetInt64(slot->tts_values[col - 1]);
+}
 
 static bool
 row_receive(TupleTableSlot *slot, DestReceiver *self)
@@ -34,7 +72,15 @@ row_receive(TupleTableSlot *slot, DestReceiver *self)
 
 	slot_getallattrs(slot);
 	old = MemoryContextSwitchTo(r->rowcxt);
-	r->fn(r->arg, slot->tts_values, slot->tts_isnull);
+	if (r->keep)
+	{
+		bool		shouldfree;
+		MinimalTuple mt = ExecFetchSlotMinimalTuple(slot, &shouldfree);
+
+		cycle_rowset_add(r->keep, int8_col(slot, 1), int8_col(slot, r->keep->job_col), mt);
+	}
+	if (r->fn)
+		r->fn(r->arg, slot->tts_values, slot->tts_isnull);
 	MemoryContextSwitchTo(old);
 	MemoryContextReset(r->rowcxt);
 	return true;
@@ -43,6 +89,15 @@ row_receive(TupleTableSlot *slot, DestReceiver *self)
 static void
 row_startup(DestReceiver *self, int operation, TupleDesc typeinfo)
 {
+	RowReceiver *r = (RowReceiver *) self;
+
+	if (r->keep && r->keep->desc == NULL)
+	{
+		MemoryContext old = MemoryContextSwitchTo(r->keep->cxt);
+
+		r->keep->desc = CreateTupleDescCopy(typeinfo);
+		MemoryContextSwitchTo(old);
+	}
 }
 
 static void
@@ -58,6 +113,13 @@ row_destroy(DestReceiver *self)
 uint64
 cycle_stream(const char *sql, int nargs, const Oid *argtypes, const Datum *args,
 			 const bool *nulls, CycleRowFn fn, void *arg)
+{
+	return cycle_stream_keep(sql, nargs, argtypes, args, nulls, fn, arg, NULL);
+}
+
+uint64
+cycle_stream_keep(const char *sql, int nargs, const Oid *argtypes, const Datum *args,
+				  const bool *nulls, CycleRowFn fn, void *arg, CycleRowSet *keep)
 {
 	SPIPlanPtr	plan;
 	ParamListInfo params = makeParamList(nargs);
@@ -84,6 +146,7 @@ cycle_stream(const char *sql, int nargs, const Oid *argtypes, const Datum *args,
 	r.pub.mydest = DestTuplestore;
 	r.fn = fn;
 	r.arg = arg;
+	r.keep = keep;
 	r.rowcxt = AllocSetContextCreate(CurrentMemoryContext, "tide load row", ALLOCSET_SMALL_SIZES);
 	memset(&opts, 0, sizeof(opts));
 	opts.params = params;
@@ -95,4 +158,38 @@ cycle_stream(const char *sql, int nargs, const Oid *argtypes, const Datum *args,
 	SPI_freeplan(plan);
 	MemoryContextDelete(r.rowcxt);
 	return SPI_processed;
+}
+
+void
+cycle_rows_replay(const CycleRowSet *set, CycleRowFn fn, void *arg)
+{
+	int			natts;
+	Datum	   *values;
+	bool	   *nulls;
+	MemoryContext rowcxt,
+				old;
+
+	if (set->n == 0 || fn == NULL)
+		return;
+	natts = set->desc->natts;
+	values = palloc(sizeof(Datum) * natts);
+	nulls = palloc(sizeof(bool) * natts);
+	rowcxt = AllocSetContextCreate(CurrentMemoryContext, "tide load row", ALLOCSET_SMALL_SIZES);
+	for (int64 i = 0; i < set->n; i++)
+	{
+		MinimalTuple mt = set->rows[i].tup;
+		HeapTupleData htup;
+
+		/* a minimal tuple read as a heap tuple (as the executor does) */
+		htup.t_len = mt->t_len + MINIMAL_TUPLE_OFFSET;
+		htup.t_data = (HeapTupleHeader) ((char *) mt - MINIMAL_TUPLE_OFFSET);
+		heap_deform_tuple(&htup, set->desc, values, nulls);
+		old = MemoryContextSwitchTo(rowcxt);
+		fn(arg, values, nulls);
+		MemoryContextSwitchTo(old);
+		MemoryContextReset(rowcxt);
+	}
+	MemoryContextDelete(rowcxt);
+	pfree(values);
+	pfree(nulls);
 }

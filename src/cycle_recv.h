@@ -7,6 +7,9 @@
 
 #include "postgres.h"
 
+#include "access/htup.h"
+#include "access/tupdesc.h"
+
 /*
  * Called once a row: its columns (values[0] is column 1), valid only during
  * the call; what the callback allocates in CurrentMemoryContext is freed
@@ -21,5 +24,47 @@ typedef void (*CycleRowFn) (void *arg, const Datum *values, const bool *nulls);
  */
 extern uint64 cycle_stream(const char *sql, int nargs, const Oid *argtypes, const Datum *args,
 						   const bool *nulls, CycleRowFn fn, void *arg);
+
+/*
+ * A query's rows kept as minimal tuples, in the order they are kept, each
+ * with its first column (a bigint key) and the bigint column job_col (the
+ * job it belongs to): what an incremental load keeps between cycles
+ * (cycle_cache.c) and streams again (cycle_rows_replay).  The tuples may
+ * hold TOAST pointers: valid while their row versions live, which a row's
+ * change ends, and a change names its job in tide.job_changes.
+ */
+typedef struct CycleRow
+{
+	int64		key;
+	int64		job_id;
+	MinimalTuple tup;
+} CycleRow;
+
+typedef struct CycleRowSet
+{
+	MemoryContext cxt;			/* where the tuples, desc and rows live */
+	TupleDesc	desc;			/* the query's result */
+	int			job_col;		/* 1-based */
+	int64		n,
+				cap;
+	CycleRow   *rows;
+	Size		bytes;			/* the tuples' */
+} CycleRowSet;
+
+/* An empty set in cxt, rows keyed by column 1 and belonging to job_col. */
+extern void cycle_rowset_init(CycleRowSet *set, MemoryContext cxt, int job_col);
+
+/* Append a row (a copy of the tuple in set->cxt). */
+extern void cycle_rowset_add(CycleRowSet *set, int64 key, int64 job_id, MinimalTuple tup);
+
+/*
+ * cycle_stream, also keeping every row in keep (NULL: none): keep's desc is
+ * set from the first query if it has none.
+ */
+extern uint64 cycle_stream_keep(const char *sql, int nargs, const Oid *argtypes, const Datum *args,
+								const bool *nulls, CycleRowFn fn, void *arg, CycleRowSet *keep);
+
+/* Each kept row to fn (NULL fn: nothing), in the set's order, as the query gave it. */
+extern void cycle_rows_replay(const CycleRowSet *set, CycleRowFn fn, void *arg);
 
 #endif							/* TIDE_CYCLE_RECV_H */

@@ -50,6 +50,7 @@ int			tide_start_attempts = 3;
  */
 int			tide_fair_share_half_life = 0;
 int			tide_eviction_restart_cost = 300;
+bool		tide_incremental_load = true;
 
 /* read by SQL only (tide._create_retries, 26_rollup.sql), through current_setting */
 static int	tide_retry_backoff = 10;
@@ -208,6 +209,19 @@ _PG_init(void)
 							300, 0, 86400 * 365,
 							PGC_SUSET, GUC_UNIT_S,
 							NULL, NULL, NULL);
+
+	/*
+	 * A whole-cluster cycle keeps its load's rows in its backend and reads
+	 * only what changed the next time (cycle_cache.c); the decisions are
+	 * the same either way, so off is for measuring and for doubt.
+	 */
+	DefineCustomBoolVariable("tide.incremental_load",
+							 "Lets a scheduling cycle read only what changed since the last cycle of its backend.",
+							 "Off: every cycle that is not quiet reads the whole backlog.",
+							 &tide_incremental_load,
+							 true,
+							 PGC_SUSET, 0,
+							 NULL, NULL, NULL);
 
 	define_history_settings();
 

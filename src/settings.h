@@ -52,4 +52,11 @@ extern int	tide_fair_share_half_life;
  */
 extern int	tide_eviction_restart_cost;
 
+/*
+ * GUC tide.incremental_load: a whole-cluster cycle keeps its load's rows in
+ * its backend and the next one there reads only what changed
+ * (cycle_cache.c).
+ */
+extern bool tide_incremental_load;
+
 #endif							/* TIDE_SETTINGS_H */

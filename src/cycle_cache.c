@@ -1,0 +1,356 @@
+/*
+ * cycle_cache.c: the incremental load (docs/cadence.md#incremental-loads).
+ *
+ * A whole-cluster tide.run_cycle() keeps, in its backend, the rows its two
+ * biggest load queries returned: the pending jobs with their tasks and the
+ * live allocations, as minimal tuples in query order.  The next cycle in
+ * the same backend reads tide.job_changes (extension/64_change_counter.sql)
+ * for the jobs any transaction wrote since the kept load's snapshot, reads
+ * those jobs' rows again by key, drops their kept rows, merges the fresh
+ * ones in by key, and hands every row to the same callbacks a full load
+ * uses (cycle_rows_replay): what is derived from the rows (indexes, names,
+ * vectors, owners, reasons) is made again each cycle exactly as a full load
+ * makes it, so that the decisions cannot differ.  Only raw rows are kept.
+ *
+ * What it cannot apply exactly loads in full, and keeps that: the first
+ * cycle of a backend; another database, a reinstalled or updated
+ * extension, a table rewritten (VACUUM FULL, CLUSTER: new files, so the
+ * kept row addresses and TOAST pointers would be stale); a TRUNCATE;
+ * changes pruned that the kept load had not seen (another backend's
+ * cycles); more changed jobs than a fraction of what is kept; a kept set
+ * grown to twice its live size.  A transaction or subtransaction that
+ * aborts after the cache changed in it drops what is kept, and so does a
+ * prepared one (it may yet be rolled back elsewhere).
+ */
+#include "postgres.h"
+
+#include "access/transam.h"
+#include "access/xact.h"
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "miscadmin.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/memutils.h"
+#include "utils/xid8.h"
+
+#include "cycle_cache.h"
+
+/* Changed jobs above which a full load is cheaper: this fraction of those kept. */
+#define CHANGED_FRACTION 4
+#define CHANGED_MIN 2000
+
+/* What identifies the tables the kept rows came from. */
+typedef struct CacheKey
+{
+	Oid			db;
+	Oid			files[3];		/* jobs, job_tasks, allocations */
+	char		version[32];	/* the extension's */
+} CacheKey;
+
+typedef struct CycleCache
+{
+	MemoryContext cxt;			/* NULL: nothing kept */
+	bool		valid;			/* kept rows stand for a committed load */
+	bool		dirty;			/* changed in the running transaction */
+	bool		poisoned;		/* a subtransaction aborted since: drop at its end */
+	CacheKey	key;
+	uint64		xmin;			/* the kept load's */
+	CycleRowSet jobs;
+	CycleRowSet allocs;
+} CycleCache;
+
+static CycleCache cache;
+static bool callbacks_registered = false;
+
+static const char *const Q_KEY =
+"SELECT LEAST(pg_catalog.pg_snapshot_xmin(pg_catalog.pg_current_snapshot()),"
+"                        pg_catalog.pg_current_xact_id()),"
+"       (SELECT s.changes_pruned_below FROM tide.cycle_state s WHERE s.resource_group = ''),"
+"       pg_catalog.pg_relation_filenode('tide.jobs'), pg_catalog.pg_relation_filenode('tide.job_tasks'),"
+"       pg_catalog.pg_relation_filenode('tide.allocations'),"
+"       (SELECT e.extversion FROM pg_catalog.pg_extension e WHERE e.extname = 'pg_tide')";
+
+/* At most $2 + 1 rows: more means a full load. */
+static const char *const Q_CHANGED =
+"SELECT count(*), coalesce(bool_or(c.job_id IS NULL), false),"
+"       coalesce(pg_catalog.array_agg(DISTINCT c.job_id) FILTER (WHERE c.job_id IS NOT NULL), '{}')"
+"  FROM (SELECT c.job_id FROM tide.job_changes c WHERE c.xid >= $1 LIMIT $2) c";
+
+static const char *const W_PRUNE =
+"WITH pruned AS (DELETE FROM tide.job_changes c WHERE c.xid < $1)"
+" UPDATE tide.cycle_state s"
+"    SET changes_pruned_below = GREATEST(s.changes_pruned_below, $1)"
+"  WHERE s.resource_group = ''";
+
+/* Drop everything kept. */
+static void
+cache_reset(void)
+{
+	if (cache.cxt)
+		MemoryContextDelete(cache.cxt);
+	memset(&cache, 0, sizeof(cache));
+}
+
+static void
+xact_callback(XactEvent event, void *arg)
+{
+	switch (event)
+	{
+		case XACT_EVENT_COMMIT:
+		case XACT_EVENT_PARALLEL_COMMIT:
+			if (cache.poisoned)
+				cache_reset();
+			cache.dirty = false;
+			break;
+		case XACT_EVENT_ABORT:
+		case XACT_EVENT_PARALLEL_ABORT:
+		case XACT_EVENT_PREPARE:
+			if (cache.dirty)
+				cache_reset();
+			break;
+		default:
+			break;
+	}
+}
+
+/*
+ * A subtransaction rolled back after the cache changed in this transaction
+ * may have undone writes the load saw: what is kept is dropped, but only
+ * when the transaction ends (a load may be using the rows right now, as
+ * when a function it calls catches an error).
+ */
+static void
+subxact_callback(SubXactEvent event, SubTransactionId mySubid, SubTransactionId parentSubid, void *arg)
+{
+	if (event == SUBXACT_EVENT_ABORT_SUB && cache.dirty)
+	{
+		cache.poisoned = true;
+		cache.valid = false;
+	}
+}
+
+/* The cache is about to change in this transaction. */
+static void
+cache_touch(void)
+{
+	if (!callbacks_registered)
+	{
+		RegisterXactCallback(xact_callback, NULL);
+		RegisterSubXactCallback(subxact_callback, NULL);
+		callbacks_registered = true;
+	}
+	if (cache.cxt == NULL)
+		cache.cxt = AllocSetContextCreate(TopMemoryContext, "tide kept load", ALLOCSET_DEFAULT_SIZES);
+	cache.dirty = true;
+	cache.valid = false;		/* until cycle_cache_loaded() */
+}
+
+static uint64
+xid8_value(Datum d)
+{
+	return U64FromFullTransactionId(DatumGetFullTransactionId(d));
+}
+
+/* The key and xmin of this load; *pruned the pruned mark (0: none). */
+static void
+read_key(CacheKey *key, uint64 *xmin, uint64 *pruned)
+{
+	bool		isnull;
+	Datum		d;
+	int			ret = SPI_execute(Q_KEY, true, 1);
+
+	if (ret != SPI_OK_SELECT || SPI_processed != 1)
+		elog(ERROR, "tide.run_cycle: reading the load's key failed: %s", SPI_result_code_string(ret));
+	memset(key, 0, sizeof(CacheKey));
+	key->db = MyDatabaseId;
+	*xmin = xid8_value(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull);
+	*pruned = isnull ? 0 : xid8_value(d);
+	for (int i = 0; i < 3; i++)
+	{
+		d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 3 + i, &isnull);
+		key->files[i] = isnull ? InvalidOid : DatumGetObjectId(d);
+	}
+	d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 6, &isnull);
+	if (!isnull)
+		strlcpy(key->version, TextDatumGetCString(d), sizeof(key->version));
+}
+
+/* The jobs changed since the kept load, if few enough: false if a full load is needed. */
+static bool
+read_changed(CycleDelta *d)
+{
+	Oid			types[2] = {XID8OID, INT4OID};
+	int64		limit = Max(CHANGED_MIN, cache.jobs.n / CHANGED_FRACTION);
+	Datum		args[2] = {FullTransactionIdGetDatum(FullTransactionIdFromU64(cache.xmin)),
+	Int32GetDatum((int32) Min(limit, PG_INT32_MAX - 1) + 1)};
+	bool		isnull;
+	int			ret = SPI_execute_with_args(Q_CHANGED, 2, types, args, NULL, true, 1);
+	Datum	   *ids;
+	int			n;
+	ArrayType  *arr;
+
+	if (ret != SPI_OK_SELECT || SPI_processed != 1)
+		elog(ERROR, "tide.run_cycle: reading tide.job_changes failed: %s", SPI_result_code_string(ret));
+	if (DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull)) > limit)
+	{
+		d->why_full = "many jobs changed";
+		return false;
+	}
+	if (DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull)))
+	{
+		d->why_full = "a table was truncated";
+		return false;
+	}
+	arr = DatumGetArrayTypePCopy(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 3, &isnull));
+	deconstruct_array(arr, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE, &ids, NULL, &n);
+	d->nchanged = n;
+	d->changed = palloc(sizeof(int64) * (n + 1));
+	for (int i = 0; i < n; i++)
+		d->changed[i] = DatumGetInt64(ids[i]);	/* DISTINCT: sorted */
+	d->changed_array = PointerGetDatum(arr);
+	return true;
+}
+
+void
+cycle_cache_begin(CycleDelta *d, bool cycle, bool keep)
+{
+	CacheKey	key;
+	uint64		pruned;
+
+	memset(d, 0, sizeof(CycleDelta));
+	if (!cycle)
+		return;
+	d->prune = true;
+	read_key(&key, &d->xmin, &pruned);
+	if (!keep)
+	{
+		if (cache.cxt)
+		{
+			cache_touch();		/* gone for good, even if this rolls back */
+			cache_reset();
+		}
+		return;
+	}
+	d->keep = true;
+	if (cache.cxt == NULL || !cache.valid || cache.poisoned)
+		d->why_full = "nothing kept";
+	else if (memcmp(&key, &cache.key, sizeof(CacheKey)) != 0)
+		d->why_full = "the tables or the extension changed";
+	else if (pruned > cache.xmin)
+		d->why_full = "changes pruned by another backend";
+	else if (cache.jobs.bytes + cache.allocs.bytes > 0 &&
+			 MemoryContextMemAllocated(cache.cxt, true) >
+			 2 * (cache.jobs.bytes + cache.allocs.bytes) + 16 * 1024 * 1024)
+		d->why_full = "the kept rows grew past twice their size";
+	else
+		d->incremental = read_changed(d);
+	if (!d->incremental)
+	{
+		elog(DEBUG1, "tide.run_cycle: full load (%s)", d->why_full);
+		cache_reset();
+		cache_touch();
+		cycle_rowset_init(&cache.jobs, cache.cxt, 1);
+		cycle_rowset_init(&cache.allocs, cache.cxt, 2);
+	}
+	else
+	{
+		elog(DEBUG1, "tide.run_cycle: incremental load, %d jobs changed", d->nchanged);
+		cache_touch();
+	}
+	cache.key = key;
+}
+
+/* Is id among the (sorted) changed jobs? */
+static bool
+is_changed(const CycleDelta *d, int64 id)
+{
+	int			lo = 0,
+				hi = d->nchanged - 1;
+
+	while (lo <= hi)
+	{
+		int			mid = lo + (hi - lo) / 2;
+
+		if (d->changed[mid] == id)
+			return true;
+		if (d->changed[mid] < id)
+			lo = mid + 1;
+		else
+			hi = mid - 1;
+	}
+	return false;
+}
+
+CycleRowSet *
+cycle_cache_rows(CycleDelta *d, bool jobs, int job_col, const CycleRowSet *fresh)
+{
+	CycleRowSet *set = jobs ? &cache.jobs : &cache.allocs;
+	CycleRowSet merged;
+	int64		i = 0,
+				k = 0;
+
+	if (!d->keep)
+		return NULL;
+	Assert(set->job_col == job_col);
+	if (!d->incremental)
+		return set;				/* empty: the full load streams into it */
+
+	/* kept rows of unchanged jobs, and fresh rows, by key */
+	cycle_rowset_init(&merged, cache.cxt, job_col);
+	merged.desc = set->desc;
+	if (merged.desc == NULL && fresh->desc)
+	{
+		MemoryContext old = MemoryContextSwitchTo(cache.cxt);
+
+		merged.desc = CreateTupleDescCopy(fresh->desc);
+		MemoryContextSwitchTo(old);
+	}
+	merged.cap = Max(set->n + fresh->n, 16);
+	merged.rows = MemoryContextAllocHuge(cache.cxt, sizeof(CycleRow) * merged.cap);
+	while (i < set->n || k < fresh->n)
+	{
+		if (i < set->n && is_changed(d, set->rows[i].job_id))
+		{
+			pfree(set->rows[i].tup);
+			i++;
+			continue;
+		}
+		if (k < fresh->n && (i >= set->n || fresh->rows[k].key < set->rows[i].key))
+		{
+			cycle_rowset_add(&merged, fresh->rows[k].key, fresh->rows[k].job_id, fresh->rows[k].tup);
+			k++;
+		}
+		else
+		{
+			merged.rows[merged.n++] = set->rows[i];
+			merged.bytes += set->rows[i].tup->t_len;
+			i++;
+		}
+	}
+	if (set->rows)
+		pfree(set->rows);
+	*set = merged;
+	return set;
+}
+
+void
+cycle_cache_loaded(const CycleDelta *d)
+{
+	if (!d->keep || cache.poisoned)
+		return;
+	cache.xmin = d->xmin;
+	cache.valid = true;
+}
+
+void
+cycle_cache_prune(uint64 xmin)
+{
+	Oid			type = XID8OID;
+	Datum		arg = FullTransactionIdGetDatum(FullTransactionIdFromU64(xmin));
+	int			ret = SPI_execute_with_args(W_PRUNE, 1, &type, &arg, NULL, false, 0);
+
+	if (ret != SPI_OK_UPDATE)
+		elog(ERROR, "tide.run_cycle: pruning tide.job_changes failed: %s", SPI_result_code_string(ret));
+}
