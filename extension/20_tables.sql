@@ -137,6 +137,7 @@ CREATE TABLE tide.cycles (
     load_ms         double precision,
     decide_ms       double precision,
     write_ms        double precision,
+    load            text CONSTRAINT cycles_load_check CHECK (load IN ('quiet', 'full', 'incremental')),
     CONSTRAINT cycles_finished_check CHECK (finished_at IS NULL OR finished_at >= started_at)
 )
 -- Bounded history: one partition a month (UTC; a cycle updates its row by
@@ -155,6 +156,7 @@ CREATE INDEX cycles_started_idx ON tide.cycles_default (started_at);
 COMMENT ON TABLE tide.cycles_default IS 'cycles no dated partition covers yet (tide.maintain_history moves them out)';
 COMMENT ON TABLE tide.cycles IS 'One row per scheduling cycle (R-C2): when it ran and how many jobs it considered, placed and evicted';
 COMMENT ON COLUMN tide.cycles.jobs_unschedulable IS 'pending jobs this cycle found can never fit as things stand (R-A2)';
+COMMENT ON COLUMN tide.cycles.load IS 'quiet: nothing read had changed, no load; full: every row read; incremental: only the jobs changed since the last cycle of its backend (docs/cadence.md)';
 COMMENT ON COLUMN tide.cycles.allocations_made IS 'allocation rows this cycle inserted (one per placed replica)';
 COMMENT ON COLUMN tide.cycles.holds IS 'reservation holds this cycle made for reserving jobs (R-L2)';
 COMMENT ON COLUMN tide.cycles.reasons_deferred IS 'changed pending reasons this cycle left in tide.reason_backlog instead of writing them into tide.jobs (over tide.reason_updates_per_cycle)';

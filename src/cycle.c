@@ -105,7 +105,7 @@ static const char *const W_CYCLE =
 "       jobs_considered = $2, jobs_placed = $3,"
 "       jobs_unschedulable = $4, allocations_made = $5, holds = $6,"
 "       reasons_deferred = $10, jobs_evicted = $11,"
-"       load_ms = $7, decide_ms = $8, write_ms = $9"
+"       load_ms = $7, decide_ms = $8, write_ms = $9, load = $13"
 " WHERE id = $1 AND started_at = $12";	/* the partition key: one partition */
 
 /*
@@ -169,11 +169,11 @@ begin_cycle_row(TimestampTz *started)
 /* The cycle row's counters and phase times. */
 static void
 record_cycle(int64 cycle_id, TimestampTz started, const TideResult *r, const CyclePlaced *placed, int jobs_evicted,
-			 double load_ms, double decide_ms, double write_ms)
+			 double load_ms, double decide_ms, double write_ms, const char *load)
 {
-	Datum		args[12];
-	Oid			types[12] = {INT8OID, INT4OID, INT4OID, INT4OID, INT4OID, INT4OID,
-	FLOAT8OID, FLOAT8OID, FLOAT8OID, INT4OID, INT4OID, TIMESTAMPTZOID};
+	Datum		args[13];
+	Oid			types[13] = {INT8OID, INT4OID, INT4OID, INT4OID, INT4OID, INT4OID,
+	FLOAT8OID, FLOAT8OID, FLOAT8OID, INT4OID, INT4OID, TIMESTAMPTZOID, TEXTOID};
 	int			ret;
 
 	args[0] = Int64GetDatum(cycle_id);
@@ -188,7 +188,8 @@ record_cycle(int64 cycle_id, TimestampTz started, const TideResult *r, const Cyc
 	args[9] = Int32GetDatum(placed->reasons_deferred);
 	args[10] = Int32GetDatum(jobs_evicted);
 	args[11] = TimestampTzGetDatum(started);
-	ret = SPI_execute_with_args(W_CYCLE, 12, types, args, NULL, false, 0);
+	args[12] = CStringGetTextDatum(load);
+	ret = SPI_execute_with_args(W_CYCLE, 13, types, args, NULL, false, 0);
 	if (ret != SPI_OK_UPDATE)
 		elog(ERROR, "tide.run_cycle: cannot update the cycle row: %s", SPI_result_code_string(ret));
 }
@@ -323,7 +324,7 @@ cycle_body(int64 cycle_id, TimestampTz started, const char *group)
 		/* quiet: nothing the load would read has changed */
 		memset(&quiet, 0, sizeof(quiet));
 		memset(&placed, 0, sizeof(placed));
-		record_cycle(cycle_id, started, &quiet, &placed, 0, cycle_elapsed_ms(t0), 0, 0);
+		record_cycle(cycle_id, started, &quiet, &placed, 0, cycle_elapsed_ms(t0), 0, 0, "quiet");
 		return;
 	}
 
@@ -345,7 +346,8 @@ cycle_body(int64 cycle_id, TimestampTz started, const char *group)
 	tide_cycle_owner_fair_write(l.s);	/* R-O7: the owners' */
 	write_ms = cycle_elapsed_ms(t0);
 
-	record_cycle(cycle_id, started, r, &placed, jobs_evicted, load_ms, decide_ms, write_ms);
+	record_cycle(cycle_id, started, r, &placed, jobs_evicted, load_ms, decide_ms, write_ms,
+				 l.incremental ? "incremental" : "full");
 	changed = lost > 0 || r->nplacements > 0 || placed.jobs_placed > 0 || jobs_evicted > 0 ||
 		r->counters.jobs_unschedulable > 0 || placed.reasons_deferred > 0;
 	record_state(scope, cycle_id, settled, seq, recheck_time(l.s), changed);

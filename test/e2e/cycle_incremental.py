@@ -1,0 +1,84 @@
+"""Driver of test/e2e/cycle_incremental.sh: the rounds, in one backend.
+
+Prints one line per check: "ok<TAB>description" or
+"fail<TAB>description<TAB>what differed".  Argument: the database name
+(connection settings from PGHOST, PGPORT, PGUSER).
+"""
+import sys
+import time
+
+import psycopg2
+
+db = sys.argv[1]
+rounds = int(sys.argv[2]) if len(sys.argv) > 2 else 60
+
+
+def connect():
+    c = psycopg2.connect(dbname=db)
+    c.autocommit = True
+    return c
+
+
+def one(cur, sql, *args):
+    cur.execute(sql, args)
+    row = cur.fetchone()
+    return row[0] if row else None
+
+
+def report(good, what, detail=""):
+    print("ok\t%s" % what if good else "fail\t%s\t%s" % (what, detail), flush=True)
+
+
+cycles = connect()              # the one backend every cycle runs in
+cur = cycles.cursor()
+writer = None
+for r in range(1, rounds + 1):
+    what = one(cur, "SELECT inc.changes(%s)", r)
+    if r in (12, 20):
+        # another session's transaction, open across the next cycle
+        writer = connect()
+        writer.autocommit = False
+        w = writer.cursor()
+        w.execute("SELECT tide.submit('batch', 'cpu=1, gpu=1')")
+        what += ", a writer's transaction open"
+    elif r == 13:
+        writer.rollback()
+        writer.close()
+        what += ", that writer rolled back"
+    elif r == 22:
+        writer.commit()         # after the cycle of round 21 loaded
+        writer.close()
+        what += ", the open writer committed"
+    elif r == 30:
+        other = connect()
+        one(other.cursor(), "SELECT tide.run_cycle()")
+        other.close()
+        what += ", a cycle of another backend"
+    elif r == 40:
+        cur.execute("SET tide.incremental_load = off")
+        what += ", incremental loads off"
+    elif r == 42:
+        cur.execute("RESET tide.incremental_load")
+        what += ", incremental loads on"
+    diffs = one(cur, "SELECT inc.check(%s, %s)", r, what)
+    load = one(cur, "SELECT load FROM inc.rounds WHERE round = %s", r)
+    report(diffs == "", "round %d (%s load; %s): the cycle decides what a full load decides"
+           % (r, load, what or "no change"), diffs)
+
+loads = dict((r, l) for r, l in (cur.execute("SELECT round, load FROM inc.rounds") or cur.fetchall()))
+report(loads.get(30) == "full",
+       "after another backend's cycle pruned the changes, this backend loads in full", loads.get(30))
+report(loads.get(41) == "full" and loads.get(42) == "full",
+       "with tide.incremental_load off the loads are full", "%s %s" % (loads.get(41), loads.get(42)))
+incremental = sum(1 for l in loads.values() if l == "incremental")
+report(incremental >= rounds * 2 // 3,
+       "most rounds load incrementally, so the comparison covers them", "%d of %d" % (incremental, rounds))
+placed = one(cur, "SELECT count(*) FROM tide.cycles WHERE load = 'incremental' AND jobs_placed > 0")
+report(placed > 5, "more than five incremental cycles placed jobs", placed)
+report(one(cur, "SELECT count(*) FROM tide.evictions") > 0, "the rounds evicted jobs too")
+report(one(cur, "SELECT count(*) FROM tide.cycles WHERE load = 'incremental' AND jobs_evicted > 0") > 0,
+       "incremental cycles among them")
+report(one(cur, "SELECT count(*) FROM tide.job_changes WHERE xid < "
+                "(SELECT changes_pruned_below FROM tide.cycle_state WHERE resource_group = '')") == 0,
+       "tide.job_changes keeps nothing below the pruned mark")
+cycles.close()
