@@ -70,7 +70,7 @@ CREATE TABLE tide.cycle_state (
 COMMENT ON TABLE tide.cycle_state IS
     'per cycle scope ('''' = the whole cluster, else a resource group): tide.change_seq as the last complete cycle loaded it, and when the clock alone may change its decisions';
 COMMENT ON COLUMN tide.cycle_state.changes_pruned_below IS
-    'scope '''' only: tide.job_changes rows of transactions below this id are gone; a kept snapshot older than that loads in full';
+    'this scope''s cycles deleted the tide.job_changes rows of transactions below this id; a kept load older than the highest mark loads in full';
 GRANT SELECT, INSERT, UPDATE ON tide.cycle_state TO tide_admin;
 GRANT SELECT ON tide.cycle_state TO tide_reader;
 GRANT SELECT, USAGE ON SEQUENCE tide.change_seq TO tide_admin;
@@ -86,9 +86,11 @@ GRANT SELECT, USAGE ON SEQUENCE tide.change_seq TO tide_admin;
 -- A kept load made under a snapshot whose xmin was X has seen every
 -- transaction below X, so the next load reads again the jobs of the rows
 -- with xid >= X (some of them it saw already: reading a job again is
--- harmless).  The whole-cluster cycle then deletes the rows below its own
--- load's xmin and records that in tide.cycle_state.changes_pruned_below; a
--- cache older than that (another backend's) loads in full.  Unlogged: after
+-- harmless).  Every cycle (a resource group's too) then deletes the rows
+-- below its own load's xmin and records that in its scope's
+-- tide.cycle_state.changes_pruned_below; a kept load older than the
+-- highest mark (another backend's cycles pruned what it had not seen)
+-- loads in full.  Unlogged: after
 -- a crash or on a promoted standby every backend is new, and loads in full.
 CREATE UNLOGGED TABLE tide.job_changes (
     xid    xid8   NOT NULL DEFAULT pg_catalog.pg_current_xact_id(),
@@ -96,7 +98,7 @@ CREATE UNLOGGED TABLE tide.job_changes (
 );
 CREATE INDEX job_changes_xid_idx ON tide.job_changes (xid);
 COMMENT ON TABLE tide.job_changes IS
-    'the jobs whose rows, tasks or allocations each transaction wrote (NULL: all, a TRUNCATE), for the incremental load of the cycle; pruned by the whole-cluster cycle';
+    'the jobs whose rows, tasks or allocations each transaction wrote (NULL: all, a TRUNCATE), for the incremental load of the cycle; pruned by every cycle';
 GRANT SELECT, DELETE ON tide.job_changes TO tide_admin;
 
 -- In C (src/changed.c): the statement's transition table (REFERENCING)

@@ -179,6 +179,11 @@ tide_log_job_changes(PG_FUNCTION_ARGS)
 		log_ids(NULL, 0, true);
 		return PointerGetDatum(NULL);
 	}
+	/* tide.submit's task rows belong to the job its own INSERT named */
+	if (tide_writer() == TIDE_WRITER_SUBMIT && TRIGGER_FIRED_BY_INSERT(td->tg_event) &&
+		strcmp(td->tg_trigger->tgargs[0], "job_id") == 0 &&
+		strcmp(RelationGetRelationName(td->tg_relation), "job_tasks") == 0)
+		return PointerGetDatum(NULL);
 	ts = TRIGGER_FIRED_BY_DELETE(td->tg_event) ? td->tg_oldtable : td->tg_newtable;
 	if (ts == NULL)
 		ereport(ERROR,

@@ -352,7 +352,7 @@ cycle_body(int64 cycle_id, TimestampTz started, const char *group)
 		r->counters.jobs_unschedulable > 0 || placed.reasons_deferred > 0;
 	record_state(scope, cycle_id, settled, seq, recheck_time(l.s), changed);
 	if (l.kept)
-		cycle_cache_prune(l.xmin);	/* what every later load has seen */
+		cycle_cache_prune(scope, l.xmin);	/* what every later load has seen */
 	MemoryContextDelete(mcxt);
 }
 

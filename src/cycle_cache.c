@@ -66,7 +66,7 @@ static bool callbacks_registered = false;
 static const char *const Q_KEY =
 "SELECT LEAST(pg_catalog.pg_snapshot_xmin(pg_catalog.pg_current_snapshot()),"
 "                        pg_catalog.pg_current_xact_id()),"
-"       (SELECT s.changes_pruned_below FROM tide.cycle_state s WHERE s.resource_group = ''),"
+"       (SELECT max(s.changes_pruned_below) FROM tide.cycle_state s),"
 "       pg_catalog.pg_relation_filenode('tide.jobs'), pg_catalog.pg_relation_filenode('tide.job_tasks'),"
 "       pg_catalog.pg_relation_filenode('tide.allocations'),"
 "       (SELECT e.extversion FROM pg_catalog.pg_extension e WHERE e.extname = 'pg_tide')";
@@ -77,11 +77,18 @@ static const char *const Q_CHANGED =
 "       coalesce(pg_catalog.array_agg(DISTINCT c.job_id) FILTER (WHERE c.job_id IS NOT NULL), '{}')"
 "  FROM (SELECT c.job_id FROM tide.job_changes c WHERE c.xid >= $1 LIMIT $2) c";
 
+/*
+ * Rows another cycle is pruning right now are left to it (resource groups'
+ * cycles run side by side); each scope marks its own row, and the mark is
+ * the highest of them.
+ */
 static const char *const W_PRUNE =
-"WITH pruned AS (DELETE FROM tide.job_changes c WHERE c.xid < $1)"
+"WITH pruned AS (DELETE FROM tide.job_changes c"
+"                 WHERE c.ctid = ANY (ARRAY(SELECT x.ctid FROM tide.job_changes x WHERE x.xid < $1"
+"                                             FOR UPDATE SKIP LOCKED)))"
 " UPDATE tide.cycle_state s"
 "    SET changes_pruned_below = GREATEST(s.changes_pruned_below, $1)"
-"  WHERE s.resource_group = ''";
+"  WHERE s.resource_group = $2";
 
 /* Drop everything kept. */
 static void
@@ -214,7 +221,7 @@ read_changed(CycleDelta *d)
 }
 
 void
-cycle_cache_begin(CycleDelta *d, bool cycle, bool keep)
+cycle_cache_begin(CycleDelta *d, bool cycle, bool keep, bool whole)
 {
 	CacheKey	key;
 	uint64		pruned;
@@ -226,7 +233,7 @@ cycle_cache_begin(CycleDelta *d, bool cycle, bool keep)
 	read_key(&key, &d->xmin, &pruned);
 	if (!keep)
 	{
-		if (cache.cxt)
+		if (whole && cache.cxt)
 		{
 			cache_touch();		/* gone for good, even if this rolls back */
 			cache_reset();
@@ -345,11 +352,11 @@ cycle_cache_loaded(const CycleDelta *d)
 }
 
 void
-cycle_cache_prune(uint64 xmin)
+cycle_cache_prune(const char *scope, uint64 xmin)
 {
-	Oid			type = XID8OID;
-	Datum		arg = FullTransactionIdGetDatum(FullTransactionIdFromU64(xmin));
-	int			ret = SPI_execute_with_args(W_PRUNE, 1, &type, &arg, NULL, false, 0);
+	Oid			types[2] = {XID8OID, TEXTOID};
+	Datum		args[2] = {FullTransactionIdGetDatum(FullTransactionIdFromU64(xmin)), CStringGetTextDatum(scope)};
+	int			ret = SPI_execute_with_args(W_PRUNE, 2, types, args, NULL, false, 0);
 
 	if (ret != SPI_OK_UPDATE)
 		elog(ERROR, "tide.run_cycle: pruning tide.job_changes failed: %s", SPI_result_code_string(ret));

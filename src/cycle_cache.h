@@ -15,7 +15,7 @@
  */
 typedef struct CycleDelta
 {
-	bool		prune;			/* a whole-cluster cycle's load: xmin is set */
+	bool		prune;			/* a cycle's load: xmin is set */
 	bool		keep;			/* this load's rows are kept for the next */
 	bool		incremental;	/* kept rows valid: read only changed jobs */
 	uint64		xmin;			/* the load's snapshot xmin, or its own xid if older */
@@ -27,12 +27,12 @@ typedef struct CycleDelta
 
 /*
  * Under the load's snapshot (SPI connected): whether the load may be
- * incremental, with the changed jobs.  cycle: a whole-cluster cycle's load
- * (else nothing kept is read or changed, and nothing is to be pruned);
- * keep: it keeps its rows (tide.incremental_load; else what was kept is
- * dropped).
+ * incremental, with the changed jobs.  cycle: a cycle's load (it prunes
+ * after; else nothing kept is read or changed: tide.dry_run()); keep: it
+ * keeps its rows (a whole-cluster cycle under tide.incremental_load);
+ * whole: a whole-cluster cycle (one that keeps nothing drops what was kept).
  */
-extern void cycle_cache_begin(CycleDelta *d, bool cycle, bool keep);
+extern void cycle_cache_begin(CycleDelta *d, bool cycle, bool keep, bool whole);
 
 /*
  * The rows of this load for the jobs query (jobs true) or the allocations
@@ -47,10 +47,12 @@ extern CycleRowSet *cycle_cache_rows(CycleDelta *d, bool jobs, int job_col, cons
 extern void cycle_cache_loaded(const CycleDelta *d);
 
 /*
- * After a whole-cluster cycle's load, whoever keeps rows: delete the
+ * After a cycle's load (a resource group's too: the rows must not pile up
+ * where no whole-cluster cycle runs), whoever keeps rows: delete the
  * tide.job_changes rows every later load has seen (below xmin) and record
- * that in tide.cycle_state.
+ * that in the scope's tide.cycle_state row (a kept load older than the
+ * highest mark loads in full).
  */
-extern void cycle_cache_prune(uint64 xmin);
+extern void cycle_cache_prune(const char *scope, uint64 xmin);
 
 #endif							/* TIDE_CYCLE_CACHE_H */

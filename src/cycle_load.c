@@ -590,7 +590,7 @@ tide_cycle_load_kept(CycleLoad *l, MemoryContext mcxt, const char *group, bool c
 	c0 = cycle_cpu_ms();
 	ld->nodes = run_select(ld, Q_NODES);
 	ld->queues = run_select(ld, Q_QUEUES);
-	cycle_cache_begin(&ld->delta, cycle && group == NULL, tide_incremental_load);
+	cycle_cache_begin(&ld->delta, cycle, group == NULL && tide_incremental_load, group == NULL);
 	l->kept = ld->delta.prune;
 	l->incremental = ld->delta.incremental;
 	l->xmin = ld->delta.xmin;

@@ -31,7 +31,7 @@ typedef struct CycleLoad
 	int32	   *role_base;		/* [njobs] index of the job's first role */
 	ItemPointerData *job_tid;	/* [njobs] ctid of the job row loaded */
 	char	  **job_reason;		/* [njobs] current pending_reason or NULL */
-	bool		kept;			/* a whole-cluster cycle's load: xmin is set */
+	bool		kept;			/* a cycle's load: xmin is set, to prune */
 	bool		incremental;	/* it read only what changed (cycle_cache.c) */
 	uint64		xmin;			/* kept: its snapshot's xmin (xid8) */
 } CycleLoad;
