@@ -112,35 +112,25 @@ COMMENT ON FUNCTION tide._log_job_changes() IS
     'statement trigger with a transition table: the ids in the column named by its argument into tide.job_changes (a TRUNCATE: NULL)';
 REVOKE ALL ON FUNCTION tide._log_job_changes() FROM PUBLIC;
 
-CREATE TRIGGER jobs_log_insert AFTER INSERT ON tide.jobs REFERENCING NEW TABLE AS changed_rows
-    FOR EACH STATEMENT EXECUTE FUNCTION tide._log_job_changes('id');
-CREATE TRIGGER jobs_log_update AFTER UPDATE ON tide.jobs REFERENCING NEW TABLE AS changed_rows
-    FOR EACH STATEMENT EXECUTE FUNCTION tide._log_job_changes('id');
-CREATE TRIGGER jobs_log_delete AFTER DELETE ON tide.jobs REFERENCING OLD TABLE AS changed_rows
-    FOR EACH STATEMENT EXECUTE FUNCTION tide._log_job_changes('id');
-CREATE TRIGGER jobs_log_truncate AFTER TRUNCATE ON tide.jobs
-    FOR EACH STATEMENT EXECUTE FUNCTION tide._log_job_changes('id');
-CREATE TRIGGER job_tasks_log_insert AFTER INSERT ON tide.job_tasks REFERENCING NEW TABLE AS changed_rows
-    FOR EACH STATEMENT EXECUTE FUNCTION tide._log_job_changes('job_id');
-CREATE TRIGGER job_tasks_log_update AFTER UPDATE ON tide.job_tasks REFERENCING NEW TABLE AS changed_rows
-    FOR EACH STATEMENT EXECUTE FUNCTION tide._log_job_changes('job_id');
-CREATE TRIGGER job_tasks_log_delete AFTER DELETE ON tide.job_tasks REFERENCING OLD TABLE AS changed_rows
-    FOR EACH STATEMENT EXECUTE FUNCTION tide._log_job_changes('job_id');
-CREATE TRIGGER job_tasks_log_truncate AFTER TRUNCATE ON tide.job_tasks
-    FOR EACH STATEMENT EXECUTE FUNCTION tide._log_job_changes('job_id');
-CREATE TRIGGER allocations_log_insert AFTER INSERT ON tide.allocations REFERENCING NEW TABLE AS changed_rows
-    FOR EACH STATEMENT EXECUTE FUNCTION tide._log_job_changes('job_id');
-CREATE TRIGGER allocations_log_update AFTER UPDATE ON tide.allocations REFERENCING NEW TABLE AS changed_rows
-    FOR EACH STATEMENT EXECUTE FUNCTION tide._log_job_changes('job_id');
-CREATE TRIGGER allocations_log_delete AFTER DELETE ON tide.allocations REFERENCING OLD TABLE AS changed_rows
-    FOR EACH STATEMENT EXECUTE FUNCTION tide._log_job_changes('job_id');
-CREATE TRIGGER allocations_log_truncate AFTER TRUNCATE ON tide.allocations
-    FOR EACH STATEMENT EXECUTE FUNCTION tide._log_job_changes('job_id');
+-- <table>_log_insert, _update, _delete (each with its transition table:
+-- one event a trigger) and _truncate, on the three tables; ENABLE ALWAYS:
 -- the cycle writes jobs and allocations with session_replication_role =
--- replica (src/cycle_guard.c): these must fire for it too
-ALTER TABLE tide.jobs ENABLE ALWAYS TRIGGER jobs_log_insert, ENABLE ALWAYS TRIGGER jobs_log_update,
-    ENABLE ALWAYS TRIGGER jobs_log_delete, ENABLE ALWAYS TRIGGER jobs_log_truncate;
-ALTER TABLE tide.job_tasks ENABLE ALWAYS TRIGGER job_tasks_log_insert, ENABLE ALWAYS TRIGGER job_tasks_log_update,
-    ENABLE ALWAYS TRIGGER job_tasks_log_delete, ENABLE ALWAYS TRIGGER job_tasks_log_truncate;
-ALTER TABLE tide.allocations ENABLE ALWAYS TRIGGER allocations_log_insert, ENABLE ALWAYS TRIGGER allocations_log_update,
-    ENABLE ALWAYS TRIGGER allocations_log_delete, ENABLE ALWAYS TRIGGER allocations_log_truncate;
+-- replica (src/cycle_guard.c), and these must fire for it too.
+DO $$
+DECLARE
+    t record;
+    ev text;
+BEGIN
+    FOR t IN SELECT * FROM (VALUES ('jobs', 'id'), ('job_tasks', 'job_id'), ('allocations', 'job_id')) v(tab, col) LOOP
+        FOREACH ev IN ARRAY ARRAY['insert', 'update', 'delete', 'truncate'] LOOP
+            EXECUTE format('CREATE TRIGGER %I AFTER %s ON tide.%I %s FOR EACH STATEMENT'
+                           ' EXECUTE FUNCTION tide._log_job_changes(%L)',
+                           t.tab || '_log_' || ev, upper(ev), t.tab,
+                           CASE ev WHEN 'truncate' THEN '' WHEN 'delete' THEN 'REFERENCING OLD TABLE AS changed_rows'
+                                   ELSE 'REFERENCING NEW TABLE AS changed_rows' END,
+                           t.col);
+            EXECUTE format('ALTER TABLE tide.%I ENABLE ALWAYS TRIGGER %I', t.tab, t.tab || '_log_' || ev);
+        END LOOP;
+    END LOOP;
+END
+$$;
