@@ -5,7 +5,9 @@
 -- so BEGIN; UPDATE tide.queues ...; SELECT * FROM tide.forecast(); ROLLBACK;
 -- is a what-if.  Writes nothing; models no eviction.
 
--- The engine's rows: stop_job not NULL stops once that job is placed.
+-- The engine's rows: stop_job not NULL stops once that job is placed.  A
+-- submitter gets its own jobs' rows (every job counts; other owners' jobs
+-- it waits on are counted in why, never named).
 CREATE FUNCTION tide._forecast(stop_job bigint,
         OUT job_id bigint, OUT start_at timestamptz, OUT unknown_because bigint[], OUT why text)
     RETURNS SETOF record
@@ -16,7 +18,7 @@ CREATE FUNCTION tide._forecast(stop_job bigint,
 COMMENT ON FUNCTION tide._forecast(bigint) IS
     'the engine''s forecast of the pending jobs the cycle loads (start_at, the jobs without a time limit it waits on, why not), stopping once stop_job is placed when given';
 REVOKE ALL ON FUNCTION tide._forecast(bigint) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION tide._forecast(bigint) TO tide_admin, tide_reader;
+GRANT EXECUTE ON FUNCTION tide._forecast(bigint) TO tide_admin, tide_reader, tide_submitter;
 
 -- Every pending job: the engine's answer, or why it has none (waiting jobs
 -- are not loaded by the cycle: dependencies, holds, begin_at, array
@@ -42,6 +44,6 @@ SELECT j.id, j.queue, f.start_at, f.unknown_because,
  ORDER BY f.start_at NULLS LAST, j.id
 $$;
 COMMENT ON FUNCTION tide.forecast() IS
-    'a row per pending job with when the engine''s own order starts it if running jobs end at their time limits (a job past its limit ends now), computed by the same load and engine as the cycle, stepped from one end to the next; NULL with the jobs without a time limit it waits on (unknown_because) or why; reads the caller''s snapshot (what-if in a rolled-back transaction), writes nothing, models no eviction';
+    'a row per pending job with when the engine''s own order starts it if running jobs end at their time limits (a job past its limit ends now), computed by the same load and engine as the cycle, stepped from one end to the next; NULL with the jobs without a time limit it waits on (unknown_because) or why; reads the caller''s snapshot (what-if in a rolled-back transaction), writes nothing, models no eviction; a submitter sees its own jobs, other owners'' counted, never named';
 REVOKE ALL ON FUNCTION tide.forecast() FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION tide.forecast() TO tide_admin, tide_reader;
+GRANT EXECUTE ON FUNCTION tide.forecast() TO tide_admin, tide_reader, tide_submitter;

@@ -9,16 +9,26 @@
  * snapshot of the tables, which a cycle committing meanwhile does not
  * change.  stop_job not NULL: stop once that job is placed (its own row
  * is exact, the others after it are left out).
+ *
+ * A submitter (not a member of tide_reader or tide_admin) gets the rows of
+ * its own jobs only: the load runs as the function's owner (every job
+ * counts, as in the cycle), and the jobs of other owners a row waits on are
+ * counted in why, never named (Kueue's visibility API does the same).
  */
 #include "postgres.h"
 
+#include "access/htup_details.h"
 #include "access/xact.h"
+#include "catalog/pg_proc.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "fmgr.h"
 #include "funcapi.h"
+#include "miscadmin.h"
+#include "utils/acl.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
+#include "utils/syscache.h"
 #include "utils/memutils.h"
 #include "utils/timestamp.h"
 #include "utils/tuplestore.h"
@@ -62,8 +72,70 @@ why_text(int how)
 	}
 }
 
+/* A job id and the name of its owner, to filter a submitter's rows. */
+typedef struct JobOwner
+{
+	int64		id;
+	const char *owner;
+} JobOwner;
+
+typedef struct Viewer
+{
+	const char *name;			/* the submitter, NULL: sees every job */
+	JobOwner   *owners;			/* sorted by id */
+	int			nowners;
+} Viewer;
+
+static int
+cmp_job_owner(const void *a, const void *b)
+{
+	int64		x = ((const JobOwner *) a)->id;
+	int64		y = ((const JobOwner *) b)->id;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * Every job's owner (the load keeps owners only for queues with an owner
+ * limit), read as the function's owner.
+ */
 static void
-emit_rows(ReturnSetInfo *rsinfo, const TideForecast *f, MemoryContext caller)
+viewer_owners(Viewer *vw, MemoryContext mcxt)
+{
+	int			ret = SPI_execute("SELECT j.id, j.owner::text FROM tide.jobs j", true, 0);
+	MemoryContext old;
+
+	if (ret != SPI_OK_SELECT)
+		elog(ERROR, "tide._forecast: owner query failed: %s", SPI_result_code_string(ret));
+	old = MemoryContextSwitchTo(mcxt);
+	vw->owners = palloc(sizeof(JobOwner) * (SPI_processed + 1));
+	for (uint64 i = 0; i < SPI_processed; i++)
+	{
+		bool		isnull;
+
+		vw->owners[i].id = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull));
+		vw->owners[i].owner = SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 2);
+	}
+	MemoryContextSwitchTo(old);
+	vw->nowners = (int) SPI_processed;
+	qsort(vw->owners, vw->nowners, sizeof(JobOwner), cmp_job_owner);
+}
+
+/* Is job id the viewer's own (always, for a reader)? */
+static bool
+viewer_sees(const Viewer *vw, int64 id)
+{
+	JobOwner	key = {id, NULL};
+	JobOwner   *o;
+
+	if (vw->name == NULL)
+		return true;
+	o = bsearch(&key, vw->owners, vw->nowners, sizeof(JobOwner), cmp_job_owner);
+	return o && o->owner && strcmp(o->owner, vw->name) == 0;
+}
+
+static void
+emit_rows(ReturnSetInfo *rsinfo, const TideForecast *f, const Viewer *vw, MemoryContext caller)
 {
 	for (int j = 0; j < f->njobs; j++)
 	{
@@ -71,7 +143,7 @@ emit_rows(ReturnSetInfo *rsinfo, const TideForecast *f, MemoryContext caller)
 		bool		null[FC_NCOLS] = {false, true, true, true};
 		const char *why = why_text(f->how[j]);
 
-		if (f->how[j] == TIDE_FC_NOT_ASKED)
+		if (f->how[j] == TIDE_FC_NOT_ASKED || !viewer_sees(vw, f->job_id[j]))
 			continue;
 		v[FC_JOB_ID] = Int64GetDatum(f->job_id[j]);
 		if (f->how[j] == TIDE_FC_PLACED)
@@ -84,12 +156,16 @@ emit_rows(ReturnSetInfo *rsinfo, const TideForecast *f, MemoryContext caller)
 			const int64 *ids;
 			int			n = tide_forecast_blockers(f, j, (const int64_t **) &ids);
 			MemoryContext old = MemoryContextSwitchTo(caller);
-			Datum	   *elems = palloc(sizeof(Datum) * n);
+			Datum	   *elems = palloc(sizeof(Datum) * (n + 1));
+			int			shown = 0;
 
 			for (int i = 0; i < n; i++)
-				elems[i] = Int64GetDatum(ids[i]);
-			v[FC_UNKNOWN_BECAUSE] = PointerGetDatum(construct_array(elems, n, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+				if (viewer_sees(vw, ids[i]))
+					elems[shown++] = Int64GetDatum(ids[i]);
+			v[FC_UNKNOWN_BECAUSE] = PointerGetDatum(construct_array(elems, shown, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
 			null[FC_UNKNOWN_BECAUSE] = false;
+			if (shown < n)
+				why = psprintf("%s, and %d jobs of other owners", why, n - shown);
 			MemoryContextSwitchTo(old);
 		}
 		if (why)
@@ -161,6 +237,19 @@ end_not_started(TideSnapshot *s)
 	}
 }
 
+static Oid
+function_owner(Oid fn)
+{
+	HeapTuple	tup = SearchSysCache1(PROCOID, ObjectIdGetDatum(fn));
+	Oid			owner;
+
+	if (!HeapTupleIsValid(tup))
+		elog(ERROR, "tide._forecast: cache lookup failed for function %u", fn);
+	owner = ((Form_pg_proc) GETSTRUCT(tup))->proowner;
+	ReleaseSysCache(tup);
+	return owner;
+}
+
 /*
  * tide._forecast(stop_job bigint) returns setof record: one row per
  * pending job the cycle would load (job_id, start_at, unknown_because,
@@ -175,20 +264,41 @@ tide_forecast_rows(PG_FUNCTION_ARGS)
 	MemoryContext mcxt;
 	CycleLoad	l;
 	TideForecast *f;
+	Viewer		vw = {NULL, NULL, 0};
+	Oid			save_uid;
+	int			save_sec;
 	int			ret;
 
 	InitMaterializedSRF(fcinfo, 0);
 	caller = CurrentMemoryContext;
+	GetUserIdAndSecContext(&save_uid, &save_sec);
+	if (!has_privs_of_role(save_uid, get_role_oid("tide_reader", false)) &&
+		!has_privs_of_role(save_uid, get_role_oid("tide_admin", false)))
+		vw.name = GetUserNameFromId(save_uid, false);
 	if ((ret = SPI_connect()) != SPI_OK_CONNECT)
 		elog(ERROR, "tide._forecast: SPI_connect failed: %s", SPI_result_code_string(ret));
 	mcxt = AllocSetContextCreate(caller, "tide forecast", ALLOCSET_DEFAULT_SIZES);
-	tide_cycle_load(&l, mcxt, NULL);
-	use_transaction_time(l.s);
-	end_not_started(l.s);
+	/* a submitter's forecast counts every job: load as the function's owner */
+	if (vw.name)
+		SetUserIdAndSecContext(function_owner(fcinfo->flinfo->fn_oid),
+							   save_sec | SECURITY_LOCAL_USERID_CHANGE);
+	PG_TRY();
+	{
+		tide_cycle_load(&l, mcxt, NULL);
+		use_transaction_time(l.s);
+		end_not_started(l.s);
+		if (vw.name)
+			viewer_owners(&vw, mcxt);
+	}
+	PG_FINALLY();
+	{
+		SetUserIdAndSecContext(save_uid, save_sec);
+	}
+	PG_END_TRY();
 	l.s->mem.free = forecast_free;
 	f = tide_forecast(l.s, stop > 0 ? stop : 0);
 	elog(DEBUG1, "tide._forecast: %d jobs, %d decide steps", f->njobs, f->nsteps);
-	emit_rows(rsinfo, f, caller);
+	emit_rows(rsinfo, f, &vw, caller);
 	MemoryContextDelete(mcxt);
 	SPI_finish();
 	return (Datum) 0;
