@@ -296,7 +296,7 @@ tide_forecast_rows(PG_FUNCTION_ARGS)
 	}
 	PG_END_TRY();
 	l.s->mem.free = forecast_free;
-	f = tide_forecast(l.s, stop > 0 ? stop : 0);
+	f = tide_forecast(l.s, stop > 0 ? stop : 0, false);
 	elog(DEBUG1, "tide._forecast: %d jobs, %d decide steps", f->njobs, f->nsteps);
 	emit_rows(rsinfo, f, &vw, caller);
 	MemoryContextDelete(mcxt);

@@ -180,7 +180,7 @@ collect_blockers(TideSnapshot *s, TideForecast *f)
 }
 
 TideForecast *
-tide_forecast(TideSnapshot *s, int64_t stop_id)
+tide_forecast(TideSnapshot *s, int64_t stop_id, bool plain)
 {
 	TideForecast *f = tide_alloc(s, sizeof(TideForecast));
 	int64_t		cap = (int64_t) s->nrunning + replicas_of_jobs(s);
@@ -215,6 +215,7 @@ tide_forecast(TideSnapshot *s, int64_t stop_id)
 	}
 	s->running = run;
 	s->evict = false;
+	s->no_reasons = !plain;
 
 	for (;;)
 	{

@@ -40,9 +40,11 @@ typedef struct TideForecast
  * Step the snapshot from s->now from one end time to the next, deciding
  * at each (evictions off).  The snapshot is used up: its cluster state,
  * jobs and running list are changed.  stop_id > 0: stop once that job is
- * placed.
+ * placed.  plain: every decide in full, with the pending reasons (the
+ * reference the tests hold the faster stepping to); the answers are the
+ * same.
  */
-extern TideForecast *tide_forecast(TideSnapshot *s, int64_t stop_id);
+extern TideForecast *tide_forecast(TideSnapshot *s, int64_t stop_id, bool plain);
 
 /* The blockers of job j of the forecast (those of its group): count, *ids. */
 extern int	tide_forecast_blockers(const TideForecast *f, int j, const int64_t **ids);

@@ -49,7 +49,7 @@ test_chain(int64_t stop)
 
 	fx_build(&fx, nodes, 2, queues, 1, jobs, 3, runs, 2);
 	fx.s->now = NOW;
-	f = tide_forecast(fx.s, stop);
+	f = tide_forecast(fx.s, stop, false);
 	if (stop == 0)
 	{
 		is_int(start_of(f, 1), NOW + HOUR, "the first job starts when n1's job ends");
@@ -78,7 +78,7 @@ test_past_limit(void)
 
 	fx_build(&fx, nodes, 2, queues, 1, jobs, 1, runs, 2);
 	fx.s->now = NOW;
-	f = tide_forecast(fx.s, 0);
+	f = tide_forecast(fx.s, 0, false);
 	is_int(start_of(f, 1), NOW, "a blocker past its limit ends now: the job starts now");
 	fx_free(&fx);
 }
@@ -98,7 +98,7 @@ test_unknown(void)
 
 	fx_build(&fx, nodes, 2, queues, 1, jobs, 3, runs, 2);
 	fx.s->now = NOW;
-	f = tide_forecast(fx.s, 0);
+	f = tide_forecast(fx.s, 0, false);
 	is_int(start_of(f, 1), NOW + HOUR, "the first job (no limit) starts at n2's end");
 	is_int(f->how[job_of(f, 2)], TIDE_FC_UNKNOWN, "the second waits on jobs without a limit");
 	n = tide_forecast_blockers(f, job_of(f, 2), &ids);
