@@ -5,7 +5,7 @@
 BEGIN;
 CREATE EXTENSION pg_tide;
 \ir _fixture.psql
-SELECT plan(32);
+SELECT plan(40);
 
 -- A job running on the given nodes since now() - ago.
 CREATE FUNCTION pg_temp.run(job bigint, nodes text[], ago interval DEFAULT '0') RETURNS bigint
@@ -118,6 +118,41 @@ SELECT ok(:'tree_agree', 'forecast, estimate_start and explain agree (queue tree
 SELECT tide.submit('qi', 'gpu=1', hold => true) AS held \gset
 SELECT is((SELECT f.start_at FROM tide.forecast() f WHERE f.job_id = :held), NULL, 'a held job has no forecast');
 SELECT is((SELECT f.why FROM tide.forecast() f WHERE f.job_id = :held), 'held (R-P2)', 'and says why');
+
+-- 8b. And the three agree on every kind of waiting job: held, a dependency
+-- not met (R-P1), a begin_at to come (R-P3).
+SELECT tide.submit('qi', 'gpu=1', after => ARRAY[:held]) AS dep,
+       tide.submit('qi', 'gpu=1', begin_at => now() + interval '1 hour') AS later \gset
+SELECT is((SELECT f.why FROM tide.forecast() f WHERE f.job_id = :dep), 'dependencies not met (R-P1)',
+          'a job whose dependency is not met has no forecast, and says why');
+SELECT ok((SELECT f.start_at IS NULL AND f.why LIKE 'deferred until %' FROM tide.forecast() f WHERE f.job_id = :later),
+          'a job deferred by begin_at has none, and says until when');
+SELECT ok(pg_temp.agree(:held) AND pg_temp.agree(:dep) AND pg_temp.agree(:later),
+          'forecast, estimate_start and explain agree on waiting jobs: NULL');
+
+-- 8c. An owner limit (R-A4): tap_alice may hold 4 GPUs of qo and holds 4
+-- for an hour; her next job waits for it, tap_bob's starts now.
+SAVEPOINT c;
+INSERT INTO tide.queues (name, owner_capability) VALUES ('qo', 'gpu=4');
+SELECT pg_temp.run(tide.submit('qo', 'gpu=4', time_limit => '1 hour'), ARRAY['n1']) AS o_run \gset
+SELECT tide.submit('qo', 'gpu=2') AS o_alice, tide.submit('qo', 'gpu=2') AS o_bob \gset
+UPDATE tide.jobs SET owner = 'tap_alice' WHERE id IN (:o_run, :o_alice);
+UPDATE tide.jobs SET owner = 'tap_bob' WHERE id = :o_bob;
+SELECT pg_temp.fc(:o_alice) - now() AS owner_in, pg_temp.fc(:o_bob) - now() AS owner_bob,
+       pg_temp.agree(:o_alice) AND pg_temp.agree(:o_bob) AS owner_agree \gset
+ROLLBACK TO SAVEPOINT c;
+SELECT is(:'owner_in'::interval, interval '1 hour', 'owner limit: her job starts when her running job ends by its limit');
+SELECT is(:'owner_bob'::interval, interval '0', 'another owner''s job starts now');
+SELECT ok(:'owner_agree', 'forecast, estimate_start and explain agree (owner limit)');
+
+-- 8d. A job no node could ever hold (R-A2): NULL, saying so, everywhere.
+SAVEPOINT c;
+SELECT tide.submit('qi', 'gpu=16') AS never \gset
+SELECT (SELECT f.start_at IS NULL AND f.why LIKE 'unschedulable%' FROM tide.forecast() f WHERE f.job_id = :never) AS never_why,
+       pg_temp.agree(:never) AS never_agree \gset
+ROLLBACK TO SAVEPOINT c;
+SELECT ok(:'never_why', 'a job no node could hold: no start, unschedulable');
+SELECT ok(:'never_agree', 'forecast, estimate_start and explain agree (unschedulable)');
 
 -- 9. What-if: a change in a transaction is seen, and the forecast writes nothing.
 SELECT pg_temp.run(tide.submit('q1', 'gpu=8', time_limit => '1 hour'), ARRAY['n1']),
