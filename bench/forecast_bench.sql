@@ -3,6 +3,8 @@
 -- job given a time limit (30 minutes to a day), one cycle to fill the
 -- cluster, then the forecast of every pending job and the estimate of one.
 --   psql -v jobs=10000 -v nodes=1000 -f bench/forecast_bench.sql DB
+-- (bench/forecast_bench.sh runs it on a throwaway server, --big at 100k x 10k
+-- too: about four minutes there, most of it the cluster and the cycle).
 \set ON_ERROR_STOP 1
 \pset tuples_only on
 \pset format unaligned
