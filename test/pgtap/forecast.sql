@@ -5,7 +5,7 @@
 BEGIN;
 CREATE EXTENSION pg_tide;
 \ir _fixture.psql
-SELECT plan(40);
+SELECT plan(42);
 
 -- A job running on the given nodes since now() - ago.
 CREATE FUNCTION pg_temp.run(job bigint, nodes text[], ago interval DEFAULT '0') RETURNS bigint
@@ -39,6 +39,17 @@ SELECT pg_temp.fc(:j) - now() AS cap_in, pg_temp.agree(:j) AS cap_agree \gset
 ROLLBACK TO SAVEPOINT c;
 SELECT is(:'cap_in'::interval, interval '1 hour', 'capability-held: starts when the queue''s job ends by its limit');
 SELECT ok(:'cap_agree', 'forecast, estimate_start and explain agree (capability)');
+
+-- 1b. A card key (R-A1): qh may hold 4 H100 GPUs and holds 4 for an hour;
+-- n2's free H100s do not count.
+SAVEPOINT c;
+INSERT INTO tide.queues (name, capability) VALUES ('qh', 'H100=4');
+SELECT pg_temp.run(tide.submit('qh', 'gpu=4', time_limit => '1 hour'), ARRAY['n1']) \gset
+SELECT tide.submit('qh', 'gpu=2') AS j \gset
+SELECT pg_temp.fc(:j) - now() AS card_in, pg_temp.agree(:j) AS card_agree \gset
+ROLLBACK TO SAVEPOINT c;
+SELECT is(:'card_in'::interval, interval '1 hour', 'card key over the queue''s capability: starts when its H100 job ends');
+SELECT ok(:'card_agree', 'forecast, estimate_start and explain agree (card key)');
 
 -- 2. A node selector whose only node is full: n2 (zone b) for two hours.
 SAVEPOINT c;
