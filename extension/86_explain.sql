@@ -112,11 +112,6 @@ CREATE FUNCTION tide._estimate(job bigint, OUT start_at timestamptz, OUT waits_f
 DECLARE
     j tide.jobs;
     rg text;
-    need numeric;
-    ahead numeric;
-    free numeric;
-    r record;
-    acc numeric;
 BEGIN
     SELECT * INTO j FROM tide.jobs x WHERE x.id = job;
     IF NOT FOUND THEN
@@ -132,34 +127,14 @@ BEGIN
     IF j.unschedulable OR j.waiting THEN
         RETURN;
     END IF;
+    -- the engine's own forecast (tide.forecast), stopped once this job is placed
+    SELECT f.start_at, f.unknown_because INTO start_at, unknown_because
+      FROM tide._forecast(job) f WHERE f.job_id = job;
+    -- the running jobs whose ends come before its start
     SELECT q.resource_group INTO rg FROM tide.queues q WHERE q.name = j.queue;
-    need := tide.get(tide._job_minimum(job), 'gpu');
-    SELECT coalesce(sum(tide.get(o.minimum, 'gpu')), 0) INTO ahead
-      FROM tide._group_order(rg) o
-     WHERE o.walk_position < (SELECT m.walk_position FROM tide._group_order(rg) m WHERE m.job_id = job);
-    SELECT coalesce(sum(tide.gpu_count(u.free_gpus)), 0) INTO free
-      FROM tide.node_usage u WHERE u.resource_group = rg AND u.state = 'ready';
-    IF free >= ahead + need THEN
-        start_at := pg_catalog.now();
-        RETURN;
-    END IF;
-    acc := free;
-    waits_for := '{}';
-    FOR r IN SELECT * FROM tide._group_releases(rg) ORDER BY ends_by NULLS LAST, job_id LOOP
-        waits_for := waits_for || r.job_id;
-        IF r.ends_by IS NULL THEN
-            unknown_because := ARRAY(SELECT x.job_id FROM tide._group_releases(rg) x WHERE x.ends_by IS NULL ORDER BY x.job_id);
-            start_at := NULL;
-            RETURN;
-        END IF;
-        acc := acc + r.gpus;
-        IF acc >= ahead + need THEN
-            start_at := greatest(r.ends_by, pg_catalog.now());
-            RETURN;
-        END IF;
-    END LOOP;
-    -- even an empty group would not hold it and the jobs ahead
-    start_at := NULL;
+    waits_for := ARRAY(SELECT r.job_id FROM tide._group_releases(rg) r
+                        WHERE r.ends_by <= coalesce(start_at, '-infinity') AND start_at > pg_catalog.now()
+                        ORDER BY r.ends_by, r.job_id);
 END
 $$;
 COMMENT ON FUNCTION tide._estimate(bigint) IS
@@ -204,7 +179,7 @@ BEGIN
 END
 $$;
 COMMENT ON FUNCTION tide.estimate_start(bigint) IS
-    'when a pending job should start: now when the GPUs it and the jobs ahead of it in its group''s order need are free, else when enough running jobs end by their time_limit; NULL when that depends on a job without a time limit or the job can never fit (tide.explain says which); the start of a placed or archived job; a NULL or missing id refused as tide.explain refuses it';
+    'when a pending job should start: its start_at in tide.forecast() (the engine''s own order, running jobs ending at their time limits); NULL when that depends on a job without a time limit or the job can never fit (tide.explain says which); the start of a placed job; an archived job''s start; a NULL or missing id refused as tide.explain refuses it';
 
 CREATE FUNCTION tide.explain(job_id bigint) RETURNS jsonb
     LANGUAGE plpgsql STABLE

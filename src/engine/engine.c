@@ -76,7 +76,10 @@ try_place_one(TideWork *w, int j, int mode)
 	}
 	o->status = TIDE_PENDING;
 	o->nreasons = 0;
-	tide_diagnose(w, j, mode, o, &pr);
+	if (w->s->no_reasons && pr.fail_role >= 0)
+		tide_diagnose_status(w, j, o, &pr);	/* the forecast: no texts */
+	else
+		tide_diagnose(w, j, mode, o, &pr);
 	/* a failure that depended on card quota is not a property of the shape */
 	if (w->info[j].cacheable && pr.card.res < 0)
 		tide_shape_remember(w, &probe, j);

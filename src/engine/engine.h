@@ -349,6 +349,15 @@ typedef struct TideSnapshot
 	int32_t		nworkload;
 	const TideWorkShape *workload;
 
+	/*
+	 * The forecast (forecast.c) sets it: decide without the pending
+	 * reasons' node scan (R-C2), whose texts it never shows.  The
+	 * decisions are the same; outcomes carry fewer reasons, and jobs with
+	 * a time limit share the failed-shape cache with those of the same
+	 * limit (prep.c).
+	 */
+	bool		no_reasons;
+
 	/* evictions (evict.c, R-E1 to R-E6): off unless evict is set */
 	bool		evict;
 	int64_t		restart_cost;	/* R-E4 least harm: GPU-time a restart costs

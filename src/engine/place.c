@@ -541,3 +541,51 @@ tide_diagnose(TideWork *w, int j, int mode, TideOutcome *o, TidePlaceResult *pr)
 		tide_reason_avoid(w, o, ri, avoided);
 	diagnose_no_room(w, o, ri, &d);
 }
+
+/*
+ * What of tide_diagnose() the walk uses, without its reasons (the
+ * forecast, s->no_reasons): the status.  A job is unschedulable when no
+ * node of its group, empty, could hold one replica of the role that
+ * failed (R-A2): a scan that stops at the first such node.  The card key
+ * that blocked (pr->card) needs no scan: tide_place_job() checked every
+ * partition the diagnosis would, for that role and mode, with the queue's
+ * usage as high or higher (its own tentative replicas), so the diagnosis
+ * never changes whether a key blocked or whether it was the quota.
+ */
+void
+tide_diagnose_status(TideWork *w, int j, TideOutcome *o, const TidePlaceResult *pr)
+{
+	TideSnapshot *s = w->s;
+	const TideJob *job = &s->jobs[j];
+	const TideRole *role = &job->roles[pr->fail_role];
+	const TideGroup *g;
+
+	if (w->info[j].group < 0)
+	{
+		o->status = TIDE_UNSCHEDULABLE;
+		return;
+	}
+	g = &w->ix->groups[w->info[j].group];
+	for (int pi = g->plo; pi < g->phi; pi++)
+	{
+		const TidePart *p = &w->ix->parts[pi];
+		bool		big = true;
+
+		if (!tide_part_allowed(w, j, role, p))
+			continue;
+		for (int r = 0; r < w->nres && big; r++)
+			big = role->request[r] <= p->maxcap[r];
+		if (!big || (role->request[TIDE_RES_GPU] >= TIDE_MILLI &&
+					 role->request[TIDE_RES_GPU] / TIDE_MILLI > p->maxgpus))
+			continue;
+		for (int k = p->lo; k < p->hi; k++)
+		{
+			int			ni = w->ix->order[k];
+			const TideNode *n = &s->nodes[ni];
+
+			if (tide_node_matches(job, n, ni, false) && tide_node_too_small(w, n, role->request) < 0)
+				return;
+		}
+	}
+	o->status = TIDE_UNSCHEDULABLE;
+}

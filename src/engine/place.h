@@ -18,5 +18,6 @@ typedef struct TidePlaceResult
 extern TidePlaceResult tide_place_job(TideWork *w, int j, int mode);
 extern void tide_rollback(TideWork *w, int start);
 extern void tide_diagnose(TideWork *w, int j, int mode, TideOutcome *o, TidePlaceResult *pr);
+extern void tide_diagnose_status(TideWork *w, int j, TideOutcome *o, const TidePlaceResult *pr);
 
 #endif							/* TIDE_PLACE_H */

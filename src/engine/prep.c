@@ -39,6 +39,7 @@ shape_hash(const TideWork *w, const TideJob *job, const TideJobInfo *in)
 	h = tide_hash_mix(h, job->idle);
 	h = tide_hash_mix(h, (uint64_t) in->min_replicas);
 	h = tide_hash_mix(h, (uint64_t) (job->gpu_type + 1));
+	h = tide_hash_mix(h, (uint64_t) job->time_limit);
 	for (int i = 0; i < job->nselector; i++)
 		h = tide_hash_mix(h, (uint64_t) job->selector[i]);
 	for (int ri = 0; ri < job->nroles; ri++)
@@ -57,7 +58,7 @@ same_shape(const TideSnapshot *s, const TideWork *w, int a, int b)
 	const TideJob *y = &s->jobs[b];
 
 	if (shape_queue(w, x) != shape_queue(w, y) || x->idle != y->idle || x->gpu_type != y->gpu_type ||
-		x->nroles != y->nroles || x->nselector != y->nselector ||
+		x->nroles != y->nroles || x->nselector != y->nselector || x->time_limit != y->time_limit ||
 		w->info[a].min_replicas != w->info[b].min_replicas)
 		return false;
 	for (int i = 0; i < x->nselector; i++)
@@ -285,7 +286,8 @@ tide_prepare_jobs(TideWork *w)
 		}
 		in->minreq = minreq_intern(w, need);
 		in->avoids = job->navoid > 0 && tide_other_node_could_hold(w, j);
-		in->cacheable = job->navoid == 0 && job->time_limit == 0;
+		/* a time limit decides backfill (R-L2): in the key, for the forecast */
+		in->cacheable = job->navoid == 0 && (job->time_limit == 0 || s->no_reasons);
 		in->hash = in->cacheable ? shape_hash(w, job, in) : 0;
 	}
 }

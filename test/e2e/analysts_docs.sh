@@ -2,7 +2,8 @@
 # Every SQL block of docs/analysts.md runs as it stands on the scripted day
 # of history of the analyst tests (test/pgtap/_fixture.psql and
 # _analysts_history.psql, then one tide.maintain_history() for the
-# rollups), each in its own rolled-back transaction, and returns rows.  A block starting "-- skip-if-missing: f()" is skipped when
+# rollups), each in its own rolled-back transaction (a block's own BEGIN
+# and ROLLBACK become a savepoint), and returns rows.  A block starting "-- skip-if-missing: f()" is skipped when
 # that function does not exist (it belongs to another part).
 . "$(dirname "$0")/lib.bash"
 
@@ -22,7 +23,8 @@ for f in "$WORK"/block*.sql; do
         echo "\\ir $TIDE_SRC/test/pgtap/_analysts_history.psql"
         echo "SELECT tide.maintain_history() IS NOT NULL AS maintained \\gset"
         echo "\\o $f.out"
-        cat "$f"
+        # a block's own BEGIN/ROLLBACK (a what-if) nests as a savepoint
+        sed -e 's/^BEGIN;$/SAVEPOINT doc_block;/' -e 's/^ROLLBACK;$/ROLLBACK TO SAVEPOINT doc_block;/' "$f"
         echo "\\o"
         echo "ROLLBACK;"
     } >"$f.run"

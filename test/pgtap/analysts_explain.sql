@@ -78,8 +78,8 @@ SELECT ok(tide.estimate_start(:noroom) BETWEEN now() + interval '1 hour' AND now
 -- (it needs 2 + 8 GPUs: capped_run and inf free 8 by their limits, then big)
 UPDATE tide.jobs SET time_limit = NULL WHERE id = :big;
 SELECT is(tide.estimate_start(:noroom), NULL, 'NULL when a job it waits for has no time limit');
-SELECT is(tide.explain(:noroom) -> 'estimate_unknown_because_no_time_limit', to_jsonb(ARRAY[:big]),
-          'and explain names it');
+SELECT ok(tide.explain(:noroom) -> 'estimate_unknown_because_no_time_limit' @> to_jsonb(ARRAY[:big]),
+          'and explain names it (with the jobs without a limit the forecast starts before it)');
 
 -- Who may ask: it names other owners' jobs.
 SELECT ok(has_function_privilege('tide_reader', 'tide.explain(bigint)', 'EXECUTE'), 'readers may explain');
