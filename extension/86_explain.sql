@@ -75,17 +75,20 @@ WITH path AS (
 )
 SELECT j.id, j.queue, j.idle, q.priority, round(fs.share, 4), j.retry_of IS NOT NULL,
        j.priority, j.created_at,
-       row_number() OVER (ORDER BY j.idle, p.key, (j.retry_of IS NULL), j.priority DESC, j.created_at, j.id),
+       row_number() OVER (ORDER BY j.idle, p.key, (j.retry_of IS NULL), j.priority DESC, h.owner_share NULLS LAST,
+                                   j.created_at, j.id),
        tide._job_minimum(j.id),
        p.levels
   FROM tide.jobs j
   JOIN tide.queues q ON q.name = j.queue
   JOIN path p ON p.leaf = q.name
   LEFT JOIN tide.fair_share fs ON fs.queue = q.name
+  -- R-O7: in a queue with owner_fair_share, the owner share at the job's turn
+  LEFT JOIN tide._owner_head_shares(rg) h ON h.job_id = j.id
  WHERE j.state = 'pending' AND NOT j.unschedulable AND NOT j.waiting AND q.resource_group = rg
 $$;
 COMMENT ON FUNCTION tide._group_order(text) IS
-    'pending schedulable jobs not waiting (R-P1..R-P5) of a resource group in the walk order now (idle last; then at every level of the queue''s path, top first: queue priority, dominant share of the decayed usage as tide.fair_share shows it (R-O6), queue name (R-O5); then retry lane, priority, age, id) with their minimum and the levels of their order key';
+    'pending schedulable jobs not waiting (R-P1..R-P5) of a resource group in the walk order now (idle last; then at every level of the queue''s path, top first: queue priority, dominant share of the decayed usage as tide.fair_share shows it (R-O6), queue name (R-O5); then retry lane, priority, the owner share at the job''s turn in a queue with owner_fair_share (R-O7), age, id) with their minimum and the levels of their order key';
 
 -- The live jobs of a group with what they hold and when they must end by
 -- their time limit (NULL: no limit; now for one past it, R-T1).

@@ -177,6 +177,7 @@ INSERT INTO decided VALUES
  ('tide._queue_fair_follow()'             , '-'                     , ''),
  ('tide._owner_share_denom(text)'         , 'public'                , 'EXECUTE'),
  ('tide._owner_head_shares(text)'        , 'public'                , 'EXECUTE'),
+ ('tide._owner_fair_positions()'         , 'admin submitter reader', 'EXECUTE'),
  ('tide._group_releases(text)'            , 'public'                , 'EXECUTE'),
  ('tide._history_lock_key()'              , 'public'                , 'EXECUTE'),
  ('tide._history_tables()'                , 'public'                , 'EXECUTE'),
