@@ -7,7 +7,7 @@
 BEGIN;
 CREATE EXTENSION pg_tide;
 \ir _fixture.psql
-SELECT plan(11);
+SELECT plan(13);
 
 -- A group of its own, without nodes yet; quota 8 GPUs.  Alice submitted
 -- five one-GPU jobs (the last one held), then Bob three (the last one at
@@ -51,6 +51,13 @@ SELECT is(pg_temp.order_as('tap_admin'), ARRAY[:b3, :a1, :a2, :b1, :a3, :b2, :a4
           'R-O7: positions by priority, then the owner share at each job''s turn');
 SELECT is(pg_temp.positions_as('tap_alice'), pg_temp.positions_of('tap_alice'), 'alice sees her jobs at the same positions');
 SELECT is(pg_temp.positions_as('tap_bob'), pg_temp.positions_of('tap_bob'), 'and bob his');
+-- a login that is alice (no SET ROLE) sees the same
+SET SESSION AUTHORIZATION tap_alice;
+SELECT string_agg(job_id || ':' || position, ' ' ORDER BY job_id) AS alice_login FROM tide.pending WHERE queue = 'qf' \gset
+SELECT (tide.explain(:a3) ->> 'position_in_queue')::int AS alice_explain \gset
+RESET SESSION AUTHORIZATION;
+SELECT is(:'alice_login'::text, pg_temp.positions_of('tap_alice'), 'so does a session logged in as alice');
+SELECT is(:'alice_explain'::int, 5, 'and explain, computed as the extension''s owner, gives her job its position');
 SELECT is((SELECT array_agg(o.job_id ORDER BY o.walk_position) FROM tide._group_order('gf') o),
           ARRAY[:b3, :a1, :a2, :b1, :a3, :b2, :a4]::bigint[], 'explain''s group order agrees (the loaded jobs)');
 SELECT is((SELECT array_agg(owner || ' ' || rank ORDER BY rank) FROM tide.owner_fair_share WHERE queue = 'qf'),
