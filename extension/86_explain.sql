@@ -572,7 +572,7 @@ BEGIN
                   FROM pg_catalog.jsonb_array_elements(doc) WITH ORDINALITY a(e, n));
     WHEN 'string' THEN
         said := doc #>> '{}';
-        FOR m IN SELECT pg_catalog.regexp_matches(said, '\mjob ([0-9]+)\M', 'g') LOOP
+        FOR m IN SELECT pg_catalog.regexp_matches(said, '\mjob ([0-9]{1,18})\M', 'g') LOOP
             IF NOT tide._job_of(m[1]::bigint, viewer) THEN
                 said := pg_catalog.regexp_replace(said, '\mjob ' || m[1] || '\M', 'a job of another owner', 'g');
             END IF;
