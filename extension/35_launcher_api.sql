@@ -67,7 +67,7 @@ BEGIN
        OR NOT pg_catalog.pg_has_role(SESSION_USER, who, 'MEMBER') THEN
         RAISE EXCEPTION 'session role "%" may not act as role "%"', SESSION_USER, coalesce(tide._cut(who), 'NULL')
             USING ERRCODE = 'insufficient_privilege',
-                  HINT = 'Call the launcher functions (tide.started, tide.exited, ...), which pass your own role.';
+                  HINT = 'Call the public functions (tide.started, tide.explain, ...), which pass your own role.';
     END IF;
 END
 $$;

@@ -1,6 +1,6 @@
--- Views for people: what waits, what each queue and node holds.
--- The usage views are security_invoker (row-level security applies); the
--- pending view filters rows itself.
+-- Views for people: what each queue and node holds (what waits:
+-- 66_pending.sql).  The usage views are security_invoker (row-level
+-- security applies).
 
 -- The part of a usage vector that a quota covers: per resource the quota
 -- names, the smaller of the two; resources it does not name are not limited
@@ -19,44 +19,6 @@ SELECT coalesce(
 $$;
 COMMENT ON FUNCTION tide._covered(tide.resvec, tide.resvec) IS
     'the part of a usage vector covered by a quota: per resource the quota names the smaller of both, other resources whole (a quota limits only what it names, R-A1)';
-
--- Not security_invoker: positions count every owner's jobs, then the rows
--- are filtered to the caller's own (admins and readers see all).  The
--- security barrier keeps a caller's functions from seeing rows before the
--- filter.
-CREATE VIEW tide.pending WITH (security_barrier = true) AS
-SELECT p.job_id, p.name, p.queue, p.owner, p.priority, p.idle, p.retry, p.position,
-       p.pending_reason, p.unschedulable, p.waiting_since, p.created_at
-  FROM (SELECT j.id AS job_id,
-               j.name,
-               j.queue,
-               j.owner,
-               j.priority,
-               j.idle,
-               j.retry_of IS NOT NULL AS retry,
-               pg_catalog.row_number() OVER (
-                   PARTITION BY j.queue
-                   ORDER BY j.idle, (j.retry_of IS NULL), j.priority DESC, j.created_at, j.id) AS position,
-               -- a waiting job's reason is its own (R-P1..R-P5): the cycle did not see it
-               CASE WHEN j.waiting THEN j.pending_reason ELSE coalesce(b.reason, j.pending_reason) END AS pending_reason,
-               j.unschedulable,
-               coalesce(w.since, j.created_at) AS waiting_since,
-               j.created_at
-          FROM tide.jobs j
-          -- (a placement the cycle gave back, allocated -> pending, is no new wait)
-          LEFT JOIN LATERAL (SELECT max(e.at) AS since FROM tide.job_events e
-                              WHERE e.job_id = j.id AND e.new_state = 'pending'
-                                AND e.old_state IS DISTINCT FROM 'allocated') w ON true
-          -- the latest cycle's reason, when it is not in the job row yet
-          LEFT JOIN (SELECT u.job_id, r.reason
-                       FROM tide.reason_backlog r, pg_catalog.unnest(r.job_ids) AS u(job_id)) b
-                 ON b.job_id = j.id
-         WHERE j.state = 'pending') p
- WHERE p.owner = CURRENT_USER
-    OR pg_catalog.pg_has_role('tide_admin', 'USAGE')
-    OR pg_catalog.pg_has_role('tide_reader', 'USAGE');
-COMMENT ON VIEW tide.pending IS
-    'pending jobs with their position in their queue among every owner''s jobs (non-idle before idle, retry lane, then priority, age, id: R-O1..R-O3), the latest cycle''s reason they wait (R-C2, also when not yet in tide.jobs.pending_reason) and since when; a submitter sees its own rows';
 
 -- Every queue with itself and each queue above it (R-O5): (leaf, queue,
 -- up) with up = 1 for the queue itself, 2 for its parent, ...; at most 8
@@ -142,7 +104,7 @@ SELECT n.name AS node, n.resource_group, n.state, n.gpu_type, n.capacity,
 COMMENT ON VIEW tide.node_usage IS
     'per node: capacity, what live allocations hold, what is free, and the GPUs no allocation uses (free_gpus)';
 
-GRANT SELECT ON tide.pending, tide.queue_usage, tide.node_usage TO tide_admin, tide_reader;
--- Submitters see their own pending jobs; usage sums over other owners' rows
--- would be partial for them (row-level security), so they are not granted.
-GRANT SELECT ON tide.pending TO tide_submitter;
+GRANT SELECT ON tide.queue_usage, tide.node_usage TO tide_admin, tide_reader;
+-- (usage sums over other owners' rows would be partial for submitters,
+-- row-level security, so they are not granted; tide.pending is in
+-- 66_pending.sql, after the owners' order it follows)

@@ -131,29 +131,84 @@ CREATE FUNCTION tide._owner_head_shares(rg text)
     LANGUAGE sql STABLE
     SET search_path = pg_catalog, pg_temp
     AS $$
-WITH x AS (
-    SELECT j.id, j.queue, j.owner, d.denom,
-           coalesce((SELECT tide.sum(t.request OPERATOR(tide.*) t.replicas) FROM tide.job_tasks t WHERE t.job_id = j.id),
-                    ''::tide.resvec) AS request,
-           (j.retry_of IS NULL) AS not_retry, j.priority, j.created_at
-      FROM tide.jobs j
-      JOIN tide.queues q ON q.name = j.queue AND q.owner_fair_share
-      CROSS JOIN LATERAL (SELECT tide._owner_share_denom(q.name) AS denom) d
+WITH fq AS (
+    -- once per queue, not per job
+    SELECT q.name, tide._owner_share_denom(q.name) AS denom
+      FROM tide.queues q
+     WHERE q.owner_fair_share AND (rg IS NULL OR q.resource_group = rg)
+), fk AS (
+    -- the resources a queue's owner shares divide by
+    SELECT fq.name, k.key, k.value::numeric AS denom
+      FROM fq CROSS JOIN LATERAL pg_catalog.jsonb_each_text(coalesce(fq.denom::jsonb, '{}')) k
+     WHERE k.value::numeric > 0
+), x AS (
+    SELECT j.id, j.queue, j.owner, (j.retry_of IS NULL) AS not_retry, j.priority, j.created_at
+      FROM tide.jobs j JOIN fq ON fq.name = j.queue
      WHERE j.state = 'pending' AND NOT j.unschedulable AND NOT j.waiting AND NOT j.idle
-       AND (rg IS NULL OR q.resource_group = rg)
+), asks AS (
+    -- per job and such resource, what all its replicas ask of it
+    SELECT x.id, fk.key, fk.denom,
+           coalesce(sum(tide.get(t.request, fk.key) * t.replicas), 0) AS asked
+      FROM x JOIN fk ON fk.name = x.queue
+      LEFT JOIN tide.job_tasks t ON t.job_id = x.id
+     GROUP BY x.id, fk.key, fk.denom
 ), b AS (
-    SELECT x.*, tide.sum(x.request) OVER (PARTITION BY x.queue, x.owner
-                                          ORDER BY x.not_retry, x.priority DESC, x.created_at, x.id
-                                          ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS before
-      FROM x
+    -- what the owner's jobs before it in the queue ask (numbers, not
+    -- vectors: a running sum per resource)
+    SELECT x.id, a.key, a.denom,
+           coalesce(sum(a.asked) OVER (PARTITION BY x.queue, x.owner, a.key
+                                       ORDER BY x.not_retry, x.priority DESC, x.created_at, x.id
+                                       ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS before
+      FROM x JOIN asks a ON a.id = x.id
 )
-SELECT b.id,
-       (SELECT pg_catalog.trim_scale(round(coalesce(max((coalesce((s.decayed ->> k.key)::numeric, 0)
-                                                         + coalesce((b.before::jsonb ->> k.key)::numeric, 0))
-                                                        / k.value::numeric) FILTER (WHERE k.value::numeric > 0), 0), 12))
-          FROM pg_catalog.jsonb_each_text(coalesce(b.denom::jsonb, '{}')) k)
-  FROM b
-  LEFT JOIN tide.owner_fair_share s ON s.queue = b.queue AND s.owner = b.owner
+SELECT x.id,
+       pg_catalog.trim_scale(round(coalesce(max((coalesce((s.decayed ->> b.key)::numeric, 0) + b.before) / b.denom), 0), 12))
+  FROM x
+  LEFT JOIN b ON b.id = x.id
+  LEFT JOIN tide.owner_fair_share s ON s.queue = x.queue AND s.owner = x.owner
+ GROUP BY x.id
 $$;
 COMMENT ON FUNCTION tide._owner_head_shares(text) IS
     'per pending non-idle job of an owner_fair_share queue of a resource group (NULL: all), the owner share it will be taken at (R-O7): the owner''s average now plus its jobs before it, over the quota; the walk''s order within the queue is (retry lane, priority, this share, created_at, id)';
+
+-- tide.pending's positions in the queues with owner_fair_share (R-O7):
+-- every pending job of such a queue in the order the cycle walks it
+-- (non-idle before idle, the retry lane, priority, the owner share at the
+-- job's turn, age, id; a job the cycle does not load after those of its
+-- priority), counted over every owner's jobs.  tide.pending is not
+-- security_invoker, but a function it calls runs as its caller, under
+-- row-level security; this one runs as its owner.  It answers for the
+-- role the session acts as (its SET ROLE, else its login), not for an
+-- argument, so a caller cannot ask for another: that role's own jobs, or
+-- every job for an administrator or reader.  (Called as the owner inside
+-- another SECURITY DEFINER function, it still answers for the session's
+-- role.)  No jit: the estimates of an empty order are large.
+CREATE FUNCTION tide._owner_fair_positions() RETURNS TABLE (job_id bigint, queue_position bigint)
+    LANGUAGE sql STABLE SECURITY DEFINER
+    ROWS 100
+    SET search_path = pg_catalog, pg_temp
+    SET jit = off
+    AS $$
+WITH me AS (
+    SELECT v.viewer,
+           pg_catalog.pg_has_role(v.viewer, 'tide_admin', 'USAGE')
+           OR pg_catalog.pg_has_role(v.viewer, 'tide_reader', 'USAGE') AS sees_all
+      FROM (SELECT CASE WHEN pg_catalog.current_setting('role') = 'none' THEN SESSION_USER
+                        ELSE pg_catalog.current_setting('role')::name END AS viewer) v
+), p AS (
+    SELECT j.id, j.owner,
+           pg_catalog.row_number() OVER (
+               PARTITION BY j.queue
+               ORDER BY j.idle, (j.retry_of IS NULL), j.priority DESC, h.owner_share NULLS LAST,
+                        j.created_at, j.id) AS position
+      FROM tide.jobs j
+      JOIN tide.queues q ON q.name = j.queue AND q.owner_fair_share
+      LEFT JOIN tide._owner_head_shares(NULL) h ON h.job_id = j.id
+     WHERE j.state = 'pending'
+)
+SELECT p.id, p.position FROM p, me WHERE me.sees_all OR p.owner = me.viewer
+$$;
+COMMENT ON FUNCTION tide._owner_fair_positions() IS
+    'for tide.pending: the positions of the pending jobs of queues with owner_fair_share in the cycle''s order (R-O7: retry lane, priority, owner share at the job''s turn, age, id), counted over every owner''s jobs; the rows of the role the session acts as, every row for an administrator or reader';
+REVOKE ALL ON FUNCTION tide._owner_fair_positions() FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION tide._owner_fair_positions() TO tide_admin, tide_reader, tide_submitter;

@@ -7,9 +7,11 @@
 -- recomputes shares after every placement, so positions deeper in the
 -- order are estimates.
 --
--- Both name other owners' jobs (the jobs ahead, the running jobs whose end
--- frees resources), so they are for administrators and readers; a
--- submitter has its position and reason in tide.pending.
+-- Administrators and readers get every job named.  A submitter may ask
+-- about its own jobs only (another owner's answers as a missing one): its
+-- answer is computed with every job counted, as the extension's owner, and
+-- the jobs of other owners in it are counted, never named (Kueue's
+-- visibility API does the same for queue users).
 
 -- What a job needs at least: the request of its first min_available
 -- replicas (roles in name order), all replicas without a gang minimum.
@@ -73,17 +75,20 @@ WITH path AS (
 )
 SELECT j.id, j.queue, j.idle, q.priority, round(fs.share, 4), j.retry_of IS NOT NULL,
        j.priority, j.created_at,
-       row_number() OVER (ORDER BY j.idle, p.key, (j.retry_of IS NULL), j.priority DESC, j.created_at, j.id),
+       row_number() OVER (ORDER BY j.idle, p.key, (j.retry_of IS NULL), j.priority DESC, h.owner_share NULLS LAST,
+                                   j.created_at, j.id),
        tide._job_minimum(j.id),
        p.levels
   FROM tide.jobs j
   JOIN tide.queues q ON q.name = j.queue
   JOIN path p ON p.leaf = q.name
   LEFT JOIN tide.fair_share fs ON fs.queue = q.name
+  -- R-O7: in a queue with owner_fair_share, the owner share at the job's turn
+  LEFT JOIN tide._owner_head_shares(rg) h ON h.job_id = j.id
  WHERE j.state = 'pending' AND NOT j.unschedulable AND NOT j.waiting AND q.resource_group = rg
 $$;
 COMMENT ON FUNCTION tide._group_order(text) IS
-    'pending schedulable jobs not waiting (R-P1..R-P5) of a resource group in the walk order now (idle last; then at every level of the queue''s path, top first: queue priority, dominant share of the decayed usage as tide.fair_share shows it (R-O6), queue name (R-O5); then retry lane, priority, age, id) with their minimum and the levels of their order key';
+    'pending schedulable jobs not waiting (R-P1..R-P5) of a resource group in the walk order now (idle last; then at every level of the queue''s path, top first: queue priority, dominant share of the decayed usage as tide.fair_share shows it (R-O6), queue name (R-O5); then retry lane, priority, the owner share at the job''s turn in a queue with owner_fair_share (R-O7), age, id) with their minimum and the levels of their order key';
 
 -- The live jobs of a group with what they hold and when they must end by
 -- their time limit (NULL: no limit; now for one past it, R-T1).
@@ -140,6 +145,22 @@ $$;
 COMMENT ON FUNCTION tide._estimate(bigint) IS
     'the start estimate of a job with the running jobs it waits for and those without a time limit that make it unknown';
 
+-- The error for a job that does not exist, and for one the caller may not
+-- see: the two answer alike, so a submitter learns nothing of other owners'
+-- jobs.
+CREATE FUNCTION tide._no_such_job(job_id bigint) RETURNS void
+    LANGUAGE plpgsql STABLE
+    SET search_path = pg_catalog, pg_temp
+    AS $$
+BEGIN
+    RAISE EXCEPTION 'job % does not exist', job_id
+        USING ERRCODE = 'no_data_found',
+              HINT = 'A submitter sees only its own jobs; old jobs leave the archive after tide.history_retention.';
+END
+$$;
+COMMENT ON FUNCTION tide._no_such_job(bigint) IS
+    'raises the error of a job that does not exist (P0002 job N does not exist), which a job the caller may not see gets too';
+
 -- A job explain and estimate_start do not find: NULL refused, an archived
 -- job's row (the caller answers from it), else the same error from both.
 CREATE FUNCTION tide._job_not_found(job_id bigint) RETURNS tide.jobs_archive
@@ -156,9 +177,7 @@ BEGIN
     END IF;
     SELECT * INTO a FROM tide.jobs_archive x WHERE x.id = _job_not_found.job_id LIMIT 1;
     IF NOT FOUND THEN
-        RAISE EXCEPTION 'job % does not exist', job_id
-            USING ERRCODE = 'no_data_found',
-                  HINT = 'A submitter sees only its own jobs; old jobs leave the archive after tide.history_retention.';
+        PERFORM tide._no_such_job(job_id);
     END IF;
     RETURN a;
 END
@@ -181,14 +200,32 @@ $$;
 COMMENT ON FUNCTION tide.estimate_start(bigint) IS
     'when a pending job should start: its start_at in tide.forecast() (the engine''s own order, running jobs ending at their time limits); NULL when that depends on a job without a time limit or the job can never fit (tide.explain says which); the start of a placed job; an archived job''s start; a NULL or missing id refused as tide.explain refuses it';
 
-CREATE FUNCTION tide.explain(job_id bigint) RETURNS jsonb
+-- An archived job's answer (explain finds it no more in tide.jobs), with
+-- the caller's rights: its own row, else the missing job's error.
+CREATE FUNCTION tide._explain_archived(job_id bigint) RETURNS jsonb
+    LANGUAGE plpgsql STABLE
+    SET search_path = pg_catalog, pg_temp
+    AS $$
+DECLARE
+    arch tide.jobs_archive;
+BEGIN
+    arch := tide._job_not_found(job_id);
+    RETURN pg_catalog.jsonb_build_object('job_id', arch.id, 'state', arch.state, 'archived', true,
+                                         'queue', arch.queue, 'finished_at', arch.finished_at);
+END
+$$;
+COMMENT ON FUNCTION tide._explain_archived(bigint) IS
+    'tide.explain''s answer for a job no more in tide.jobs: its archived row as the caller sees it, else the error of a missing job';
+
+-- The answer with every job named, read with the caller's rights: for
+-- administrators and readers, and for tide._explain_own as the owner.
+CREATE FUNCTION tide._explain(job_id bigint) RETURNS jsonb
     LANGUAGE plpgsql STABLE
     SET search_path = pg_catalog, pg_temp
     SET jit = off
     AS $$
 DECLARE
     j tide.jobs;
-    arch tide.jobs_archive;
     q tide.queues;
     u record;
     me record;
@@ -207,11 +244,9 @@ DECLARE
     pending_reason text;
     frees jsonb;
 BEGIN
-    SELECT * INTO j FROM tide.jobs x WHERE x.id = explain.job_id;
+    SELECT * INTO j FROM tide.jobs x WHERE x.id = _explain.job_id;
     IF NOT FOUND THEN
-        arch := tide._job_not_found(explain.job_id);
-        RETURN pg_catalog.jsonb_build_object('job_id', arch.id, 'state', arch.state, 'archived', true,
-                                             'queue', arch.queue, 'finished_at', arch.finished_at);
+        RETURN tide._explain_archived(_explain.job_id);
     END IF;
     SELECT * INTO q FROM tide.queues x WHERE x.name = j.queue;
     SELECT * INTO u FROM tide.queue_usage x WHERE x.queue = j.queue;
@@ -462,7 +497,137 @@ BEGIN
         'estimate_unknown_because_no_time_limit', to_jsonb(est.unknown_because));
 END
 $$;
+COMMENT ON FUNCTION tide._explain(bigint) IS
+    'why a job waits, now: state, position in its queue and in its resource group''s order with the parts of the order key (R-O1..R-O4, the decayed share of R-O6, per level of a queue tree: R-O5), the jobs ahead competing for the same resources, every blocking reason with its rule (R-A1, R-A2, R-A3 at every level above the queue, R-A4, R-L2, R-L3, R-L4, R-E6, R-P1..R-P5), every dependency with the state of the job it names, numbers and what would unblock it, and the start estimate (NULL, with the jobs without time limit that make it unknown); every job named, read with the caller''s rights';
+REVOKE ALL ON FUNCTION tide._explain(bigint) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION tide._explain(bigint) TO tide_admin, tide_reader;
+
+-- Is job one of viewer's, live or archived?  Read as the owner by
+-- tide._explain_own only (with row-level security a submitter would learn
+-- nothing from it, but it has no use for it).
+CREATE FUNCTION tide._job_of(job bigint, viewer text) RETURNS boolean
+    LANGUAGE sql STABLE
+    SET search_path = pg_catalog, pg_temp
+    AS $$
+SELECT coalesce((SELECT j.owner = viewer FROM tide.jobs j WHERE j.id = job),
+                (SELECT pg_catalog.bool_or(a.owner = viewer) FROM tide.jobs_archive a WHERE a.id = job),
+                false)
+$$;
+COMMENT ON FUNCTION tide._job_of(bigint, text) IS
+    'whether a job (live or archived) is owned by the role named';
+
+-- explain's answer as viewer may have it: every job of another owner it
+-- names is counted instead.  A list that names jobs (the ids of
+-- jobs_ahead, waits_for_jobs and estimate_unknown_because_no_time_limit;
+-- the objects with a job_id of any other list) keeps viewer's own and
+-- gets a sibling <list>_other_owners with how many it left out; a single
+-- reference (held_for, preemptor_job_id, job_id, depends_on) becomes NULL
+-- with <key>_other_owners 1; "job N" in a text becomes "a job of another
+-- owner".  Queue and node facts stay: a submitter reads queues and nodes,
+-- and its job's pending reason gives the same numbers.
+CREATE FUNCTION tide._others_counted(doc jsonb, viewer text) RETURNS jsonb
+    LANGUAGE plpgsql STABLE
+    SET search_path = pg_catalog, pg_temp
+    AS $$
+DECLARE
+    id_lists CONSTANT text[] := ARRAY['jobs_ahead', 'waits_for_jobs', 'estimate_unknown_because_no_time_limit'];
+    job_lists CONSTANT text[] := ARRAY['freed_by', 'next_to_end', 'waits_for', 'evicting', 'dependencies'];
+    id_keys CONSTANT text[] := ARRAY['job_id', 'held_for', 'preemptor_job_id', 'depends_on'];
+    k text;
+    v jsonb;
+    kept jsonb;
+    others bigint;
+    said text;
+    m text[];
+    answer jsonb := '{}';
+BEGIN
+    CASE pg_catalog.jsonb_typeof(doc)
+    WHEN 'object' THEN
+        FOR k, v IN SELECT e.key, e.value FROM pg_catalog.jsonb_each(doc) e LOOP
+            IF pg_catalog.jsonb_typeof(v) = 'array' THEN
+                SELECT coalesce(pg_catalog.jsonb_agg(tide._others_counted(x.e, viewer) ORDER BY x.n) FILTER (WHERE x.mine), '[]'),
+                       count(*) FILTER (WHERE NOT x.mine)
+                  INTO kept, others
+                  FROM (SELECT a.e, a.n,
+                               CASE WHEN pg_catalog.jsonb_typeof(a.e) = 'number' AND k = ANY (id_lists)
+                                    THEN tide._job_of((a.e #>> '{}')::bigint, viewer)
+                                    WHEN pg_catalog.jsonb_typeof(a.e -> 'job_id') = 'number'
+                                    THEN tide._job_of((a.e ->> 'job_id')::bigint, viewer)
+                                    ELSE true END AS mine
+                          FROM pg_catalog.jsonb_array_elements(v) WITH ORDINALITY a(e, n)) x;
+                answer := answer || pg_catalog.jsonb_build_object(k, kept);
+                IF others > 0 OR k = ANY (id_lists) OR k = ANY (job_lists) THEN
+                    answer := answer || pg_catalog.jsonb_build_object(k || '_other_owners', others);
+                END IF;
+            ELSIF k = ANY (id_keys) AND pg_catalog.jsonb_typeof(v) = 'number'
+                  AND NOT tide._job_of((v #>> '{}')::bigint, viewer) THEN
+                answer := answer || pg_catalog.jsonb_build_object(k, NULL, k || '_other_owners', 1);
+            ELSE
+                answer := answer || pg_catalog.jsonb_build_object(k, tide._others_counted(v, viewer));
+            END IF;
+        END LOOP;
+        RETURN answer;
+    WHEN 'array' THEN
+        RETURN (SELECT coalesce(pg_catalog.jsonb_agg(tide._others_counted(a.e, viewer) ORDER BY a.n), '[]')
+                  FROM pg_catalog.jsonb_array_elements(doc) WITH ORDINALITY a(e, n));
+    WHEN 'string' THEN
+        said := doc #>> '{}';
+        FOR m IN SELECT pg_catalog.regexp_matches(said, '\mjob ([0-9]{1,18})\M', 'g') LOOP
+            IF NOT tide._job_of(m[1]::bigint, viewer) THEN
+                said := pg_catalog.regexp_replace(said, '\mjob ' || m[1] || '\M', 'a job of another owner', 'g');
+            END IF;
+        END LOOP;
+        RETURN pg_catalog.to_jsonb(said);
+    ELSE
+        RETURN doc;
+    END CASE;
+END
+$$;
+COMMENT ON FUNCTION tide._others_counted(jsonb, text) IS
+    'tide.explain''s answer as a submitter may have it: the jobs of other owners it names left out of their lists and counted in <list>_other_owners (a single reference: NULL, <key>_other_owners 1), "job N" of another owner in a text said "a job of another owner"';
+REVOKE ALL ON FUNCTION tide._job_of(bigint, text), tide._others_counted(jsonb, text) FROM PUBLIC;
+
+-- A submitter's answer for its own job: computed as the extension's owner
+-- (row-level security would hide the jobs the answer depends on), then
+-- with other owners' jobs counted.  Inside a SECURITY DEFINER function
+-- CURRENT_USER is the owner, so tide.explain passes the caller, and the
+-- session must be able to act as it (its own role, or one it may SET ROLE
+-- to: what it could read anyway).  Both checks come before anything else
+-- is read; another owner's job gets the error of a missing one.
+CREATE FUNCTION tide._explain_own(job_id bigint, viewer text) RETURNS jsonb
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
+    SET search_path = pg_catalog, pg_temp
+    AS $$
+BEGIN
+    PERFORM tide._assert_acting_as(viewer);
+    IF job_id IS NULL
+       OR NOT EXISTS (SELECT 1 FROM tide.jobs j WHERE j.id = _explain_own.job_id AND j.owner = viewer) THEN
+        PERFORM tide._no_such_job(job_id);
+    END IF;
+    RETURN tide._others_counted(tide._explain(job_id), viewer);
+END
+$$;
+COMMENT ON FUNCTION tide._explain_own(bigint, text) IS
+    'tide.explain for a submitter (viewer, a role the session may act as) of its own live job: computed with every job counted, other owners'' jobs counted, never named; any other job answers as a missing one';
+REVOKE ALL ON FUNCTION tide._explain_own(bigint, text) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION tide._explain_own(bigint, text) TO tide_submitter;
+
+CREATE FUNCTION tide.explain(job_id bigint) RETURNS jsonb
+    LANGUAGE plpgsql STABLE
+    SET search_path = pg_catalog, pg_temp
+    AS $$
+BEGIN
+    IF pg_catalog.pg_has_role('tide_admin', 'USAGE') OR pg_catalog.pg_has_role('tide_reader', 'USAGE') THEN
+        RETURN tide._explain(job_id);
+    END IF;
+    -- a submitter: row-level security shows it its own jobs only
+    IF job_id IS NULL OR NOT EXISTS (SELECT 1 FROM tide.jobs j WHERE j.id = explain.job_id) THEN
+        RETURN tide._explain_archived(job_id);
+    END IF;
+    RETURN tide._explain_own(job_id, CURRENT_USER);
+END
+$$;
 COMMENT ON FUNCTION tide.explain(bigint) IS
-    'why a job waits, now: state, position in its queue and in its resource group''s order with the parts of the order key (R-O1..R-O4, the decayed share of R-O6, per level of a queue tree: R-O5), the jobs ahead competing for the same resources, every blocking reason with its rule (R-A1, R-A2, R-A3 at every level above the queue, R-A4, R-L2, R-L3, R-L4, R-E6, R-P1..R-P5), every dependency with the state of the job it names, numbers and what would unblock it, and the start estimate (NULL, with the jobs without time limit that make it unknown)';
+    'why a job waits, now: state, position in its queue and in its resource group''s order with the parts of the order key (R-O1..R-O4, the decayed share of R-O6, per level of a queue tree: R-O5), the jobs ahead competing for the same resources, every blocking reason with its rule (R-A1, R-A2, R-A3 at every level above the queue, R-A4, R-L2, R-L3, R-L4, R-E6, R-P1..R-P5), every dependency with the state of the job it names, numbers and what would unblock it, and the start estimate (NULL, with the jobs without time limit that make it unknown); a submitter may ask about its own jobs only (another owner''s answers as a missing one), and the jobs of other owners in its answer are counted in <list>_other_owners, never named';
 REVOKE ALL ON FUNCTION tide.explain(bigint), tide.estimate_start(bigint) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION tide.explain(bigint), tide.estimate_start(bigint) TO tide_admin, tide_reader;
+GRANT EXECUTE ON FUNCTION tide.explain(bigint), tide.estimate_start(bigint) TO tide_admin, tide_reader, tide_submitter;

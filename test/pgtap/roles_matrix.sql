@@ -124,8 +124,8 @@ INSERT INTO ops (op, sql, allowed) VALUES
  ('record a cycle',               $$INSERT INTO tide.cycles DEFAULT VALUES$$,                                    '{tap_admin}'),
  -- operations added since the first forty
  ('submit_many',                  $$SELECT tide.submit_many('q1', ARRAY['gpu=1', 'cpu=1']::tide.resvec[])$$,     '{tap_admin,tap_alice}'),
- ('explain own job',              format('SELECT tide.explain(%s)', :ja),                                        '{tap_admin,tap_reader}'),
- ('estimate_start of own job',    format('SELECT tide.estimate_start(%s)', :ja),                                 '{tap_admin,tap_reader}'),
+ ('explain own job',              format('SELECT tide.explain(%s)', :ja),                                        '{tap_admin,tap_alice,tap_reader}'),
+ ('estimate_start of own job',    format('SELECT tide.estimate_start(%s)', :ja),                                 '{tap_admin,tap_alice,tap_reader}'),
  ('dry_run',                      $$SELECT * FROM tide.dry_run()$$,                                              '{tap_admin}'),
  ('run_cycle',                    $$SELECT tide.run_cycle()$$,                                                   '{tap_admin}'),
  ('run_cycle(group)',             $$SELECT tide.run_cycle('default')$$,                                          '{tap_admin}'),

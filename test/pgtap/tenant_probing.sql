@@ -71,6 +71,8 @@ INSERT INTO probes (what, sql) VALUES
  ('read its evictions',          $$SELECT pg_temp.rows('SELECT id FROM tide.evictions WHERE job_id = $1')$$),
  ('read its history',            $$SELECT pg_temp.rows('SELECT id FROM tide.job_events WHERE job_id = $1')$$),
  ('read tide.pending',           $$SELECT pg_temp.rows('SELECT job_id FROM tide.pending WHERE job_id = $1')$$),
+ ('tide.explain',                $$SELECT tide.explain($1)$$),
+ ('tide.estimate_start',         $$SELECT tide.estimate_start($1)$$),
  ('tide._launches_job',          $$SELECT pg_temp.rows('SELECT tide._launches_job($1, CURRENT_USER)')$$);
 
 SELECT plan((SELECT count(*)::int * 5 FROM probes));
