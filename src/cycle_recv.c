@@ -36,11 +36,10 @@ cycle_rowset_init(CycleRowSet *set, MemoryContext cxt, int job_col)
 	set->job_col = job_col;
 }
 
-void
-cycle_rowset_add(CycleRowSet *set, int64 key, int64 job_id, MinimalTuple tup)
+/* Append a row whose tuple is set's already (allocated in set->cxt). */
+static void
+rowset_adopt(CycleRowSet *set, int64 key, int64 job_id, MinimalTuple tup)
 {
-	MinimalTuple copy;
-
 	if (set->n == set->cap)
 	{
 		set->cap = set->cap ? set->cap * 2 : 1024;
@@ -48,13 +47,20 @@ cycle_rowset_add(CycleRowSet *set, int64 key, int64 job_id, MinimalTuple tup)
 			? MemoryContextAllocHuge(set->cxt, sizeof(CycleRow) * set->cap)
 			: repalloc_huge(set->rows, sizeof(CycleRow) * set->cap);
 	}
-	copy = MemoryContextAlloc(set->cxt, tup->t_len);
-	memcpy(copy, tup, tup->t_len);
 	set->rows[set->n].key = key;
 	set->rows[set->n].job_id = job_id;
-	set->rows[set->n].tup = copy;
+	set->rows[set->n].tup = tup;
 	set->bytes += tup->t_len;
 	set->n++;
+}
+
+void
+cycle_rowset_add(CycleRowSet *set, int64 key, int64 job_id, MinimalTuple tup)
+{
+	MinimalTuple copy = MemoryContextAlloc(set->cxt, tup->t_len);
+
+	memcpy(copy, tup, tup->t_len);
+	rowset_adopt(set, key, job_id, copy);
 }
 
 /* The bigint column of a row as received (never NULL: ids). */
@@ -74,10 +80,11 @@ row_receive(TupleTableSlot *slot, DestReceiver *self)
 	old = MemoryContextSwitchTo(r->rowcxt);
 	if (r->keep)
 	{
-		bool		shouldfree;
-		MinimalTuple mt = ExecFetchSlotMinimalTuple(slot, &shouldfree);
-
-		cycle_rowset_add(r->keep, int8_col(slot, 1), int8_col(slot, r->keep->job_col), mt);
+		/* one copy, made where the set keeps it */
+		MemoryContextSwitchTo(r->keep->cxt);
+		rowset_adopt(r->keep, int8_col(slot, 1), int8_col(slot, r->keep->job_col),
+					 ExecCopySlotMinimalTuple(slot));
+		MemoryContextSwitchTo(r->rowcxt);
 	}
 	if (r->fn)
 		r->fn(r->arg, slot->tts_values, slot->tts_isnull);
