@@ -99,7 +99,8 @@ CREATE UNLOGGED TABLE tide.job_changes (
 CREATE INDEX job_changes_xid_idx ON tide.job_changes (xid);
 COMMENT ON TABLE tide.job_changes IS
     'the jobs whose rows, tasks or allocations each transaction wrote (NULL: all, a TRUNCATE), for the incremental load of the cycle; pruned by every cycle';
-GRANT SELECT, DELETE ON tide.job_changes TO tide_admin;
+-- (UPDATE: the pruning locks the rows it deletes, FOR UPDATE SKIP LOCKED)
+GRANT SELECT, UPDATE, DELETE ON tide.job_changes TO tide_admin;
 
 -- In C (src/changed.c): the statement's transition table (REFERENCING)
 -- names the jobs, by the column given as the trigger's argument.  SECURITY

@@ -35,7 +35,7 @@ INSERT INTO decided VALUES
  ('tide.allocations'                      , 'launcher'              , 'SELECT UPDATE(claimed_at,exit_code,exit_reason,exited_at,release_reason,released_at,started_at,state)'),
  ('tide.cycle_state'                      , 'admin'                 , 'INSERT SELECT UPDATE'),
  ('tide.cycle_state'                      , 'reader'                , 'SELECT'),
- ('tide.job_changes'                      , 'admin'                 , 'DELETE SELECT'),
+ ('tide.job_changes'                      , 'admin'                 , 'DELETE SELECT UPDATE'),
  ('tide.queue_fair_usage'                 , 'admin'                 , 'DELETE INSERT SELECT UPDATE'),
  ('tide.queue_fair_usage'                 , 'reader'                , 'SELECT'),
  ('tide.owner_fair_usage'                 , 'admin'                 , 'DELETE INSERT SELECT UPDATE'),
