@@ -4,8 +4,8 @@
 # inference services arriving with a daily rhythm that reclaim from it
 # (R-E2), with R-E4's least harm and with the order it replaced
 # (--legacy-order).  Prints a Markdown table, one row per nodes x peak x
-# order, each figure over SEEDS seeds (sums for the GPU-hours and the
-# ratios, means for the rest; waits: median and p90 of the seeds' own).
+# order, each figure over SEEDS seeds (the ratios of the sums; means of
+# the rest, the waits' median and p90 each seed's own).
 # Usage:
 #   bash bench/sim_tidal.sh [--out DIR] [TRACES_DIR]
 # Environment: TIDE_SIM, NODES (default "64 128"), PEAKS (inference peak
@@ -22,15 +22,11 @@ PEAKS=${PEAKS:-"0.5 0.8"}
 SEEDS=${SEEDS:-"1 2 3"}
 FROM=${FROM:-20}
 DAYS=${DAYS:-14}
-if [ -n "$KEEP" ]; then
-    mkdir -p "$KEEP"
-    OUT=$KEEP
-else
-    OUT=$(mktemp -d)
-    trap 'rm -rf "$OUT"' EXIT
-fi
+OUT=${KEEP:-$(mktemp -d)}
+mkdir -p "$OUT"
+[ -n "$KEEP" ] || trap 'rm -rf "$OUT"' EXIT
 
-echo "# tide-sim tidal, days $FROM to $((FROM + DAYS)) of the Philly trace, 8 GPUs per node, pack, seeds $SEEDS; program: $SIM"
+echo "# tide-sim tidal, days $FROM to $(awk -v a="$FROM" -v b="$DAYS" 'BEGIN { print a + b }') of the Philly trace, 8 GPUs per node, pack, seeds $SEEDS; program: $SIM"
 echo
 echo "| nodes | inference peak | order | evictions | training jobs evicted | GPUs evicted / held for | thrown away (GPU-h) | reclaimed (GPU-h) | thrown per reclaimed | thrown GPU-h per held GPU | inference wait median / p90 (s) | training mean wait (s) | run time (s) |"
 echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
@@ -54,8 +50,8 @@ for n in $NODES; do
                         n, p, o, v["evictions"] / seeds, v["training_jobs_evicted"] / seeds,
                         v["evicted_gpus"] / seeds, v["held_for_gpus"] / seeds,
                         v["thrown_away_gpu_h"] / seeds, v["reclaimed_gpu_h"] / seeds,
-                        v["reclaimed_gpu_h"] > 0 ? v["thrown_away_gpu_h"] / v["reclaimed_gpu_h"] : 0,
-                        v["held_for_gpus"] > 0 ? v["thrown_away_gpu_h"] / v["held_for_gpus"] : 0,
+                        (v["reclaimed_gpu_h"] > 0 ? v["thrown_away_gpu_h"] / v["reclaimed_gpu_h"] : 0),
+                        (v["held_for_gpus"] > 0 ? v["thrown_away_gpu_h"] / v["held_for_gpus"] : 0),
                         v["inference_median_wait_s"] / seeds, v["inference_p90_wait_s"] / seeds,
                         v["training_mean_wait_s"] / seeds, (e - s) / seeds }'
         done

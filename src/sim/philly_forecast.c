@@ -173,25 +173,30 @@ phf_step(PhForecast *pf, const TideSnapshot *live, int nnodes, int per_node,
 }
 
 /*
- * One set of errors: jobs, median and p90 of |error|, median signed
- * error, the share early and late by a second or more.  prefix names the set.
+ * One set of errors: jobs, median, p90, p99 and mean of |error|, median
+ * signed error, the share early (the forecast before the real start) and
+ * late by a second or more.  prefix names the set.
  */
 static void
 print_errors(const char *prefix, double *abs_err, double *signed_err, int64_t n)
 {
 	int64_t		early = 0,
 				late = 0;
+	double		sum = 0;
 
 	for (int64_t i = 0; i < n; i++)
 	{
 		early += signed_err[i] <= -1;
 		late += signed_err[i] >= 1;
+		sum += abs_err[i];
 	}
 	qsort(abs_err, n, sizeof(double), sim_cmp_double);
 	qsort(signed_err, n, sizeof(double), sim_cmp_double);
 	printf("%s_jobs: %lld\n", prefix, (long long) n);
 	printf("%s_abs_median_s: %.0f\n", prefix, sim_percentile(abs_err, n, 0.5));
 	printf("%s_abs_p90_s: %.0f\n", prefix, sim_percentile(abs_err, n, 0.9));
+	printf("%s_abs_p99_s: %.0f\n", prefix, sim_percentile(abs_err, n, 0.99));
+	printf("%s_abs_mean_s: %.0f\n", prefix, n ? sum / n : 0.0);
 	printf("%s_signed_median_s: %.0f\n", prefix, sim_percentile(signed_err, n, 0.5));
 	printf("%s_early_pct: %.1f\n", prefix, n ? 100.0 * early / n : 0.0);
 	printf("%s_late_pct: %.1f\n", prefix, n ? 100.0 * late / n : 0.0);
