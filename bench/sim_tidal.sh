@@ -28,8 +28,8 @@ mkdir -p "$OUT"
 
 echo "# tide-sim tidal, days $FROM to $(awk -v a="$FROM" -v b="$DAYS" 'BEGIN { print a + b }') of the Philly trace, 8 GPUs per node, pack, seeds $SEEDS; program: $SIM"
 echo
-echo "| nodes | inference peak | order | evictions | training jobs evicted | GPUs evicted / held for | thrown away (GPU-h) | reclaimed (GPU-h) | thrown per reclaimed | thrown GPU-h per held GPU | inference wait median / p90 (s) | training mean wait (s) | run time (s) |"
-echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+echo "| nodes | inference peak | order | evictions | training jobs evicted | GPUs evicted / held for | thrown away (GPU-h) | reclaimed (GPU-h) | thrown per reclaimed | thrown per inference GPU-h | thrown GPU-h per held GPU | inference wait mean / median / p90 / p99 (s) | training mean wait (s) | run time (s) |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 for n in $NODES; do
     for p in $PEAKS; do
         for order in least-harm legacy; do
@@ -46,13 +46,15 @@ for n in $NODES; do
                 -v s="$start" -v e="$end" -v seeds="$(echo $SEEDS | wc -w)" '
                 { v[$1] += $2 }
                 END {
-                    printf "| %d | %s | %s | %.0f | %.0f | %.0f / %.0f | %.0f | %.0f | %.3f | %.3f | %.0f / %.0f | %.0f | %.1f |\n",
+                    printf "| %d | %s | %s | %.0f | %.0f | %.0f / %.0f | %.0f | %.0f | %.3f | %.3f | %.3f | %.0f / %.0f / %.0f / %.0f | %.0f | %.1f |\n",
                         n, p, o, v["evictions"] / seeds, v["training_jobs_evicted"] / seeds,
                         v["evicted_gpus"] / seeds, v["held_for_gpus"] / seeds,
                         v["thrown_away_gpu_h"] / seeds, v["reclaimed_gpu_h"] / seeds,
                         (v["reclaimed_gpu_h"] > 0 ? v["thrown_away_gpu_h"] / v["reclaimed_gpu_h"] : 0),
+                        (v["inference_gpu_h"] > 0 ? v["thrown_away_gpu_h"] / v["inference_gpu_h"] : 0),
                         (v["held_for_gpus"] > 0 ? v["thrown_away_gpu_h"] / v["held_for_gpus"] : 0),
-                        v["inference_median_wait_s"] / seeds, v["inference_p90_wait_s"] / seeds,
+                        v["inference_mean_wait_s"] / seeds, v["inference_median_wait_s"] / seeds,
+                        v["inference_p90_wait_s"] / seeds, v["inference_p99_wait_s"] / seeds,
                         v["training_mean_wait_s"] / seeds, (e - s) / seeds }'
         done
     done

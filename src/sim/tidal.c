@@ -445,6 +445,7 @@ report(const Tidal *t, int64_t from, int64_t last_end)
 {
 	double	   *iw = sim_alloc(sizeof(double) * (t->njobs + 1));
 	double		tw = 0,
+				igpu = 0,
 				twait = 0,
 				span = (last_end - from) / 1e6,
 				reclaimed = 0,
@@ -464,6 +465,7 @@ report(const Tidal *t, int64_t from, int64_t last_end)
 		{
 			iw[ni++] = wait;
 			sum_iw += wait;
+			igpu += j->gpus * (j->duration / 1e6);
 			if (j->reclaimed)
 				reclaimed += j->gpus * (j->duration / 1e6);
 			continue;
@@ -486,6 +488,8 @@ report(const Tidal *t, int64_t from, int64_t last_end)
 	printf("thrown_away_gpu_h: %.1f\n", t->thrown_gpu_s / 3600);
 	printf("reclaimed_gpu_h: %.1f\n", reclaimed / 3600);
 	printf("thrown_per_reclaimed: %.4f\n", reclaimed > 0 ? t->thrown_gpu_s / reclaimed : 0.0);
+	printf("inference_gpu_h: %.1f\n", igpu / 3600);
+	printf("thrown_per_inference_gpu_h: %.4f\n", igpu > 0 ? t->thrown_gpu_s / igpu : 0.0);
 	printf("thrown_gpu_h_per_held_gpu: %.3f\n",
 		   t->freed_for_gpus > 0 ? t->thrown_gpu_s / 3600 / t->freed_for_gpus : 0.0);
 	printf("inference_mean_wait_s: %.1f\n", ni ? sum_iw / ni : 0.0);
