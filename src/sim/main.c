@@ -46,6 +46,7 @@ usage(FILE *out)
 			"  tide-sim tidal --jobs FILE --gpus-per-node N --nodes M [--from-day D]\n"
 			"                 [--days N] [--inference-peak F] [--inference-trough F]\n"
 			"                 [--service-hours H] [--seed S] [--restart-cost SECONDS]\n"
+			"                 [--min-runtime SECONDS]\n"
 			"                 [--legacy-order] [--services FILE] [--policy NAME]\n"
 			"      Seed 002's tidal scenario: the trace's jobs of days D to D+N (default\n"
 			"      20, 14) as preemptable training, inference services arriving daily\n"

@@ -76,6 +76,7 @@ typedef struct Tidal
 				policy;
 	bool		legacy;
 	int64_t		restart_cost;	/* us */
+	int64_t		min_runtime;	/* us, of the training queue (R-E4) */
 	TJob	   *jobs;
 	int			njobs;
 	PPlace	   *pool;
@@ -261,6 +262,7 @@ build(Tidal *t, int ncand, int64_t now)
 	s->queues[1].name = "training";
 	s->queues[1].priority = 20000;
 	s->queues[1].reclaimable = true;
+	s->queues[1].min_runtime = t->min_runtime;
 	for (int q = 0; q < 2; q++)
 	{
 		s->queues[q].placement = t->policy;
@@ -557,6 +559,8 @@ tidal_main(int argc, char **argv)
 			seed = (uint64_t) sim_parse_int("--seed", v, 0, INT64_MAX);
 		else if (sim_opt(argc, argv, &i, "--restart-cost", &v))
 			t.restart_cost = sim_parse_int("--restart-cost", v, 0, 86400LL * 365) * 1000000;
+		else if (sim_opt(argc, argv, &i, "--min-runtime", &v))
+			t.min_runtime = sim_parse_int("--min-runtime", v, 0, 86400LL * 365) * 1000000;
 		else if (strcmp(argv[i], "--legacy-order") == 0)
 			t.legacy = true;
 		else if (strcmp(argv[i], "--verbose") == 0)

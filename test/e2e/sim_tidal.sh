@@ -73,6 +73,10 @@ check "old order: J3 starts again at 80 (waits 60 s, mean 20 s)" test "$(val tra
 # most recently placed of them, J2, still goes
 tidal --restart-cost 300 >"$WORK/t3"
 check "restart floor 300 s: still J2" test "$(val training_mean_wait_s "$WORK/t3")" = 23.3
+# min_runtime 45 s on the training queue: J2 (40 s) and J3 (30 s) are
+# protected, J1 (2 GPUs x 50 s) goes
+tidal --min-runtime 45 >"$WORK/t4"
+check "min_runtime 45 s: J1 goes, 100 GPU-s per 60" test "$(val thrown_per_reclaimed "$WORK/t4")" = 1.6667
 
 # --- tidal on a slice of the real trace ---
 slice() { "$SIM" tidal --jobs "$TRACES/philly.csv" --gpus-per-node 8 --nodes 16 --from-day 20 --days 0.5 "$@" 2>&1; }
