@@ -31,6 +31,7 @@
  * as claims whose victims have stopped, so the preemptor starts there
  * (R-E6).  Rounds go on while a decide evicts or holds (at most 16).
  */
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -94,6 +95,7 @@ typedef struct Tidal
 	Heap		ends;
 	int64_t		free_gpus;
 	SimPool		mem;
+	FILE	   *log;			/* --evictions: one row per eviction */
 	/* results */
 	int64_t		evictions,
 				decides;
@@ -409,6 +411,10 @@ round_at(Tidal *t, int64_t now)
 
 		if (v->state != 1 || v->inference)
 			sim_die(SIM_EXIT_DATA, "internal error: job %d evicted while not running training", vn + 1);
+		if (t->log)
+			fprintf(t->log, "%.0f,%d,%d,%.0f,%lld,%d\n", now / 1e6, vn + 1, v->gpus,
+					(now - v->start) / 1e6, (long long) s->jobs[r->evictions[e].preemptor].id,
+					t->jobs[s->jobs[r->evictions[e].preemptor].id - 1].gpus);
 		t->evictions++;
 		t->thrown_gpu_s += v->gpus * ((now - v->start) / 1e6);
 		t->evicted_gpus += v->gpus;
@@ -559,6 +565,12 @@ tidal_main(int argc, char **argv)
 			seed = (uint64_t) sim_parse_int("--seed", v, 0, INT64_MAX);
 		else if (sim_opt(argc, argv, &i, "--restart-cost", &v))
 			t.restart_cost = sim_parse_int("--restart-cost", v, 0, 86400LL * 365) * 1000000;
+		else if (sim_opt(argc, argv, &i, "--evictions", &v))
+		{
+			if (!(t.log = fopen(v, "w")))
+				sim_die(SIM_EXIT_DATA, "cannot write %s: %s", v, strerror(errno));
+			fprintf(t.log, "time_s,victim,victim_gpus,victim_age_s,preemptor,preemptor_gpus\n");
+		}
 		else if (sim_opt(argc, argv, &i, "--min-runtime", &v))
 			t.min_runtime = sim_parse_int("--min-runtime", v, 0, 86400LL * 365) * 1000000;
 		else if (strcmp(argv[i], "--legacy-order") == 0)
@@ -650,6 +662,8 @@ tidal_main(int argc, char **argv)
 		if (t.jobs[k].state != 2)
 			sim_die(SIM_EXIT_DATA, "internal error: job %d never ran to its end", k + 1);
 	report(&t, from, last_end);
+	if (t.log && fclose(t.log) != 0)
+		sim_die(SIM_EXIT_DATA, "cannot write the evictions file");
 	if (verbose)
 		fprintf(stderr, "%s: tidal: %d jobs, %lld decide calls, simulated %.1f days, %.3f s\n",
 				sim_progname, t.njobs, (long long) t.decides, now / 86400e6, sim_now() - t_start);

@@ -65,6 +65,9 @@ check "least harm: one eviction of 2 GPUs, for the 2-GPU service" \
 check "least harm: 80 GPU-s thrown away per 60 reclaimed" test "$(val thrown_per_reclaimed "$WORK/t1")" = 1.3333
 check "least harm: J2 requeued, waits 70 s (mean 23.3 s), the service none" \
     test "$(val training_mean_wait_s "$WORK/t1")/$(val inference_p90_wait_s "$WORK/t1")" = 23.3/0.0
+tidal --evictions "$WORK/ev.csv" >/dev/null
+check "--evictions: J2 (2 GPUs, 40 s old) for the service (job 4, 2 GPUs) at 50 s" \
+    test "$(tail -n +2 "$WORK/ev.csv")" = "50,2,2,40,4,2"
 tidal --legacy-order >"$WORK/t2"
 check "old order: the 4-GPU job placed last goes (120 GPU-s per 60)" \
     test "$(val order "$WORK/t2")/$(val evicted_gpus "$WORK/t2")/$(val thrown_per_reclaimed "$WORK/t2")" = legacy/4/2.0000
