@@ -362,6 +362,9 @@ typedef struct TideSnapshot
 	bool		evict;
 	int64_t		restart_cost;	/* R-E4 least harm: GPU-time a restart costs
 								 * at least, per GPU, microseconds */
+	bool		evict_legacy_order;	/* tide-sim's "before": R-E4 as it was
+										 * (idle, priority, most recently
+										 * placed; no per-node try) */
 	int32_t		nclaims;
 	TideClaim  *claims;
 

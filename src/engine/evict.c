@@ -251,6 +251,25 @@ cmp_harm(const void *a, const void *b, void *ctx)
 }
 
 /*
+ * R-E4 as it was, for tide-sim's comparison (evict_legacy_order): idle,
+ * lower priority, most recently placed, larger id.
+ */
+static int
+cmp_recent(const void *a, const void *b, void *ctx)
+{
+	const Victim *vx = &((const Victim *) ctx)[*(const int32_t *) a];
+	const Victim *vy = &((const Victim *) ctx)[*(const int32_t *) b];
+
+	if (vx->idle != vy->idle || vx->priority != vy->priority)
+		return cmp_harm(a, b, ctx);
+	if (vx->placed_at != vy->placed_at)
+		return vx->placed_at > vy->placed_at ? -1 : 1;
+	if (vx->job_id != vy->job_id)
+		return vx->job_id > vy->job_id ? -1 : 1;
+	return *(const int32_t *) a < *(const int32_t *) b ? -1 : 1;
+}
+
+/*
  * Dry run (R-E4): would job j be admitted and placed now?  On success the
  * placements stay charged from index *start on; the caller keeps them or
  * rolls them back.
@@ -752,7 +771,8 @@ evict_for(TideWork *w, int j, Cand *chosen, bool *usable, int64_t *free_sum, int
 		return false;
 	}
 	nch = reprieve(w, &p, chosen, nch);
-	nch = one_node(w, &p, w->ev->tree_order ? w->ev->tree_order : w->ev->harm, chosen, nch);
+	if (!s->evict_legacy_order)
+		nch = one_node(w, &p, w->ev->tree_order ? w->ev->tree_order : w->ev->harm, chosen, nch);
 
 	/* the placement that is held for j (R-E6): charged as if j ran */
 	if (!dry_run(w, j, p.e1 || p.e2, &start))
@@ -800,7 +820,8 @@ tide_evict_pass(TideWork *w)
 	ev->harm = tide_work_alloc(w, sizeof(int32_t) * (ev->nvictims + 1));
 	for (int i = 0; i < ev->nvictims; i++)
 		ev->harm[i] = i;
-	tide_sort(ev->harm, ev->nvictims, sizeof(int32_t), cmp_harm, ev->victims);
+	tide_sort(ev->harm, ev->nvictims, sizeof(int32_t),
+			  s->evict_legacy_order ? cmp_recent : cmp_harm, ev->victims);
 	if (w->ix->max_depth > 1)
 	{
 		ev->tree_order = tide_work_alloc(w, sizeof(int32_t) * (ev->nvictims + 1));

@@ -39,6 +39,22 @@ usage(FILE *out)
 			"      tree by parent, each job in the leaf its cluster names; the summary\n"
 			"      adds Jain's fairness index per day and each queue's waits.  --fair\n"
 			"      writes per day and queue the GPU-seconds received and waited.\n"
+			"      --forecast: at each arrival, the engine's forecast (tide_forecast) of\n"
+			"      the new jobs, time limits = duration x F; the summary adds its error\n"
+			"      against the real starts.  --forecast-from D --forecast-days N: only\n"
+			"      the arrivals of those days; --forecasts FILE writes one row per job.\n"
+			"  tide-sim tidal --jobs FILE --gpus-per-node N --nodes M [--from-day D]\n"
+			"                 [--days N] [--inference-peak F] [--inference-trough F]\n"
+			"                 [--service-hours H] [--seed S] [--restart-cost SECONDS]\n"
+			"                 [--min-runtime SECONDS] [--evictions FILE]\n"
+			"                 [--legacy-order] [--services FILE] [--policy NAME]\n"
+			"      Seed 002's tidal scenario: the trace's jobs of days D to D+N (default\n"
+			"      20, 14) as preemptable training, inference services arriving daily\n"
+			"      (peak F x the cluster's GPUs, default 0.5) that evict training (R-E2).\n"
+			"      Prints the training GPU-hours thrown away per GPU-hour reclaimed and\n"
+			"      the services' waits; --legacy-order: R-E4's old victim order.\n"
+			"      --services FILE (CSV arrival_s,duration,num_gpus) gives the services;\n"
+			"      --evictions FILE writes one row per eviction.\n"
 			"\n"
 			"Options:\n"
 			"  --policy NAME   node order (R-L5): frag (default), pack or spread; openb also\n"
@@ -72,5 +88,7 @@ main(int argc, char **argv)
 		return openb_main(argc - 1, argv + 1);
 	if (strcmp(argv[1], "philly") == 0)
 		return philly_main(argc - 1, argv + 1);
-	sim_die(SIM_EXIT_USAGE, "unknown command \"%s\" (known: openb, philly; see --help)", argv[1]);
+	if (strcmp(argv[1], "tidal") == 0)
+		return tidal_main(argc - 1, argv + 1);
+	sim_die(SIM_EXIT_USAGE, "unknown command \"%s\" (known: openb, philly, tidal; see --help)", argv[1]);
 }

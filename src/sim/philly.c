@@ -37,225 +37,10 @@
 
 #include "philly.h"
 
-typedef struct PJob
-{
-	int64_t		arrival;		/* microseconds since the first arrival */
-	int64_t		duration;		/* microseconds */
-	int			gpus;
-	int			line;
-	int			replicas;
-	int			per_replica;	/* GPUs per replica */
-	int			state;			/* 0 waiting, 1 running, 2 done, 3 unschedulable */
-	int			queue;			/* the engine queue (a leaf of --queues), else 0 */
-	int64_t		start;
-	int			pl_first;		/* into placement pool */
-	int			npl;
-} PJob;
-
-typedef struct PPlace
-{
-	int32_t		node;
-	uint64_t	gpus;
-} PPlace;
-
-/* FIFO of waiting jobs of one size in one queue. */
-typedef struct PQueue
-{
-	int			leaf;			/* the engine queue */
-	int			gpus;
-	int		   *job;
-	int			head,
-				tail,
-				cap;
-	int			taken;			/* passed to the current decide */
-} PQueue;
-
-typedef struct HeapItem
-{
-	int64_t		end;
-	int			job;
-} HeapItem;
-
-typedef struct Heap
-{
-	HeapItem   *a;
-	int			n,
-				cap;
-} Heap;
-
-static bool
-heap_less(const HeapItem *x, const HeapItem *y)
-{
-	return x->end < y->end || (x->end == y->end && x->job < y->job);
-}
-
-static void
-heap_push(Heap *h, int64_t end, int job)
-{
-	int			i;
-
-	if (h->n == h->cap)
-	{
-		h->cap = h->cap ? h->cap * 2 : 1024;
-		h->a = sim_realloc(h->a, sizeof(HeapItem) * h->cap);
-	}
-	i = h->n++;
-	h->a[i].end = end;
-	h->a[i].job = job;
-	while (i > 0)
-	{
-		int			p = (i - 1) / 2;
-		HeapItem	t;
-
-		if (!heap_less(&h->a[i], &h->a[p]))
-			break;
-		t = h->a[i];
-		h->a[i] = h->a[p];
-		h->a[p] = t;
-		i = p;
-	}
-}
-
-static HeapItem
-heap_pop(Heap *h)
-{
-	HeapItem	top = h->a[0];
-	int			i = 0;
-
-	h->a[0] = h->a[--h->n];
-	for (;;)
-	{
-		int			l = 2 * i + 1,
-					r = l + 1,
-					m = i;
-		HeapItem	t;
-
-		if (l < h->n && heap_less(&h->a[l], &h->a[m]))
-			m = l;
-		if (r < h->n && heap_less(&h->a[r], &h->a[m]))
-			m = r;
-		if (m == i)
-			break;
-		t = h->a[i];
-		h->a[i] = h->a[m];
-		h->a[m] = t;
-		i = m;
-	}
-	return top;
-}
-
-/* Days since 1970-01-01 of a civil date (Howard Hinnant's algorithm). */
-static int64_t
-days_from_civil(int64_t y, int m, int d)
-{
-	int64_t		era,
-				yoe,
-				doy,
-				doe;
-
-	y -= m <= 2;
-	era = (y >= 0 ? y : y - 399) / 400;
-	yoe = y - era * 400;
-	doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-	doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-	return era * 146097 + doe - 719468;
-}
-
-/* "YYYY-MM-DD HH:MM:SS" (or a plain number of seconds) to seconds. */
-static int64_t
-parse_timestamp(CsvFile *f, int col)
-{
-	const char *v = csv_get(f, col);
-	int			y,
-				mo,
-				d,
-				h,
-				mi,
-				sec,
-				n = 0;
-
-	if (sscanf(v, "%4d-%2d-%2d %2d:%2d:%2d%n", &y, &mo, &d, &h, &mi, &sec, &n) == 6 &&
-		v[n] == '\0')
-	{
-		if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || sec > 60 ||
-			h < 0 || mi < 0 || sec < 0)
-			csv_fail(f, col, "\"%s\" is not a valid date and time", v);
-		return days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + sec;
-	}
-	if (strchr(v, '-') == NULL || v[0] == '-')
-		return (int64_t) csv_double(f, col, 0, 1e12);
-	csv_fail(f, col, "\"%s\" is not a timestamp (expected YYYY-MM-DD HH:MM:SS)", v);
-}
-
-static int
-cmp_arrival(const void *a, const void *b)
-{
-	const PJob *x = a;
-	const PJob *y = b;
-
-	if (x->arrival != y->arrival)
-		return x->arrival < y->arrival ? -1 : 1;
-	return x->line - y->line;
-}
-
 static int
 cmp_int(const void *a, const void *b)
 {
 	return *(const int *) a - *(const int *) b;
-}
-
-/*
- * Read the jobs, optionally one virtual cluster's; sorted by arrival.  With
- * queues, each goes to the leaf its cluster names.
- */
-static PJob *
-read_jobs(const char *path, const char *cluster, int64_t limit, const PhQueues *fq,
-		  int *njobs)
-{
-	CsvFile		f;
-	int			cts,
-				cdur,
-				cgpu,
-				ccl;
-	int			cap = 1024,
-				n = 0;
-	PJob	   *jobs = sim_alloc(sizeof(PJob) * cap);
-	int64_t		t0 = INT64_MAX;
-
-	csv_open(&f, path);
-	cts = csv_column(&f, "timestamp", true);
-	cdur = csv_column(&f, "duration", true);
-	cgpu = csv_column(&f, "num_gpus", true);
-	ccl = csv_column(&f, "cluster", cluster != NULL || fq != NULL);
-	while (csv_next(&f))
-	{
-		PJob	   *j;
-
-		if (cluster && strcmp(csv_get(&f, ccl), cluster) != 0)
-			continue;
-		if (n == cap)
-		{
-			cap *= 2;
-			jobs = sim_realloc(jobs, sizeof(PJob) * cap);
-		}
-		j = &jobs[n++];
-		memset(j, 0, sizeof(*j));
-		j->line = f.lineno;
-		j->arrival = parse_timestamp(&f, cts);
-		j->duration = llround(csv_double(&f, cdur, 0, 1e9) * 1e6);
-		j->gpus = (int) csv_int(&f, cgpu, 1, 1000000);
-		j->queue = fq ? phq_leaf(fq, &f, ccl) : 0;
-		if (j->arrival < t0)
-			t0 = j->arrival;
-	}
-	csv_close(&f);
-	for (int i = 0; i < n; i++)
-		jobs[i].arrival = (jobs[i].arrival - t0) * 1000000;
-	qsort(jobs, n, sizeof(PJob), cmp_arrival);
-	if (limit > 0 && n > limit)
-		n = (int) limit;
-	*njobs = n;
-	return jobs;
 }
 
 /* Queueing disciplines (--queue). */
@@ -263,38 +48,6 @@ read_jobs(const char *path, const char *cluster, int64_t limit, const PhQueues *
 #define Q_BACKFILL	1			/* a job that does not fit is skipped (R-L1) */
 #define Q_EASY		2			/* backfill, the oldest waiting job reserves (R-L2) */
 static const char *const queue_names[] = {"fifo", "backfill", "easy"};
-
-/* Pending job k of the next decide: job number jn of the trace. */
-static void
-fill_job(TideSnapshot *s, int k, const PJob *jb, int jn, int64_t time_limit, bool reserve)
-{
-	TideJob    *job = &s->jobs[k];
-	TideRole   *role = &s->roles[k];
-
-	memset(job, 0, sizeof(*job));
-	job->id = jn + 1;
-	job->queue = jb->queue;
-	job->created_at = jb->arrival;
-	job->gpu_type = -1;
-	job->service = TIDE_SVC_TRAINING;
-	job->time_limit = time_limit;
-	job->reserve = reserve;
-	job->roles = role;
-	job->nroles = 1;
-	role->name = "worker";
-	role->replicas = jb->replicas;
-	memset(role->request, 0, sizeof(int64_t) * s->nres);
-	role->request[TIDE_RES_GPU] = (int64_t) jb->per_replica * TIDE_MILLI;
-}
-
-/* A job's declared time limit: its duration x the factor (users over-ask). */
-static int64_t
-limit_of(const PJob *jb, double factor)
-{
-	double		l = (double) jb->duration * factor;
-
-	return l >= 9e18 ? INT64_MAX / 2 : (int64_t) l + 1;
-}
 
 static int64_t
 tide_sat_add_sim(int64_t a, int64_t b)
@@ -333,7 +86,7 @@ take_outcomes(const TideResult *r, TideSnapshot *s, const int *cand, int ncand, 
 			if (fq)
 				phq_add(fq, jb->queue, jb->gpus, -jb->gpus);
 			*free_gpus -= jb->gpus;
-			heap_push(heap, t + jb->duration, cand[k]);
+			ph_heap_push(heap, t + jb->duration, cand[k]);
 		}
 		else if (o->status == TIDE_UNSCHEDULABLE)
 		{
@@ -382,6 +135,11 @@ philly_main(int argc, char **argv)
 	const char *waits_path = NULL;
 	const char *queues_path = NULL;
 	const char *fair_path = NULL;
+	bool		forecast = false;
+	double		forecast_days = 0,
+				forecast_from = 0;
+	const char *forecasts_path = NULL;
+	PhForecast *pf = NULL;
 	PhQueues   *fq = NULL;
 	bool		verbose = false;
 	PJob	   *jobs;
@@ -447,6 +205,14 @@ philly_main(int argc, char **argv)
 			queues_path = v;
 		else if (sim_opt(argc, argv, &i, "--fair", &v))
 			fair_path = v;
+		else if (strcmp(argv[i], "--forecast") == 0)
+			forecast = true;
+		else if (sim_opt(argc, argv, &i, "--forecast-from", &v))
+			forecast_from = sim_parse_double("--forecast-from", v, 0, 1e6);
+		else if (sim_opt(argc, argv, &i, "--forecast-days", &v))
+			forecast_days = sim_parse_double("--forecast-days", v, 0, 1e6);
+		else if (sim_opt(argc, argv, &i, "--forecasts", &v))
+			forecasts_path = v;
 		else if (strcmp(argv[i], "--verbose") == 0)
 			verbose = true;
 		else
@@ -460,38 +226,26 @@ philly_main(int argc, char **argv)
 		sim_die(SIM_EXIT_USAGE, "philly: --nodes M is required");
 	if (fair_path && !queues_path)
 		sim_die(SIM_EXIT_USAGE, "philly: --fair FILE needs --queues FILE");
+	if ((forecast_days > 0 || forecast_from > 0 || forecasts_path) && !forecast)
+		sim_die(SIM_EXIT_USAGE, "philly: --forecast-from, --forecast-days and --forecasts need --forecast");
+	if (forecast && queueing != Q_BACKFILL)
+		sim_die(SIM_EXIT_USAGE, "philly: --forecast needs --queue backfill");
 
 	if (queues_path)
 		fq = phq_read(queues_path);
-	jobs = read_jobs(jobs_path, cluster, limit, fq, &njobs);
+	jobs = ph_read_jobs(jobs_path, cluster, limit, fq, &njobs);
 	if (njobs == 0)
 		sim_die(SIM_EXIT_DATA, "%s: no jobs%s%s", jobs_path,
 				cluster ? " in cluster " : "", cluster ? cluster : "");
 	total_gpus = (int64_t) per_node * nnodes;
 	free_gpus = total_gpus;
+	if (forecast)
+		pf = phf_new(njobs, limit_factor, (int64_t) (forecast_from * 86400e6),
+					 forecast_days > 0 ? (int64_t) ((forecast_from + forecast_days) * 86400e6) : INT64_MAX);
 
 	/* the cluster */
 	s = tide_snapshot_create(&mem);
-	tide_snapshot_alloc_cluster(s, nnodes, fq ? fq->n : 1, 0);
-	for (int i = 0; i < nnodes; i++)
-	{
-		TideNode   *n = &s->nodes[i];
-		char		name[32];
-
-		snprintf(name, sizeof(name), "node-%07d", i);
-		n->name = sim_strdup(name);
-		n->state = TIDE_NODE_READY;
-		n->ngpus = per_node;
-		n->capacity[TIDE_RES_GPU] = (int64_t) per_node * TIDE_MILLI;
-	}
-	if (fq)
-		phq_fill_snapshot(fq, s, policy);
-	else
-	{
-		s->queues[0].name = "philly";
-		s->queues[0].placement = policy;
-		s->queues[0].has_quota = true;
-	}
+	ph_fill_cluster(s, nnodes, per_node, fq, policy);
 	s->half_life = half_life > 0 ? half_life * 1000000 : 0;	/* R-O6 */
 	if (!tide_snapshot_finish(s, err, sizeof(err)))
 		sim_die(SIM_EXIT_DATA, "%s", err);
@@ -566,7 +320,7 @@ philly_main(int argc, char **argv)
 		tide_fair_decay(s);
 		while (heap.n > 0 && heap.a[0].end == t)
 		{
-			HeapItem	it = heap_pop(&heap);
+			HeapItem	it = ph_heap_pop(&heap);
 			PJob	   *jb = &jobs[it.job];
 
 			relvec[TIDE_RES_GPU] = (int64_t) jb->per_replica * TIDE_MILLI;
@@ -607,6 +361,8 @@ philly_main(int argc, char **argv)
 		}
 
 		s->now = t;
+		if (pf)
+			phf_step(pf, s, nnodes, per_node, fq, policy, jobs, &heap, pool, queues, nqueues, t);
 		if (queueing == Q_EASY)
 		{
 			/* running allocations with their expected ends, for the shadow time */
@@ -626,7 +382,7 @@ philly_main(int argc, char **argv)
 					ra->node = pool[jb->pl_first + k].node;
 					ra->service = TIDE_SVC_TRAINING;
 					ra->started_at = jb->start;
-					ra->end_at = tide_sat_add_sim(jb->start, limit_of(jb, limit_factor));
+					ra->end_at = tide_sat_add_sim(jb->start, ph_limit_of(jb, limit_factor));
 					ra->placed_at = jb->start;
 					ra->res = replica_vec[jb->per_replica];
 					ra->gpus = pool[jb->pl_first + k].gpus;
@@ -656,8 +412,8 @@ philly_main(int argc, char **argv)
 			if (queueing != Q_BACKFILL)
 			{
 				/* the oldest waiting job alone (reserving under easy) */
-				fill_job(s, 0, &jobs[head], head,
-						 queueing == Q_EASY ? limit_of(&jobs[head], limit_factor) : 0,
+				ph_fill_job(s, 0, &jobs[head], head,
+						 queueing == Q_EASY ? ph_limit_of(&jobs[head], limit_factor) : 0,
 						 queueing == Q_EASY);
 				s->njobs = s->nroles = 1;
 				r = tide_decide(s);
@@ -705,7 +461,7 @@ philly_main(int argc, char **argv)
 				{
 					int			jn = pq->job[k];
 					bool		isshort = queueing == Q_EASY && shadow != TIDE_TIME_UNKNOWN &&
-						t + limit_of(&jobs[jn], limit_factor) <= shadow;
+						t + ph_limit_of(&jobs[jn], limit_factor) <= shadow;
 
 					pq->taken = k - pq->head + 1;
 					if (jn == head && queueing == Q_EASY)
@@ -725,8 +481,8 @@ philly_main(int argc, char **argv)
 			s->njobs = ncand;
 			s->nroles = ncand;
 			for (int k = 0; k < ncand; k++)
-				fill_job(s, k, &jobs[cand[k]], cand[k],
-						 queueing == Q_EASY ? limit_of(&jobs[cand[k]], limit_factor) : 0,
+				ph_fill_job(s, k, &jobs[cand[k]], cand[k],
+						 queueing == Q_EASY ? ph_limit_of(&jobs[cand[k]], limit_factor) : 0,
 						 queueing == Q_EASY && cand[k] == head);
 			r = tide_decide(s);
 			decides++;
@@ -837,6 +593,8 @@ philly_main(int argc, char **argv)
 		}
 		if (fq)
 			phq_report(fq, fair_path, total_gpus, last_end, wq, qwaits, nw);
+		if (pf)
+			phf_report(pf, jobs, njobs, forecasts_path);
 		free(waits);
 		free(wq);
 		free(qwaits);
@@ -844,6 +602,9 @@ philly_main(int argc, char **argv)
 	if (verbose)
 		fprintf(stderr, "%s: philly: %d jobs, %lld decide calls, simulated %.1f days, %.3f s\n",
 				sim_progname, njobs, (long long) decides, now / 86400e6, sim_now() - t_start);
+	if (verbose && pf)
+		fprintf(stderr, "%s: philly: %lld forecasts, %lld decides in them, %.3f s\n",
+				sim_progname, (long long) pf->calls, (long long) pf->steps, pf->seconds);
 	if (fflush(stdout) != 0 || ferror(stdout))
 		sim_die(SIM_EXIT_DATA, "cannot write the output");
 	return 0;

@@ -53,8 +53,18 @@ extern void *sim_alloc(size_t size);	/* zeroed, never NULL */
 extern void *sim_realloc(void *p, size_t size);
 extern char *sim_strdup(const char *s);
 extern TideMem sim_mem(void);
+
+/* Every block a snapshot took, freed at once by sim_pool_reset. */
+typedef struct SimPool
+{
+	struct PoolBlock *head;
+} SimPool;
+extern TideMem sim_pool_mem(SimPool *pool);
+extern void sim_pool_reset(SimPool *pool);
 extern double sim_now(void);	/* monotonic seconds, for timings */
 extern int	sim_cmp_double(const void *a, const void *b);	/* qsort, ascending */
+/* The p-th percentile (0 < p <= 1) of sorted x[0..n), by nearest rank; 0 if n = 0. */
+extern double sim_percentile(const double *x, int64_t n, double p);
 
 /* Options parsed by hand: --name VALUE or --name=VALUE. */
 extern int64_t sim_parse_int(const char *opt, const char *v, int64_t lo, int64_t hi);
@@ -82,5 +92,6 @@ extern uint64_t rng_below(SimRng *r, uint64_t n);	/* uniform in [0, n) */
 /* ---- commands ---- */
 extern int	openb_main(int argc, char **argv);
 extern int	philly_main(int argc, char **argv);
+extern int	tidal_main(int argc, char **argv);
 
 #endif							/* TIDE_SIM_H */

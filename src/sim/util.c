@@ -81,6 +81,74 @@ sim_mem(void)
 	return m;
 }
 
+/*
+ * An allocator that remembers its blocks, for a snapshot made and thrown
+ * away many times (tide_snapshot_destroy frees only the struct): the
+ * engine's frees work as usual, sim_pool_reset frees what is left.
+ */
+typedef struct PoolBlock
+{
+	struct PoolBlock *prev,
+			   *next;
+	max_align_t pad[];
+} PoolBlock;
+
+static void *
+pool_alloc(void *ctx, size_t size)
+{
+	SimPool    *pool = ctx;
+	PoolBlock  *b = sim_alloc(sizeof(PoolBlock) + size);
+
+	b->next = pool->head;
+	if (b->next)
+		b->next->prev = b;
+	pool->head = b;
+	return b->pad;
+}
+
+static void
+pool_free(void *ctx, void *p)
+{
+	SimPool    *pool = ctx;
+	PoolBlock  *b = (PoolBlock *) ((char *) p - offsetof(PoolBlock, pad));
+
+	if (b->prev)
+		b->prev->next = b->next;
+	else
+		pool->head = b->next;
+	if (b->next)
+		b->next->prev = b->prev;
+	free(b);
+}
+
+TideMem
+sim_pool_mem(SimPool *pool)
+{
+	TideMem		m = {pool_alloc, pool_free, pool};
+
+	return m;
+}
+
+void
+sim_pool_reset(SimPool *pool)
+{
+	while (pool->head)
+	{
+		struct PoolBlock *b = pool->head;
+
+		pool->head = b->next;
+		free(b);
+	}
+}
+
+double
+sim_percentile(const double *x, int64_t n, double p)
+{
+	int64_t		r = (int64_t) ceil(p * n);
+
+	return n > 0 ? x[(r > 0 ? r : 1) - 1] : 0;
+}
+
 double
 sim_now(void)
 {

@@ -6,30 +6,7 @@
 # worktree).
 set -uo pipefail
 
-SRC=${TIDE_SRC:-$(cd "$(dirname "$0")/../.." && pwd)}
-WORK=$(mktemp -d "${TIDE_TMP:-/tmp}/sim_e2e.XXXXXX")
-trap 'rm -rf "$WORK"' EXIT
-
-N=0
-FAILS=0
-ok() { N=$((N + 1)); echo "ok $N - $1"; }
-notok() { N=$((N + 1)); FAILS=$((FAILS + 1)); echo "not ok $N - $1"; [ -n "${2:-}" ] && echo "# $2"; }
-check() { local name=$1; shift; if "$@"; then ok "$name"; else notok "$name"; fi; }
-
-# the program: installed next to the server binaries, else the built one
-SIM=
-for c in "${TIDE_SIM:-}" "${PG_BIN:+$PG_BIN/tide-sim}" "$(pg_config --bindir 2>/dev/null)/tide-sim" "$SRC/tide-sim"; do
-    if [ -n "$c" ] && [ -x "$c" ]; then SIM=$c; break; fi
-done
-TRACES=
-for d in "${TIDE_TRACES:-}" "$SRC/../shared/traces" "$SRC/../../shared/traces"; do
-    if [ -n "$d" ] && [ -f "$d/openb_node_list_gpu_node.csv" ]; then TRACES=$(cd "$d" && pwd); break; fi
-done
-if [ -z "$SIM" ] || [ -z "$TRACES" ]; then
-    echo "not ok 1 - tide-sim (${SIM:-not found}) and traces (${TRACES:-not found}) present"
-    exit 1
-fi
-echo "# using $SIM and $TRACES"
+. "$(dirname "$0")/sim_lib.bash" openb_node_list_gpu_node.csv
 
 NODES=$TRACES/openb_node_list_gpu_node.csv
 PODS=$TRACES/openb_pod_list_default.csv
@@ -134,7 +111,6 @@ check "philly exits 0" test $st -eq 0
 for f in jobs completed unschedulable mean_wait_s p99_wait_s mean_completion_s gpu_utilisation_pct; do
     check "philly summary has $f" grep -q "^$f: " "$WORK/p1"
 done
-val() { sed -n "s/^$1: //p" "$2"; }
 check "philly jobs 6, completed 5, unschedulable 1" \
     test "$(val jobs "$WORK/p1")/$(val completed "$WORK/p1")/$(val unschedulable "$WORK/p1")" = 6/5/1
 check "philly mean wait 20 s, p99 wait 60 s" \

@@ -6,30 +6,7 @@
 # sim.sh.
 set -uo pipefail
 
-SRC=${TIDE_SRC:-$(cd "$(dirname "$0")/../.." && pwd)}
-WORK=$(mktemp -d "${TIDE_TMP:-/tmp}/sim_fair.XXXXXX")
-trap 'rm -rf "$WORK"' EXIT
-
-N=0
-FAILS=0
-ok() { N=$((N + 1)); echo "ok $N - $1"; }
-notok() { N=$((N + 1)); FAILS=$((FAILS + 1)); echo "not ok $N - $1"; [ -n "${2:-}" ] && echo "# $2"; }
-check() { local name=$1; shift; if "$@"; then ok "$name"; else notok "$name"; fi; }
-val() { sed -n "s/^$1: //p" "$2"; }
-
-SIM=
-for c in "${TIDE_SIM:-}" "${PG_BIN:+$PG_BIN/tide-sim}" "$(pg_config --bindir 2>/dev/null)/tide-sim" "$SRC/tide-sim"; do
-    if [ -n "$c" ] && [ -x "$c" ]; then SIM=$c; break; fi
-done
-TRACES=
-for d in "${TIDE_TRACES:-}" "$SRC/../shared/traces" "$SRC/../../shared/traces"; do
-    if [ -n "$d" ] && [ -f "$d/philly.csv" ]; then TRACES=$(cd "$d" && pwd); break; fi
-done
-if [ -z "$SIM" ] || [ -z "$TRACES" ]; then
-    echo "not ok 1 - tide-sim (${SIM:-not found}) and traces (${TRACES:-not found}) present"
-    exit 1
-fi
-echo "# using $SIM and $TRACES"
+. "$(dirname "$0")/sim_lib.bash" philly.csv
 
 # --- two queues of quota 1 on one node of 2 GPUs, each getting its quota ---
 # t=0: a1, b1 start (1 GPU, one day); a2, b2 wait the whole day 0 and run

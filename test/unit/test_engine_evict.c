@@ -582,6 +582,16 @@ test_off(void)
 	fx_free(&fx);
 }
 
+/* A 2 x 8-GPU gang placed last and four older 2-GPU jobs, on n1 to n3. */
+static const EvRun gang_runs[] = {
+	{100, "n1", "offline", "cpu=1, gpu=8", 0xff, 0, 0, 1, 0, NOW - 18 * SEC},
+	{100, "n2", "offline", "cpu=1, gpu=8", 0xff, 0, 0, 1, 0, NOW - 18 * SEC},
+	{101, "n3", "offline", "cpu=1, gpu=2", 0x03, 0, 0, 1, 0, NOW - 60 * SEC},
+	{102, "n3", "offline", "cpu=1, gpu=2", 0x0c, 0, 0, 1, 0, NOW - 60 * SEC},
+	{103, "n3", "offline", "cpu=1, gpu=2", 0x30, 0, 0, 1, 0, NOW - 70 * SEC},
+	{104, "n3", "offline", "cpu=1, gpu=2", 0xc0, 0, 0, 1, 0, NOW - 70 * SEC},
+};
+
 /*
  * R-E4 least harm: the GPU-time thrown away, at least the restart cost per
  * GPU, then GPUs, then jobs, chosen across nodes.  Times in seconds (NOW
@@ -605,18 +615,9 @@ test_gpu_time(void)
 	 * of 300 s per GPU, 4800 against 1200: the same.
 	 */
 	{
-		EvRun		runs[] = {
-			{100, "n1", "offline", "cpu=1, gpu=8", 0xff, 0, 0, 1, 0, NOW - 18 * SEC},
-			{100, "n2", "offline", "cpu=1, gpu=8", 0xff, 0, 0, 1, 0, NOW - 18 * SEC},
-			{101, "n3", "offline", "cpu=1, gpu=2", 0x03, 0, 0, 1, 0, NOW - 60 * SEC},
-			{102, "n3", "offline", "cpu=1, gpu=2", 0x0c, 0, 0, 1, 0, NOW - 60 * SEC},
-			{103, "n3", "offline", "cpu=1, gpu=2", 0x30, 0, 0, 1, 0, NOW - 70 * SEC},
-			{104, "n3", "offline", "cpu=1, gpu=2", 0xc0, 0, 0, 1, 0, NOW - 70 * SEC},
-		};
-
 		for (int floor = 0; floor <= 300; floor += 300)
 		{
-			fx = ev_build(nodes, 3, queues, 2, evq, 2, j4, 1, evj, 1, runs, 6);
+			fx = ev_build(nodes, 3, queues, 2, evq, 2, j4, 1, evj, 1, gang_runs, 6);
 			fx.s->restart_cost = floor * SEC;
 			fx.r = tide_decide(fx.s);
 			is_str(ev_victims(&fx), "101,102",
@@ -716,6 +717,54 @@ test_gpu_time(void)
 	}
 }
 
+/*
+ * tide-sim's "before" (evict_legacy_order): R-E4 as it was, most recently
+ * placed first and no per-node try.  One service (a job of "gpu=G") on
+ * three 8-GPU nodes; victims without and with the flag.
+ */
+static void
+legacy_case(const char *req, const EvRun *runs, int nr, const char *want[2], const char *what[2])
+{
+	FxNode		nodes[] = {{"n1", "cpu=16, gpu=8"}, {"n2", "cpu=16, gpu=8"}, {"n3", "cpu=16, gpu=8"}};
+	FxQueue		queues[] = {{"online", NULL, NULL, 100}, {"offline", NULL, NULL, 10}};
+	EvQueue		evq[] = {{"online", 0}, {"offline", 1}};
+	FxJob		job[] = {{1, "online", 0, 1, req}};
+	EvJob		evj[] = {{1, TIDE_SVC_INFERENCE, 0}};
+
+	for (int legacy = 0; legacy <= 1; legacy++)
+	{
+		Fx			fx = ev_build(nodes, 3, queues, 2, evq, 2, job, 1, evj, 1, runs, nr);
+
+		fx.s->evict_legacy_order = legacy;
+		fx.r = tide_decide(fx.s);
+		is_str(ev_victims(&fx), want[legacy], "%s: %s", legacy ? "legacy order" : "least harm",
+			   what[legacy]);
+		fx_free(&fx);
+	}
+}
+
+static void
+test_legacy_order(void)
+{
+	/*
+	 * One node with preemptable jobs: a 2-GPU job of 60 s (120
+	 * GPU-seconds) and a 4-GPU job of 50 s (200), for a 2-GPU service.
+	 */
+	EvRun		one[] = {
+		{90, "n1", "offline", "cpu=1, gpu=8", 0xff, 0, 0, 0},
+		{91, "n2", "offline", "cpu=1, gpu=8", 0xff, 0, 0, 0},
+		{92, "n3", "offline", "cpu=1, gpu=2", 0x03, 0, 0, 0},
+		{101, "n3", "offline", "cpu=1, gpu=2", 0x0c, 0, 0, 1, 0, NOW - 60 * SEC},
+		{103, "n3", "offline", "cpu=1, gpu=4", 0xf0, 0, 0, 1, 0, NOW - 50 * SEC},
+	};
+
+	legacy_case("cpu=1, gpu=4", gang_runs, 6, (const char *[]) {"101,102", "100"},
+				(const char *[]) {"two 2-GPU jobs go", "the gang placed last goes (one job is enough)"});
+	legacy_case("cpu=1, gpu=2", one, 5, (const char *[]) {"101", "103"},
+				(const char *[]) {"the 2-GPU job of 120 GPU-seconds goes",
+				"the job placed last goes, 4 GPUs for a 2-GPU service"});
+}
+
 int
 main(void)
 {
@@ -729,6 +778,7 @@ main(void)
 	test_gang_and_draining();
 	test_claims();
 	test_gpu_time();
+	test_legacy_order();
 	test_off();
 	return done_testing();
 }
