@@ -65,6 +65,17 @@ try_place_one(TideWork *w, int j, int mode)
 			return pr;
 		}
 	}
+	else if (w->info[j].avoid_shape)
+	{
+		/* R-L4: its shape failed already; only its reasons are its own */
+		if (tide_shape_find(w, j, mode, &probe) >= 0 &&
+			tide_diagnose_avoider(w, j, mode, w->shape_slot[probe.slot] - 1, o, &pr))
+		{
+			if (w->s->jobs[j].reserve && o->status == TIDE_PENDING)
+				tide_reserve(w, j, mode, true);
+			return pr;
+		}
+	}
 	pr = tide_place_job(w, j, mode);
 	if (pr.placed)
 	{

@@ -286,6 +286,14 @@ tide_prepare_jobs(TideWork *w)
 		in->minreq = minreq_intern(w, need);
 		in->avoids = job->navoid > 0 && tide_other_node_could_hold(w, j);
 		in->cacheable = job->navoid == 0 && job->time_limit == 0;
-		in->hash = in->cacheable ? shape_hash(w, job, in) : 0;
+		/*
+		 * A one-replica job that keeps off some nodes fits nowhere its
+		 * shape did not fit (its nodes are a subset): the shape cache
+		 * answers whether it fits, not why (place.c)
+		 */
+		in->avoid_shape = in->avoids && job->time_limit == 0 && job->nroles == 1 &&
+			in->min_replicas == 1 && in->total_replicas == 1 && in->group >= 0 &&
+			!s->queues[job->queue].owner_cap;
+		in->hash = in->cacheable || in->avoid_shape ? shape_hash(w, job, in) : 0;
 	}
 }

@@ -362,6 +362,63 @@ test_avoid_exception(void)
 	}
 }
 
+/*
+ * A one-replica job that avoids nodes, walked after a job of its shape
+ * failed, is not placed again: its reasons come from the shape's counts
+ * with its avoided nodes moved aside, the same as when it is walked first
+ * and diagnosed node by node.
+ */
+static void
+test_avoid_shape_cache(void)
+{
+	static char names[12][4];
+	FxNode		nodes[12];
+	FxRun		busy[12];
+	FxQueue		qs[] = {{"q"}};
+	char		first[3][1024];
+	int64_t		checks[2];
+
+	/* twelve nodes of 2 GPUs, one used on each; d: both; e: no cpu left */
+	for (int i = 0; i < 12; i++)
+	{
+		snprintf(names[i], sizeof(names[i]), "%c", 'a' + i);
+		nodes[i] = (FxNode) {names[i], "cpu=32, memory=64Gi, gpu=2", "H100"};
+		busy[i] = (FxRun) {names[i], "q", i == 3 ? "gpu=2" : i == 4 ? "cpu=32, gpu=1" : "gpu=1", .gpus = i == 3 ? 3 : 1};
+	}
+	for (int pass = 0; pass < 2; pass++)
+	{
+		/* pass 0: the plain job first (its shape fails, then answers);
+		 * pass 1: the avoiders first, each diagnosed node by node */
+		int			plain = pass == 0 ? 9 : 0;
+		int			avoider = pass == 0 ? 0 : 9;
+		FxJob		jobs[] = {
+			{1, "q", plain, 1, "gpu=2"},
+			{2, "q", avoider, 2, "gpu=2", .avoid = "a"},
+			{3, "q", avoider, 3, "gpu=2", .avoid = "a,d,a"},
+			{4, "q", avoider, 4, "gpu=2", .avoid = "e,b"},
+		};
+		Fx			fx;
+
+		fx_build(&fx, nodes, 12, qs, 1, jobs, 4, busy, 12);
+		fx.r = tide_decide(fx.s);
+		checks[pass] = fx.r->counters.node_checks;
+		for (int k = 0; k < 3; k++)
+		{
+			is_str(fx_nodes(&fx, k + 2), "", "job %d (avoiding nodes) is not placed, pass %d", k + 2, pass);
+			if (pass == 0)
+				snprintf(first[k], sizeof(first[k]), "%s", fx_reason(&fx, k + 2));
+			else
+				is_str(first[k], fx_reason(&fx, k + 2),
+					   "job %d: the same reasons from the shape's counts as node by node", k + 2);
+		}
+		fx_free(&fx);
+	}
+	ok(strstr(first[0], "1 node avoided") != NULL, "the reasons count the avoided node: %s", first[0]);
+	ok(strstr(first[1], "2 nodes avoided") != NULL, "a node avoided twice counts once: %s", first[1]);
+	ok(checks[0] < checks[1], "the avoiders after a failed shape check fewer nodes (%lld < %lld)",
+	   (long long) checks[0], (long long) checks[1]);
+}
+
 /* The limit tests: INT64_MAX means "this much or more" and is never reached. */
 static void
 test_limits(void)
@@ -387,5 +444,6 @@ main(void)
 	test_card_keys();
 	test_limits();
 	test_avoid_exception();
+	test_avoid_shape_cache();
 	return done_testing();
 }
