@@ -65,17 +65,6 @@ try_place_one(TideWork *w, int j, int mode)
 			return pr;
 		}
 	}
-	else if (w->info[j].avoid_shape)
-	{
-		/* R-L4: its shape failed already; only its reasons are its own */
-		if (tide_shape_find(w, j, mode, &probe) >= 0 &&
-			tide_diagnose_avoider(w, j, mode, w->shape_slot[probe.slot] - 1, o, &pr))
-		{
-			if (w->s->jobs[j].reserve && o->status == TIDE_PENDING)
-				tide_reserve(w, j, mode, true);
-			return pr;
-		}
-	}
 	pr = tide_place_job(w, j, mode);
 	if (pr.placed)
 	{
@@ -87,7 +76,9 @@ try_place_one(TideWork *w, int j, int mode)
 	}
 	o->status = TIDE_PENDING;
 	o->nreasons = 0;
-	tide_diagnose(w, j, mode, o, &pr);
+	/* R-L4: a job that avoids nodes counts them from its shape's counts */
+	if (!w->info[j].avoid_shape || !tide_diagnose_avoider(w, j, mode, o, &pr))
+		tide_diagnose(w, j, mode, o, &pr);
 	/* a failure that depended on card quota is not a property of the shape */
 	if (w->info[j].cacheable && pr.card.res < 0)
 		tide_shape_remember(w, &probe, j);

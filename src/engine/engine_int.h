@@ -74,8 +74,8 @@ typedef struct TideJobInfo
 	bool		avoids;			/* R-L4: keeps off its failed nodes (another
 								 * node of the group could hold it) */
 	bool		cacheable;
-	bool		avoid_shape;	/* avoids nodes, else cacheable, one replica:
-								 * its shape's failure answers (place.c) */
+	bool		avoid_shape;	/* avoids nodes, else cacheable: diagnosed
+								 * from its shape's counts (place.c) */
 	int32_t		minreq;			/* its gang minimum: w->minreq + minreq */
 	uint64_t	hash;
 } TideJobInfo;

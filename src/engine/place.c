@@ -564,14 +564,14 @@ diagnose_reasons(TideWork *w, int j, TideOutcome *o, const TidePlaceResult *pr, 
 }
 
 /*
- * The counts of a shape without avoided nodes, kept for the jobs of that
- * shape that avoid some (R-L4).  They hold while the walk has placed and
- * held nothing more since they were made: nothing else changes a node.
+ * The counts of a shape's role without avoided nodes, kept for the jobs of
+ * that shape that avoid some (R-L4).  They hold while the walk has placed
+ * and held nothing more since they were made: nothing else changes a node.
  */
 typedef struct TideAvoidDiag
 {
-	int32_t		shape;			/* its shape cache entry */
-	int32_t		group;
+	int32_t		job;			/* the job they were counted for */
+	int32_t		role;
 	int32_t		mode;
 	int32_t		nplacements;	/* the walk when they were counted */
 	int32_t		nholds;
@@ -579,17 +579,17 @@ typedef struct TideAvoidDiag
 	Diagnosis	d;
 } TideAvoidDiag;
 
-/* The shape's counts now for job j (one of its shape), counted again if stale. */
+/* Role ri's counts now for job j, its shape's: counted again if stale. */
 static const TideAvoidDiag *
-avoid_diag(TideWork *w, int j, int mode, int shape)
+avoid_diag(TideWork *w, int j, int ri, int mode)
 {
-	const TideGroup *g = &w->ix->groups[w->info[j].group];
 	TideAvoidDiag *e = NULL;
 	TideCardBlock block;
 
 	for (int i = 0; i < w->navoid_diags && !e; i++)
-		if (w->avoid_diags[i].shape == shape && w->avoid_diags[i].group == w->info[j].group &&
-			w->avoid_diags[i].mode == mode)
+		if (w->avoid_diags[i].role == ri && w->avoid_diags[i].mode == mode &&
+			w->info[w->avoid_diags[i].job].group == w->info[j].group &&
+			tide_same_shape(w, w->avoid_diags[i].job, j))
 			e = &w->avoid_diags[i];
 	if (e && e->nplacements == w->r->nplacements && e->nholds == w->r->nholds)
 		return e;
@@ -604,45 +604,39 @@ avoid_diag(TideWork *w, int j, int mode, int shape)
 			w->avoid_diags_cap = cap;
 		}
 		e = &w->avoid_diags[w->navoid_diags++];
-		e->shape = shape;
-		e->group = w->info[j].group;
+		e->role = ri;
 		e->mode = mode;
 	}
+	e->job = j;
 	e->nplacements = w->r->nplacements;
 	e->nholds = w->r->nholds;
 	memset(&block, 0, sizeof(block));
 	block.res = -1;
 	block.queue = -1;
-	diagnose_count(w, j, 0, mode, g, false, &e->d, &block);
+	diagnose_count(w, j, ri, mode, &w->ix->groups[w->info[j].group], false, &e->d, &block);
 	e->usable = block.res < 0 && e->d.card == 0 && e->d.held == 0;
 	return e;
 }
 
 /*
- * Job j keeps off some nodes (R-L4), is of one replica, and its shape
- * (shape cache entry shape) already failed in this walk: it fails too,
- * on fewer nodes.  Its reasons are those tide_diagnose gives, from the
- * shape's counts with its avoided nodes moved to "avoided": one pass over
- * the group's nodes per shape, not per job.  False when the counts would
- * need more (a card key, a hold): then the caller places and diagnoses j.
+ * Why did job j, which keeps off some nodes (R-L4), not fit?  The same
+ * answer as tide_diagnose's, from its shape's counts with its avoided
+ * nodes moved to "avoided": one pass over the group's nodes per shape,
+ * not per job.  False when the counts would need more (a card key, a
+ * hold): then tide_diagnose counts node by node.
  */
 bool
-tide_diagnose_avoider(TideWork *w, int j, int mode, int shape, TideOutcome *o, TidePlaceResult *pr)
+tide_diagnose_avoider(TideWork *w, int j, int mode, TideOutcome *o, const TidePlaceResult *pr)
 {
 	const TideJob *job = &w->s->jobs[j];
 	const TideGroup *g = &w->ix->groups[w->info[j].group];
+	int			ri = pr->fail_role >= 0 ? pr->fail_role : 0;
 	const TideAvoidDiag *e;
 	Diagnosis	d;
-	TideCardBlock pblock;
 
-	/* a card key its placement would meet makes it a card case: placed */
-	memset(&pblock, 0, sizeof(pblock));
-	pblock.res = -1;
-	pblock.queue = -1;
-	allowed_parts(w, j, &job->roles[0], mode, w->run_tmp, &pblock);
-	if (pblock.res >= 0)
+	if (pr->card.res >= 0)
 		return false;
-	e = avoid_diag(w, j, mode, shape);
+	e = avoid_diag(w, j, ri, mode);
 	if (!e->usable)
 		return false;
 	d = e->d;
@@ -664,7 +658,7 @@ tide_diagnose_avoider(TideWork *w, int j, int mode, int shape, TideOutcome *o, T
 		memset(&block, 0, sizeof(block));
 		block.res = -1;
 		block.queue = -1;
-		diagnose_node(w, j, 0, mode, ni, false, &one, &block);
+		diagnose_node(w, j, ri, mode, ni, false, &one, &block);
 		if (one.ready == 0)
 			continue;
 		if (one.card || one.held || block.res >= 0)
@@ -674,12 +668,6 @@ tide_diagnose_avoider(TideWork *w, int j, int mode, int shape, TideOutcome *o, T
 			d.shortc[r] -= one.shortc[r];
 		d.avoided++;
 	}
-	memset(pr, 0, sizeof(*pr));
-	pr->fail_role = 0;			/* as tide_place_job says of its one replica */
-	pr->card.res = -1;
-	pr->card.queue = -1;
-	o->status = TIDE_PENDING;
-	o->nreasons = 0;
 	diagnose_reasons(w, j, o, pr, &d);
 	return true;
 }

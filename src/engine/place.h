@@ -18,7 +18,7 @@ typedef struct TidePlaceResult
 extern TidePlaceResult tide_place_job(TideWork *w, int j, int mode);
 extern void tide_rollback(TideWork *w, int start);
 extern void tide_diagnose(TideWork *w, int j, int mode, TideOutcome *o, TidePlaceResult *pr);
-extern bool tide_diagnose_avoider(TideWork *w, int j, int mode, int shape, TideOutcome *o,
-								  TidePlaceResult *pr);
+extern bool tide_diagnose_avoider(TideWork *w, int j, int mode, TideOutcome *o,
+								  const TidePlaceResult *pr);
 
 #endif							/* TIDE_PLACE_H */

@@ -363,19 +363,18 @@ test_avoid_exception(void)
 }
 
 /*
- * A one-replica job that avoids nodes, walked after a job of its shape
- * failed, is not placed again: its reasons come from the shape's counts
- * with its avoided nodes moved aside, the same as when it is walked first
- * and diagnosed node by node.
+ * A job that avoids nodes and does not fit: its reasons come from its
+ * shape's counts with its avoided nodes moved aside, the same as node by
+ * node (as a job with a time limit is still diagnosed: no shape).
  */
 static void
-test_avoid_shape_cache(void)
+test_avoid_shape_counts(void)
 {
 	static char names[12][4];
 	FxNode		nodes[12];
 	FxRun		busy[12];
 	FxQueue		qs[] = {{"q"}};
-	char		first[3][1024];
+	char		first[4][1024];
 	int64_t		checks[2];
 
 	/* twelve nodes of 2 GPUs, one used on each; d: both; e: no cpu left */
@@ -387,24 +386,23 @@ test_avoid_shape_cache(void)
 	}
 	for (int pass = 0; pass < 2; pass++)
 	{
-		/* pass 0: the plain job first (its shape fails, then answers);
-		 * pass 1: the avoiders first, each diagnosed node by node */
-		int			plain = pass == 0 ? 9 : 0;
-		int			avoider = pass == 0 ? 0 : 9;
+		/* pass 0: from the shape's counts; pass 1: node by node */
+		int64_t		limit = pass == 0 ? 0 : 3600;
 		FxJob		jobs[] = {
-			{1, "q", plain, 1, "gpu=2"},
-			{2, "q", avoider, 2, "gpu=2", .avoid = "a"},
-			{3, "q", avoider, 3, "gpu=2", .avoid = "a,d,a"},
-			{4, "q", avoider, 4, "gpu=2", .avoid = "e,b"},
+			{1, "q", 9, 1, "gpu=2"},
+			{2, "q", 0, 2, "gpu=2", .avoid = "a", .time_limit = limit},
+			{3, "q", 0, 3, "gpu=2", .avoid = "a,d,a", .time_limit = limit},
+			{4, "q", 0, 4, "gpu=2", .avoid = "e,b", .time_limit = limit},
+			{5, "q", 0, 5, "gpu=2", 2, .avoid = "c", .time_limit = limit},
 		};
 		Fx			fx;
 
-		fx_build(&fx, nodes, 12, qs, 1, jobs, 4, busy, 12);
+		fx_build(&fx, nodes, 12, qs, 1, jobs, 5, busy, 12);
 		fx.r = tide_decide(fx.s);
 		checks[pass] = fx.r->counters.node_checks;
-		for (int k = 0; k < 3; k++)
+		is_str(fx_nodes(&fx, 5), "", "the gang of 2 x gpu=2 is not placed, pass %d", pass);
+		for (int k = 0; k < 4; k++)
 		{
-			is_str(fx_nodes(&fx, k + 2), "", "job %d (avoiding nodes) is not placed, pass %d", k + 2, pass);
 			if (pass == 0)
 				snprintf(first[k], sizeof(first[k]), "%s", fx_reason(&fx, k + 2));
 			else
@@ -415,7 +413,9 @@ test_avoid_shape_cache(void)
 	}
 	ok(strstr(first[0], "1 node avoided") != NULL, "the reasons count the avoided node: %s", first[0]);
 	ok(strstr(first[1], "2 nodes avoided") != NULL, "a node avoided twice counts once: %s", first[1]);
-	ok(checks[0] < checks[1], "the avoiders after a failed shape check fewer nodes (%lld < %lld)",
+	ok(strstr(first[3], "gang") != NULL && strstr(first[3], "1 node avoided") != NULL,
+	   "a gang's reasons too: %s", first[3]);
+	ok(checks[0] < checks[1], "the counts from the shape check fewer nodes (%lld < %lld)",
 	   (long long) checks[0], (long long) checks[1]);
 }
 
@@ -444,6 +444,6 @@ main(void)
 	test_card_keys();
 	test_limits();
 	test_avoid_exception();
-	test_avoid_shape_cache();
+	test_avoid_shape_counts();
 	return done_testing();
 }
