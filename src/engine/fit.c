@@ -1,7 +1,8 @@
 /*
  * fit.c: the fit checks every stage shares (fit.h): node filters (R-L4),
  * room on a node, card keys against a queue's limits (R-A1), and holds
- * with EASY backfill (R-L2).  Nothing here decides; the stages do.
+ * with EASY backfill (R-L2), and what a job's shape is (the shape
+ * cache's key).  Nothing here decides; the stages do.
  */
 #include <string.h>
 

@@ -18,6 +18,10 @@
  *
  * Gangs are all-or-nothing (R-L3): replicas are charged tentatively; if
  * fewer than min_available land, every tentative placement is rolled back.
+ *
+ * Why a job did not fit (tide_diagnose) is counted node by node; a job
+ * that avoids nodes (R-L4) takes its shape's counts, made once, with its
+ * avoided nodes moved aside (tide_diagnose_avoider).
  */
 #include <string.h>
 
