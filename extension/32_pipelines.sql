@@ -367,16 +367,19 @@ CREATE FUNCTION tide._jobs_pipelines_after_update() RETURNS trigger
 DECLARE
     r record;
 BEGIN
-    SELECT pg_catalog.array_agg(n.id) FILTER (WHERE n.state IN ('succeeded', 'failed', 'cancelled')
-                                                AND o.state <> n.state) AS ended,
-           pg_catalog.array_agg(n.id) FILTER (WHERE n.state = 'pending'
-                                                AND (o.held <> n.held OR (o.state <> 'pending' AND n.waiting)
-                                                     OR o.begin_at IS DISTINCT FROM n.begin_at)) AS rewait,
-           pg_catalog.array_agg(n.id) FILTER (WHERE n.state = 'pending'
-                                                AND o.begin_at IS DISTINCT FROM n.begin_at) AS moved
-      INTO r
-      FROM old_jobs o JOIN new_jobs n ON n.id = o.id
-     WHERE o.state <> n.state OR o.held <> n.held OR o.begin_at IS DISTINCT FROM n.begin_at;
+    -- Dynamic SQL so that the plan fits this statement's transition
+    -- tables: a cached plan made for one row joins thousands by nested
+    -- loop, n x n comparisons (seconds for a start timeout of 2,000 jobs).
+    EXECUTE $q$
+        SELECT pg_catalog.array_agg(n.id) FILTER (WHERE n.state IN ('succeeded', 'failed', 'cancelled')
+                                                    AND o.state <> n.state) AS ended,
+               pg_catalog.array_agg(n.id) FILTER (WHERE n.state = 'pending'
+                                                    AND (o.held <> n.held OR (o.state <> 'pending' AND n.waiting)
+                                                         OR o.begin_at IS DISTINCT FROM n.begin_at)) AS rewait,
+               pg_catalog.array_agg(n.id) FILTER (WHERE n.state = 'pending'
+                                                    AND o.begin_at IS DISTINCT FROM n.begin_at) AS moved
+          FROM old_jobs o JOIN new_jobs n ON n.id = o.id
+         WHERE o.state <> n.state OR o.held <> n.held OR o.begin_at IS DISTINCT FROM n.begin_at $q$ INTO r;
     IF r.moved IS NOT NULL THEN
         UPDATE tide.jobs j SET deferred = coalesce(j.begin_at > pg_catalog.now(), false)
          WHERE j.id = ANY (r.moved);

@@ -100,6 +100,10 @@ COMMENT ON FUNCTION tide._stop_at_limits() IS
 -- too), through an eviction: back to pending, or failed once this was the
 -- attempts-th time.  The nodes where replicas did not start are avoided
 -- by the next placement (R-L4).  Returns how many jobs it released.
+-- No statement probes allocations_assigned_idx once per job: right after
+-- a cycle placed thousands of jobs the statistics still say that none is
+-- assigned, and such a plan reads the whole index for every job (n x n:
+-- minutes when a cycle's 17,000 placements time out together).
 CREATE FUNCTION tide._stop_unstarted(timeout interval, attempts integer) RETURNS integer
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path = pg_catalog, pg_temp
@@ -111,26 +115,40 @@ DECLARE
     now_ timestamptz := pg_catalog.clock_timestamp();
 BEGIN
     -- the due jobs, locked (jobs before allocations, in id order); when
-    -- there are none, nothing is written (no statement, no trigger)
-    SELECT pg_catalog.array_agg(d.id ORDER BY d.id) INTO ids
-      FROM (SELECT j.id FROM tide.jobs j
-             WHERE j.id IN (SELECT a.job_id FROM tide.allocations a
-                             WHERE a.state = 'assigned' AND a.created_at <= now_ - timeout)
-               AND j.state = 'allocated'
+    -- there are none, nothing is written (no statement, no trigger).  Their
+    -- ids come first, from one range of the index, then the jobs by key
+    -- (the state is checked once locked: as a condition it would let the
+    -- plan scan jobs_active_idx and look each job up in the ids).
+    SELECT pg_catalog.array_agg(d.id ORDER BY d.id) FILTER (WHERE d.state = 'allocated') INTO ids
+      FROM (SELECT j.id, j.state FROM tide.jobs j
+             WHERE j.id = ANY (ARRAY(SELECT DISTINCT a.job_id FROM tide.allocations a
+                                      WHERE a.state = 'assigned' AND a.created_at <= now_ - timeout))
              ORDER BY j.id
                FOR NO KEY UPDATE SKIP LOCKED) d;
     IF ids IS NULL THEN
         RETURN 0;
     END IF;
-    WITH u AS (
+    -- Each job's nodes where replicas did not start, from its allocations
+    -- read by job (every allocated job has some): the state is no
+    -- condition of the scan, so that no plan probes allocations_assigned_idx
+    -- once per job.
+    WITH s AS MATERIALIZED (
+        SELECT a.job_id,
+               coalesce(pg_catalog.array_agg(DISTINCT a.node ORDER BY a.node) FILTER (WHERE a.state = 'assigned'),
+                        '{}') AS nodes
+          FROM tide.allocations a
+         WHERE a.job_id = ANY (ids)
+         GROUP BY a.job_id
+    ), u AS (
         UPDATE tide.jobs j
            SET start_timeouts = j.start_timeouts + 1,
                no_retry = j.start_timeouts + 1 >= attempts,
                avoid_nodes = j.avoid_nodes || ARRAY(
-                   SELECT DISTINCT a.node FROM tide.allocations a
-                    WHERE a.job_id = j.id AND a.state = 'assigned' AND NOT a.node = ANY (j.avoid_nodes)
-                    ORDER BY a.node)
-         WHERE j.id = ANY (ids)
+                   SELECT x.node FROM unnest(s.nodes) AS x(node)
+                    WHERE NOT x.node = ANY (j.avoid_nodes)
+                    ORDER BY x.node)
+          FROM s
+         WHERE j.id = s.job_id
         RETURNING j.id, j.start_timeouts AS n
     )
     SELECT pg_catalog.array_agg(u.id ORDER BY u.id),

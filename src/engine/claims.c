@@ -85,6 +85,7 @@ tide_claims_begin(TideWork *w)
 		if (cl->waiting)
 			ev->job_waiting[j] = true;
 		w->info[j].cacheable = false;
+		w->info[j].avoid_shape = false;
 		n = &s->nodes[cl->node];
 		for (int r = 0; r < w->nres; r++)
 		{

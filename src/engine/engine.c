@@ -78,7 +78,8 @@ try_place_one(TideWork *w, int j, int mode)
 	o->nreasons = 0;
 	if (w->s->no_reasons && pr.fail_role >= 0)
 		tide_diagnose_status(w, j, o, &pr);	/* the forecast: no texts */
-	else
+	/* R-L4: a job that avoids nodes counts them from its shape's counts */
+	else if (!w->info[j].avoid_shape || !tide_diagnose_avoider(w, j, mode, o, &pr))
 		tide_diagnose(w, j, mode, o, &pr);
 	/* a failure that depended on card quota is not a property of the shape */
 	if (w->info[j].cacheable && pr.card.res < 0)

@@ -74,6 +74,8 @@ typedef struct TideJobInfo
 	bool		avoids;			/* R-L4: keeps off its failed nodes (another
 								 * node of the group could hold it) */
 	bool		cacheable;
+	bool		avoid_shape;	/* avoids nodes, else cacheable: diagnosed
+								 * from its shape's counts (place.c) */
 	int32_t		minreq;			/* its gang minimum: w->minreq + minreq */
 	uint64_t	hash;
 } TideJobInfo;
@@ -104,6 +106,10 @@ typedef struct TideWork
 	int32_t    *shape_slot;		/* their table (hash.h) */
 	uint64_t	shape_mask;
 	int32_t		nshapes;
+	struct TideAvoidDiag *avoid_diags;	/* place.c: shapes' diagnoses for
+										 * the jobs that avoid nodes */
+	int32_t		navoid_diags;
+	int32_t		avoid_diags_cap;
 	int64_t    *vec;			/* [nres] scratch */
 	int64_t    *vec2;			/* [nres] scratch */
 	int64_t    *group_nonidle;	/* [ngroups * nres] for idle admission */

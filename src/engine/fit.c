@@ -1,8 +1,11 @@
 /*
  * fit.c: the fit checks every stage shares (fit.h): node filters (R-L4),
  * room on a node, card keys against a queue's limits (R-A1), and holds
- * with EASY backfill (R-L2).  Nothing here decides; the stages do.
+ * with EASY backfill (R-L2), and what a job's shape is (the shape
+ * cache's key).  Nothing here decides; the stages do.
  */
+#include <string.h>
+
 #include "fit.h"
 #include "tree.h"
 
@@ -293,4 +296,40 @@ tide_node_usable(TideWork *w, int j, int ni)
 		if (tide_part_allowed(w, j, &job->roles[ri], &w->ix->parts[n->part]))
 			return true;
 	return false;
+}
+
+/*
+ * The queue a shape's node search depends on: only a queue that limits a
+ * card type filters nodes differently from another; -1 for the others, so
+ * one failed shape answers for every queue without card limits.
+ */
+int
+tide_shape_queue(const TideWork *w, const TideJob *job)
+{
+	return w->queue_cards[job->queue] ? job->queue : -1;
+}
+
+/*
+ * Are jobs a and b of the same shape: all that decides where they fit
+ * and why not, but the nodes they avoid (the shape cache, prep.c)?
+ */
+bool
+tide_same_shape(const TideWork *w, int a, int b)
+{
+	const TideSnapshot *s = w->s;
+	const TideJob *x = &s->jobs[a];
+	const TideJob *y = &s->jobs[b];
+
+	if (tide_shape_queue(w, x) != tide_shape_queue(w, y) || x->idle != y->idle || x->gpu_type != y->gpu_type ||
+		x->nroles != y->nroles || x->nselector != y->nselector || x->time_limit != y->time_limit ||
+		w->info[a].min_replicas != w->info[b].min_replicas)
+		return false;
+	for (int i = 0; i < x->nselector; i++)
+		if (x->selector[i] != y->selector[i])
+			return false;
+	for (int ri = 0; ri < x->nroles; ri++)
+		if (x->roles[ri].replicas != y->roles[ri].replicas ||
+			memcmp(x->roles[ri].request, y->roles[ri].request, sizeof(int64_t) * s->nres) != 0)
+			return false;
+	return true;
 }

@@ -156,4 +156,10 @@ tide_owner_within(const TideWork *w, const TideJob *job, const int64_t *need)
 extern bool tide_extra_replica_ok(TideWork *w, const TideJob *job, const TideNode *n,
 								  const int64_t *req);
 
+/* The queue a job's shape depends on (-1: any queue without card limits). */
+extern int	tide_shape_queue(const TideWork *w, const TideJob *job);
+
+/* Are jobs a and b of the same shape (the shape cache, prep.c)? */
+extern bool tide_same_shape(const TideWork *w, int a, int b);
+
 #endif							/* TIDE_FIT_H */

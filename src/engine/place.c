@@ -18,6 +18,10 @@
  *
  * Gangs are all-or-nothing (R-L3): replicas are charged tentatively; if
  * fewer than min_available land, every tentative placement is rolled back.
+ *
+ * Why a job did not fit (tide_diagnose) is counted node by node; a job
+ * that avoids nodes (R-L4) takes its shape's counts, made once, with its
+ * avoided nodes moved aside (tide_diagnose_avoider).
  */
 #include <string.h>
 
@@ -340,81 +344,88 @@ typedef struct Diagnosis
 	int64_t		largest;		/* the most of it a node has */
 } Diagnosis;
 
-/* Count, for role ri of job j in group g, how far its nodes pass the filters. */
+/*
+ * Count node ni, for role ri of job j, into d: how far it passes the
+ * filters.  avoid: whether the job's failed nodes count as avoided (R-L4).
+ */
 static void
-diagnose_count(TideWork *w, int j, int ri, int mode, const TideGroup *g, Diagnosis *d,
-			   TideCardBlock *block)
+diagnose_node(TideWork *w, int j, int ri, int mode, int ni, bool avoid, Diagnosis *d,
+			  TideCardBlock *block)
 {
 	TideSnapshot *s = w->s;
 	const TideJob *job = &s->jobs[j];
 	const TideRole *role = &job->roles[ri];
 	const int64_t *req = role->request;
+	TideNode   *n = &s->nodes[ni];
+	const TidePart *p = &w->ix->parts[n->part];
+	int			small;
 
+	if (!tide_part_allowed(w, j, role, p))
+		return;
+	d->typed++;
+	{
+		TideJob		nosel = *job;
+
+		nosel.navoid = 0;
+		if (!tide_node_matches(&nosel, n, ni, false))
+			return;
+	}
+	d->labeled++;
+	small = tide_node_too_small(w, n, req);
+	if (d->bigres < 0)
+		d->bigres = small;
+	if (d->bigres >= 0)
+	{
+		int64_t		have = d->bigres == TIDE_RES_GPU && n->ngpus * (int64_t) TIDE_MILLI < n->capacity[d->bigres]
+			? n->ngpus * (int64_t) TIDE_MILLI : n->capacity[d->bigres];
+
+		if (have > d->largest)
+			d->largest = have;
+	}
+	if (small >= 0)
+		return;
+	d->staticok++;
+	if (n->state != TIDE_NODE_READY)
+		return;
+	d->ready++;
+	if (!tide_node_matches(job, n, ni, avoid))
+	{
+		d->avoided++;
+		return;
+	}
+	if (!tide_part_card_ok(w, job, p, role, mode, block))
+	{
+		d->card++;
+		return;
+	}
+	if (tide_node_fits(w, job, n, req, false))
+		d->fit++;
+	else if (tide_node_fits(w, job, n, req, true))
+	{
+		d->held++;
+		if (d->hold_job == 0)
+			d->hold_job = n->hold_job;
+	}
+	else
+	{
+		for (int r = 0; r < w->nres; r++)
+			if (req[r] > 0 && tide_sat_sub(n->capacity[r], n->used[r]) < req[r])
+				d->shortc[r]++;
+		if (req[TIDE_RES_GPU] > 0 &&
+			tide_sat_sub(n->capacity[TIDE_RES_GPU], n->used[TIDE_RES_GPU]) >= req[TIDE_RES_GPU])
+			d->shortc[TIDE_RES_GPU]++;	/* enough in sum, not on one GPU / whole GPUs */
+	}
+}
+
+/* Count, for role ri of job j in group g, how far its nodes pass the filters. */
+static void
+diagnose_count(TideWork *w, int j, int ri, int mode, const TideGroup *g, bool avoid, Diagnosis *d,
+			   TideCardBlock *block)
+{
 	memset(d, 0, sizeof(*d));
 	d->bigres = -1;
 	for (int k = g->lo; k < g->hi; k++)
-	{
-		int			ni = w->ix->order[k];
-		TideNode   *n = &s->nodes[ni];
-		const TidePart *p = &w->ix->parts[n->part];
-		int			small;
-
-		if (!tide_part_allowed(w, j, role, p))
-			continue;
-		d->typed++;
-		{
-			TideJob		nosel = *job;
-
-			nosel.navoid = 0;
-			if (!tide_node_matches(&nosel, n, ni, false))
-				continue;
-		}
-		d->labeled++;
-		small = tide_node_too_small(w, n, req);
-		if (d->bigres < 0)
-			d->bigres = small;
-		if (d->bigres >= 0)
-		{
-			int64_t		have = d->bigres == TIDE_RES_GPU && n->ngpus * (int64_t) TIDE_MILLI < n->capacity[d->bigres]
-				? n->ngpus * (int64_t) TIDE_MILLI : n->capacity[d->bigres];
-
-			if (have > d->largest)
-				d->largest = have;
-		}
-		if (small >= 0)
-			continue;
-		d->staticok++;
-		if (n->state != TIDE_NODE_READY)
-			continue;
-		d->ready++;
-		if (!tide_node_matches(job, n, ni, w->info[j].avoids))
-		{
-			d->avoided++;
-			continue;
-		}
-		if (!tide_part_card_ok(w, job, p, role, mode, block))
-		{
-			d->card++;
-			continue;
-		}
-		if (tide_node_fits(w, job, n, req, false))
-			d->fit++;
-		else if (tide_node_fits(w, job, n, req, true))
-		{
-			d->held++;
-			if (d->hold_job == 0)
-				d->hold_job = n->hold_job;
-		}
-		else
-		{
-			for (int r = 0; r < w->nres; r++)
-				if (req[r] > 0 && tide_sat_sub(n->capacity[r], n->used[r]) < req[r])
-					d->shortc[r]++;
-			if (req[TIDE_RES_GPU] > 0 &&
-				tide_sat_sub(n->capacity[TIDE_RES_GPU], n->used[TIDE_RES_GPU]) >= req[TIDE_RES_GPU])
-				d->shortc[TIDE_RES_GPU]++;	/* enough in sum, not on one GPU / whole GPUs */
-		}
-	}
+		diagnose_node(w, j, ri, mode, w->ix->order[k], avoid, d, block);
 }
 
 /* The ready nodes without room: how many, and the two resources most short. */
@@ -444,6 +455,9 @@ diagnose_no_room(TideWork *w, TideOutcome *o, int ri, const Diagnosis *d)
 	}
 }
 
+static void diagnose_reasons(TideWork *w, int j, TideOutcome *o, const TidePlaceResult *pr,
+							 const Diagnosis *dp);
+
 /*
  * Why did job j not fit (R-C2, R-A2)?  One pass over the group's nodes for
  * the role that failed (pr from tide_place_job), counting each filter;
@@ -454,18 +468,8 @@ diagnose_no_room(TideWork *w, TideOutcome *o, int ri, const Diagnosis *d)
 void
 tide_diagnose(TideWork *w, int j, int mode, TideOutcome *o, TidePlaceResult *pr)
 {
-	TideSnapshot *s = w->s;
-	const TideJob *job = &s->jobs[j];
-	int			ri = pr->fail_role >= 0 ? pr->fail_role : 0;
-	const TideRole *role = &job->roles[ri];
-	const int64_t *req = role->request;
+	const TideJob *job = &w->s->jobs[j];
 	Diagnosis	d;
-	int			bigres,
-				staticok,
-				held,
-				avoided;
-	int64_t		largest,
-				hold_job;
 
 	if (w->info[j].group < 0)
 	{
@@ -473,7 +477,28 @@ tide_diagnose(TideWork *w, int j, int mode, TideOutcome *o, TidePlaceResult *pr)
 		o->status = TIDE_UNSCHEDULABLE;
 		return;
 	}
-	diagnose_count(w, j, ri, mode, &w->ix->groups[w->info[j].group], &d, &pr->card);
+	diagnose_count(w, j, pr->fail_role >= 0 ? pr->fail_role : 0, mode,
+				   &w->ix->groups[w->info[j].group], w->info[j].avoids, &d, &pr->card);
+	diagnose_reasons(w, j, o, pr, &d);
+}
+
+/* The reasons of job j's failure from the counts of its nodes (tide_diagnose). */
+static void
+diagnose_reasons(TideWork *w, int j, TideOutcome *o, const TidePlaceResult *pr, const Diagnosis *dp)
+{
+	TideSnapshot *s = w->s;
+	const TideJob *job = &s->jobs[j];
+	int			ri = pr->fail_role >= 0 ? pr->fail_role : 0;
+	const TideRole *role = &job->roles[ri];
+	const int64_t *req = role->request;
+	Diagnosis	d = *dp;
+	int			bigres,
+				staticok,
+				held,
+				avoided;
+	int64_t		largest,
+				hold_job;
+
 	bigres = d.bigres;
 	largest = d.largest;
 	staticok = d.staticok;
@@ -588,4 +613,113 @@ tide_diagnose_status(TideWork *w, int j, TideOutcome *o, const TidePlaceResult *
 		}
 	}
 	o->status = TIDE_UNSCHEDULABLE;
+}
+
+/*
+ * The counts of a shape's role without avoided nodes, kept for the jobs of
+ * that shape that avoid some (R-L4).  They hold while the walk has placed
+ * and held nothing more since they were made: nothing else changes a node.
+ */
+typedef struct TideAvoidDiag
+{
+	int32_t		job;			/* the job they were counted for */
+	int32_t		role;
+	int32_t		mode;
+	int32_t		nplacements;	/* the walk when they were counted */
+	int32_t		nholds;
+	bool		usable;			/* no card key and no hold met */
+	Diagnosis	d;
+} TideAvoidDiag;
+
+/* Role ri's counts now for job j, its shape's: counted again if stale. */
+static const TideAvoidDiag *
+avoid_diag(TideWork *w, int j, int ri, int mode)
+{
+	TideAvoidDiag *e = NULL;
+	TideCardBlock block;
+
+	for (int i = 0; i < w->navoid_diags && !e; i++)
+		if (w->avoid_diags[i].role == ri && w->avoid_diags[i].mode == mode &&
+			w->info[w->avoid_diags[i].job].group == w->info[j].group &&
+			tide_same_shape(w, w->avoid_diags[i].job, j))
+			e = &w->avoid_diags[i];
+	if (e && e->nplacements == w->r->nplacements && e->nholds == w->r->nholds)
+		return e;
+	if (!e)
+	{
+		if (w->navoid_diags == w->avoid_diags_cap)
+		{
+			int			cap = w->avoid_diags_cap ? w->avoid_diags_cap * 2 : 16;
+
+			w->avoid_diags = tide_work_grow(w, w->avoid_diags, sizeof(TideAvoidDiag) * w->avoid_diags_cap,
+											sizeof(TideAvoidDiag) * cap);
+			w->avoid_diags_cap = cap;
+		}
+		e = &w->avoid_diags[w->navoid_diags++];
+		e->role = ri;
+		e->mode = mode;
+	}
+	e->job = j;
+	e->nplacements = w->r->nplacements;
+	e->nholds = w->r->nholds;
+	memset(&block, 0, sizeof(block));
+	block.res = -1;
+	block.queue = -1;
+	diagnose_count(w, j, ri, mode, &w->ix->groups[w->info[j].group], false, &e->d, &block);
+	e->usable = block.res < 0 && e->d.card == 0 && e->d.held == 0;
+	return e;
+}
+
+/*
+ * Why did job j, which keeps off some nodes (R-L4), not fit?  The same
+ * answer as tide_diagnose's, from its shape's counts with its avoided
+ * nodes moved to "avoided": one pass over the group's nodes per shape,
+ * not per job.  False when the counts would need more (a card key, a
+ * hold): then tide_diagnose counts node by node.
+ */
+bool
+tide_diagnose_avoider(TideWork *w, int j, int mode, TideOutcome *o, const TidePlaceResult *pr)
+{
+	const TideJob *job = &w->s->jobs[j];
+	const TideGroup *g = &w->ix->groups[w->info[j].group];
+	int			ri = pr->fail_role >= 0 ? pr->fail_role : 0;
+	const TideAvoidDiag *e;
+	Diagnosis	d;
+
+	if (pr->card.res >= 0)
+		return false;
+	e = avoid_diag(w, j, ri, mode);
+	if (!e->usable)
+		return false;
+	d = e->d;
+	for (int a = 0; a < job->navoid; a++)
+	{
+		int			ni = job->avoid[a];
+		bool		again = false;
+		Diagnosis	one;
+		TideCardBlock block;
+
+		if (ni < 0 || ni >= w->s->nnodes || w->s->nodes[ni].part < g->plo || w->s->nodes[ni].part >= g->phi)
+			continue;
+		for (int b = 0; b < a && !again; b++)
+			again = job->avoid[b] == ni;
+		if (again)
+			continue;
+		memset(&one, 0, sizeof(one));
+		one.bigres = -1;
+		memset(&block, 0, sizeof(block));
+		block.res = -1;
+		block.queue = -1;
+		diagnose_node(w, j, ri, mode, ni, false, &one, &block);
+		if (one.ready == 0)
+			continue;
+		if (one.card || one.held || block.res >= 0)
+			return false;
+		d.fit -= one.fit;
+		for (int r = 0; r < w->nres; r++)
+			d.shortc[r] -= one.shortc[r];
+		d.avoided++;
+	}
+	diagnose_reasons(w, j, o, pr, &d);
+	return true;
 }

@@ -19,5 +19,7 @@ extern TidePlaceResult tide_place_job(TideWork *w, int j, int mode);
 extern void tide_rollback(TideWork *w, int start);
 extern void tide_diagnose(TideWork *w, int j, int mode, TideOutcome *o, TidePlaceResult *pr);
 extern void tide_diagnose_status(TideWork *w, int j, TideOutcome *o, const TidePlaceResult *pr);
+extern bool tide_diagnose_avoider(TideWork *w, int j, int mode, TideOutcome *o,
+								  const TidePlaceResult *pr);
 
 #endif							/* TIDE_PLACE_H */

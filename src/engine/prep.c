@@ -18,23 +18,12 @@
 #include "prep.h"
 #include "work.h"
 
-/*
- * The queue a shape's node search depends on: only a queue that limits a
- * card type filters nodes differently from another; -1 for the others, so
- * one failed shape answers for every queue without card limits.
- */
-static int
-shape_queue(const TideWork *w, const TideJob *job)
-{
-	return w->queue_cards[job->queue] ? job->queue : -1;
-}
-
 /* Everything that decides whether a job fits, hashed (the shape cache key). */
 static uint64_t
 shape_hash(const TideWork *w, const TideJob *job, const TideJobInfo *in)
 {
 	const TideSnapshot *s = w->s;
-	uint64_t	h = tide_hash_mix(0, (uint64_t) (shape_queue(w, job) + 1));
+	uint64_t	h = tide_hash_mix(0, (uint64_t) (tide_shape_queue(w, job) + 1));
 
 	h = tide_hash_mix(h, job->idle);
 	h = tide_hash_mix(h, (uint64_t) in->min_replicas);
@@ -49,26 +38,6 @@ shape_hash(const TideWork *w, const TideJob *job, const TideJobInfo *in)
 			h = tide_hash_mix(h, (uint64_t) job->roles[ri].request[r]);
 	}
 	return h;
-}
-
-static bool
-same_shape(const TideSnapshot *s, const TideWork *w, int a, int b)
-{
-	const TideJob *x = &s->jobs[a];
-	const TideJob *y = &s->jobs[b];
-
-	if (shape_queue(w, x) != shape_queue(w, y) || x->idle != y->idle || x->gpu_type != y->gpu_type ||
-		x->nroles != y->nroles || x->nselector != y->nselector || x->time_limit != y->time_limit ||
-		w->info[a].min_replicas != w->info[b].min_replicas)
-		return false;
-	for (int i = 0; i < x->nselector; i++)
-		if (x->selector[i] != y->selector[i])
-			return false;
-	for (int ri = 0; ri < x->nroles; ri++)
-		if (x->roles[ri].replicas != y->roles[ri].replicas ||
-			memcmp(x->roles[ri].request, y->roles[ri].request, sizeof(int64_t) * s->nres) != 0)
-			return false;
-	return true;
 }
 
 /* A shape cache lookup: the job and the key it is looked up by. */
@@ -87,7 +56,7 @@ shape_is(const void *ctx, int32_t entry)
 	const TideShape *e = &key->w->shapes[entry];
 
 	return e->hash == key->hash && e->mode == key->mode &&
-		same_shape(key->w->s, key->w, e->job, key->j);
+		tide_same_shape(key->w, e->job, key->j);
 }
 
 static uint64_t
@@ -288,6 +257,13 @@ tide_prepare_jobs(TideWork *w)
 		in->avoids = job->navoid > 0 && tide_other_node_could_hold(w, j);
 		/* a time limit decides backfill (R-L2): in the key, for the forecast */
 		in->cacheable = job->navoid == 0 && (job->time_limit == 0 || s->no_reasons);
-		in->hash = in->cacheable ? shape_hash(w, job, in) : 0;
+		/*
+		 * A job that keeps off some nodes, else cacheable: its counts of
+		 * nodes when it fails are its shape's, its avoided nodes aside
+		 * (place.c)
+		 */
+		in->avoid_shape = in->avoids && job->time_limit == 0 && in->group >= 0 &&
+			!s->queues[job->queue].owner_cap;
+		in->hash = in->cacheable || in->avoid_shape ? shape_hash(w, job, in) : 0;
 	}
 }

@@ -362,6 +362,63 @@ test_avoid_exception(void)
 	}
 }
 
+/*
+ * A job that avoids nodes and does not fit: its reasons come from its
+ * shape's counts with its avoided nodes moved aside, the same as node by
+ * node (as a job with a time limit is still diagnosed: no shape).
+ */
+static void
+test_avoid_shape_counts(void)
+{
+	static char names[12][4];
+	FxNode		nodes[12];
+	FxRun		busy[12];
+	FxQueue		qs[] = {{"q"}};
+	char		first[4][1024];
+	int64_t		checks[2];
+
+	/* twelve nodes of 2 GPUs, one used on each; d: both; e: no cpu left */
+	for (int i = 0; i < 12; i++)
+	{
+		snprintf(names[i], sizeof(names[i]), "%c", 'a' + i);
+		nodes[i] = (FxNode) {names[i], "cpu=32, memory=64Gi, gpu=2", "H100"};
+		busy[i] = (FxRun) {names[i], "q", i == 3 ? "gpu=2" : i == 4 ? "cpu=32, gpu=1" : "gpu=1", .gpus = i == 3 ? 3 : 1};
+	}
+	for (int pass = 0; pass < 2; pass++)
+	{
+		/* pass 0: from the shape's counts; pass 1: node by node */
+		int64_t		limit = pass == 0 ? 0 : 3600;
+		FxJob		jobs[] = {
+			{1, "q", 9, 1, "gpu=2"},
+			{2, "q", 0, 2, "gpu=2", .avoid = "a", .time_limit = limit},
+			{3, "q", 0, 3, "gpu=2", .avoid = "a,d,a", .time_limit = limit},
+			{4, "q", 0, 4, "gpu=2", .avoid = "e,b", .time_limit = limit},
+			{5, "q", 0, 5, "gpu=2", 2, .avoid = "c", .time_limit = limit},
+		};
+		Fx			fx;
+
+		fx_build(&fx, nodes, 12, qs, 1, jobs, 5, busy, 12);
+		fx.r = tide_decide(fx.s);
+		checks[pass] = fx.r->counters.node_checks;
+		is_str(fx_nodes(&fx, 5), "", "the gang of 2 x gpu=2 is not placed, pass %d", pass);
+		for (int k = 0; k < 4; k++)
+		{
+			if (pass == 0)
+				snprintf(first[k], sizeof(first[k]), "%s", fx_reason(&fx, k + 2));
+			else
+				is_str(first[k], fx_reason(&fx, k + 2),
+					   "job %d: the same reasons from the shape's counts as node by node", k + 2);
+		}
+		fx_free(&fx);
+	}
+	ok(strstr(first[0], "1 node avoided") != NULL, "the reasons count the avoided node: %s", first[0]);
+	ok(strstr(first[1], "2 nodes avoided") != NULL, "a node avoided twice counts once: %s", first[1]);
+	ok(strstr(first[3], "gang") != NULL && strstr(first[3], "1 node avoided") != NULL,
+	   "a gang's reasons too: %s", first[3]);
+	ok(checks[0] < checks[1], "the counts from the shape check fewer nodes (%lld < %lld)",
+	   (long long) checks[0], (long long) checks[1]);
+}
+
 /* The limit tests: INT64_MAX means "this much or more" and is never reached. */
 static void
 test_limits(void)
@@ -387,5 +444,6 @@ main(void)
 	test_card_keys();
 	test_limits();
 	test_avoid_exception();
+	test_avoid_shape_counts();
 	return done_testing();
 }
