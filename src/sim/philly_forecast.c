@@ -155,7 +155,7 @@ phf_step(PhForecast *pf, const TideSnapshot *live, int nnodes, int per_node,
 	/* the new jobs are the last in arrival order: one of them, stop once placed */
 	f = tide_forecast(copy_snapshot(pf, live, nnodes, per_node, fq, policy, jobs, running,
 									pool, nw, t),
-					  nnew == 1 ? stop : 0);
+					  nnew == 1 ? stop : 0, false);
 	pf->calls++;
 	pf->steps += f->nsteps;
 	for (int k = 0; k < f->njobs; k++)
