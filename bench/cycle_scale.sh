@@ -69,11 +69,15 @@ echo "cycle_scale: commit $(git -C "$SRC" rev-parse --short HEAD)$(git -C "$SRC"
     "shared_buffers $(psql -XAtc 'SHOW shared_buffers' postgres); uptime:$(uptime | sed 's/.*up [^,]*,//')"
 
 # One session of cycle_scale.sql; the cycle's debug lines shortened, other
-# debug lines dropped.
+# debug messages dropped with the lines that continue them (LINE, QUERY,
+# CONTEXT, a statement's text).
 session() {
     psql -X -q -v busy="$BUSY" -v first_only="$FIRST_ONLY" "$@" -f "$SRC/bench/cycle_scale.sql" postgres 2>&1 \
-        | sed -u -e 's/^psql:[^:]*:[0-9]*: DEBUG:  tide.run_cycle: /  debug: /' \
-        | grep --line-buffered -v -e '^$' -e '^psql:[^:]*:[0-9]*: DEBUG:'
+        | awk '/^psql:[^:]*:[0-9]*: DEBUG:  tide.run_cycle: / { sub(/^psql:[^:]*:[0-9]*: DEBUG:  tide.run_cycle: /, "  debug: "); print; skip = 0; fflush(); next }
+               /^psql:[^:]*:[0-9]*: DEBUG:/ { skip = 1; next }
+               skip && /^(LINE [0-9]+:|QUERY:|CONTEXT:|DETAIL:|HINT:|[ \t])/ { next }
+               /^$/ { next }
+               { skip = 0; print; fflush() }'
 }
 
 if [ -z "$FEATURES" ]; then

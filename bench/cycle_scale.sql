@@ -117,7 +117,10 @@ SELECT count(*) FROM tide.job_tasks \g /dev/null
 SELECT format('== %s: %s pending x %s nodes, %s queues%s; shared_buffers %s; %s', :'run', :jobs, :nodes,
               (SELECT count(*) FROM tide.queues), CASE WHEN :'feature' <> '' THEN ', feature ' || :'feature' ELSE '' END,
               current_setting('shared_buffers'), pg_temp.loadavg());
+-- (with the cycle's debug lines: where its time went)
+SET client_min_messages = debug1;
 \ir cycle_first.psql
+SET client_min_messages = warning;
 SELECT format('floor select_ms=%s insert_ms=%s placed_ms=%s total_ms=%s; cycle / contract floor = %s by wall, %s by CPU; %s',
               round(f.select_ms::numeric, 1), round(f.insert_ms::numeric, 1), round(f.placed_ms::numeric, 1),
               round((f.select_ms + f.insert_ms + f.placed_ms)::numeric, 1),
