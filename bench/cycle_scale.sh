@@ -14,13 +14,16 @@
 # switch exists: tide.fair_share_half_life 7 days against 0;
 # owner_fair_share on every queue (the jobs of 40 owners); time limits on
 # 20,000 running jobs (two per node) against none; a 3-level queue tree
-# (cycle_cluster.psql -v tree=1) against the same 100 queues flat.  In
-# separate sessions, alternated twice: dependencies and arrays
-# (cycle_extras.psql -v pipelines=1: a fifth of the backlog waiting on a
-# dependency, ten arrays of 1,000) against none.
+# (cycle_cluster.psql -v tree=1) against the same 100 queues flat; a fifth
+# of the backlog waiting on a dependency against none (ten arrays of 1,000
+# in both).  In separate sessions, alternated twice: dependencies and
+# arrays (cycle_extras.psql -v pipelines=1) against none.  --feature NAME
+# runs one of them: fair_share, owner_fair_share, time_limits, queue_tree,
+# dependencies, pipelines (repeat it for more).
 #
 # Run as root on Debian 12 (like test/run.sh):
-#   bash bench/cycle_scale.sh [--huge] [--features] [--sizes "JOBSxNODES ..."]
+#   bash bench/cycle_scale.sh [--huge] [--features | --feature NAME ...]
+#                             [--sizes "JOBSxNODES ..."]
 #                             [--busy N] [--first-only]
 # --sizes replaces the list of sizes (e.g. --sizes 250000x25000); --busy
 # sets the number of busy cycles (20); --first-only stops each size after
@@ -34,13 +37,15 @@ SRC=$(cd "$(dirname "$0")/.." && pwd)
 . "$SRC/tools/lib.sh"
 SIZES="10000x1000 100000x10000" FEATURES= BUSY=20 FIRST_ONLY=0
 usage() {
-    echo "usage: $0 [--huge] [--features] [--sizes \"JOBSxNODES ...\"] [--busy N] [--first-only]" >&2
+    echo "usage: $0 [--huge] [--features | --feature NAME ...] [--sizes \"JOBSxNODES ...\"] [--busy N] [--first-only]" >&2
     exit 2
 }
 while [ $# -gt 0 ]; do
     case $1 in
         --huge) SIZES="$SIZES 250000x25000" ;;
-        --features) FEATURES=1 ;;
+        --features) FEATURES=all ;;
+        --feature) [ $# -ge 2 ] && [[ $2 =~ ^(fair_share|owner_fair_share|time_limits|queue_tree|dependencies|pipelines)$ ]] || usage
+                   [ "$FEATURES" = all ] || FEATURES="$FEATURES $2"; shift ;;
         --first-only) FIRST_ONLY=1 ;;
         --sizes) [ $# -ge 2 ] && [[ $2 =~ ^[0-9]+x[0-9]+( [0-9]+x[0-9]+)*$ ]] || usage; SIZES=$2; shift ;;
         --busy) [ $# -ge 2 ] && [[ $2 =~ ^[0-9]+$ ]] && [ "$2" -gt 0 ] || usage; BUSY=$2; shift ;;
@@ -89,17 +94,34 @@ fi
 
 FEATURE_SIZE=${BENCH_FEATURE_SIZE:-100000x10000}
 J=${FEATURE_SIZE%x*} N=${FEATURE_SIZE#*x}
-session -v jobs=$J -v nodes=$N -v run=fair_share -v feature=fair_share_half_life \
-    -v feature_off="SET tide.fair_share_half_life = 0" -v feature_on="SET tide.fair_share_half_life = '7d'"
-session -v jobs=$J -v nodes=$N -v run=owner_fair_share -v feature=owner_fair_share \
-    -v feature_off="UPDATE tide.queues SET owner_fair_share = false" \
-    -v feature_on="UPDATE tide.queues SET owner_fair_share = true"
-session -v jobs=$J -v nodes=$N -v run=time_limits -v feature=time_limits -v running=$((2 * N)) \
-    -v feature_off="UPDATE tide.jobs j SET time_limit = NULL FROM running_jobs r WHERE j.id = r.id" \
-    -v feature_on="UPDATE tide.jobs j SET time_limit = make_interval(hours => (1 + r.i % 24)::int) FROM running_jobs r WHERE j.id = r.id"
-session -v jobs=$J -v nodes=$N -v run=queue_tree -v feature=queue_tree -v queues=100 -v tree=1 \
-    -v feature_off="UPDATE tide.queues SET parent = NULL WHERE name LIKE 'queue-%'" \
-    -v feature_on="UPDATE tide.queues SET parent = format('dept-%s', substr(name, 7)::int / 5) WHERE name LIKE 'queue-%'"
+want() { [ "$FEATURES" = all ] || [[ " $FEATURES " == *" $1 "* ]]; }
+if want fair_share; then
+    session -v jobs=$J -v nodes=$N -v run=fair_share -v feature=fair_share_half_life \
+        -v feature_off="SET tide.fair_share_half_life = 0" -v feature_on="SET tide.fair_share_half_life = '7d'"
+fi
+if want owner_fair_share; then
+    session -v jobs=$J -v nodes=$N -v run=owner_fair_share -v feature=owner_fair_share \
+        -v feature_off="UPDATE tide.queues SET owner_fair_share = false" \
+        -v feature_on="UPDATE tide.queues SET owner_fair_share = true"
+fi
+if want time_limits; then
+    session -v jobs=$J -v nodes=$N -v run=time_limits -v feature=time_limits -v running=$((2 * N)) \
+        -v feature_off="UPDATE tide.jobs j SET time_limit = NULL FROM running_jobs r WHERE j.id = r.id" \
+        -v feature_on="UPDATE tide.jobs j SET time_limit = make_interval(hours => (1 + r.i % 24)::int) FROM running_jobs r WHERE j.id = r.id"
+fi
+if want queue_tree; then
+    session -v jobs=$J -v nodes=$N -v run=queue_tree -v feature=queue_tree -v queues=100 -v tree=1 \
+        -v feature_off="UPDATE tide.queues SET parent = NULL WHERE name LIKE 'queue-%'" \
+        -v feature_on="UPDATE tide.queues SET parent = format('dept-%s', substr(name, 7)::int / 5) WHERE name LIKE 'queue-%'"
+fi
+# Dependencies switched in one session (the arrays of -v pipelines=1 stay
+# in both arms): a fifth of the backlog waits on the job before it, or not.
+if want dependencies; then
+    session -v jobs=$J -v nodes=$N -v run=dependencies -v feature=dependencies -v pipelines=1 \
+        -v feature_off="DELETE FROM tide.job_dependencies d USING shapes s WHERE d.job_id = s.i" \
+        -v feature_on="INSERT INTO tide.job_dependencies (job_id, depends_on, condition) SELECT s.i, s.i - 1, 'succeeded' FROM shapes s JOIN tide.jobs j ON j.id = s.i AND j.state = 'pending' WHERE s.i % 5 = 0 ON CONFLICT DO NOTHING"
+fi
+want pipelines || exit 0
 for round in 1 2; do
     session -v jobs=$J -v nodes=$N -v run="pipelines off $round" -v pipelines=0
     session -v jobs=$J -v nodes=$N -v run="pipelines on $round" -v pipelines=1
