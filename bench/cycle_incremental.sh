@@ -11,13 +11,6 @@ set -euo pipefail
 SRC=$(cd "$(dirname "$0")/.." && pwd)
 . "$SRC/tools/lib.sh"
 JOBS=${1:-100000} NODES=${2:-10000}
-PORT=${TIDE_BENCH_PORT:-$((56000 + RANDOM % 1000))}
-TMP=$(mktemp -d /tmp/pg_tide_bench.XXXXXX)
-trap 'cluster_stop "$TMP"; rm -rf "$TMP"' EXIT
-if [ -z "${TIDE_PG_BIN:-}" ]; then
-    exec 9>/tmp/pg_tide_install.lock
-    flock 9
-fi
-build_and_install "$SRC"
+bench_setup "$SRC"
 cluster_start "$TMP" "$PORT" postgres
 psql -X -q -v jobs="$JOBS" -v nodes="$NODES" -f "$SRC/bench/cycle_incremental.sql" postgres | grep -v '^$'

@@ -42,17 +42,7 @@ while [ $# -gt 0 ]; do
     esac
     shift 2
 done
-PORT=${TIDE_BENCH_PORT:-$((56000 + RANDOM % 1000))}
-TMP=$(mktemp -d /tmp/pg_tide_bench.XXXXXX)
-trap 'cluster_stop "$TMP"; rm -rf "$TMP"' EXIT
-
-# Hold the install lock for the whole run: the library must stay ours
-# (a private copy of the server, TIDE_PG_BIN, needs none).
-if [ -z "${TIDE_PG_BIN:-}" ]; then
-    exec 9>/tmp/pg_tide_install.lock
-    flock 9
-fi
-build_and_install "$SRC"
+bench_setup "$SRC"
 [ -n "$SHARED_BUFFERS" ] && export TIDE_EXTRA_CONF="${TIDE_EXTRA_CONF:-}
 shared_buffers = $SHARED_BUFFERS"
 cluster_start "$TMP" "$PORT" postgres

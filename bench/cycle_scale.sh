@@ -54,15 +54,7 @@ while [ $# -gt 0 ]; do
     shift
 done
 SHARED_BUFFERS=${BENCH_SHARED_BUFFERS:-128MB}
-PORT=${TIDE_BENCH_PORT:-$((56000 + RANDOM % 1000))}
-TMP=$(mktemp -d /tmp/pg_tide_bench.XXXXXX)
-trap 'cluster_stop "$TMP"; rm -rf "$TMP"' EXIT
-
-if [ -z "${TIDE_PG_BIN:-}" ]; then
-    exec 9>/tmp/pg_tide_install.lock
-    flock 9
-fi
-build_and_install "$SRC"
+bench_setup "$SRC"
 # Checkpoints by WAL volume would land in the middle of the cycles after
 # the big setups: a deployment's max_wal_size is sized for its writes.
 export TIDE_EXTRA_CONF="${TIDE_EXTRA_CONF:-}

@@ -88,3 +88,20 @@ cluster_restart() {
         3>&- 4>&- 5>&- 6>&- 7>&- 8>&- 9>&- \
         || die "server did not restart"
 }
+
+# bench_setup SRC: what every benchmark driver does before its cluster:
+# PORT (TIDE_BENCH_PORT, else a random one) and TMP, the cluster's
+# directory, stopped and removed at exit; the install lock held for the
+# whole run (the library must stay ours) unless TIDE_PG_BIN names a
+# private copy of the server; then the build and install.  The caller
+# sets TIDE_EXTRA_CONF if it needs to and calls cluster_start.
+bench_setup() {
+    PORT=${TIDE_BENCH_PORT:-$((56000 + RANDOM % 1000))}
+    TMP=$(mktemp -d /tmp/pg_tide_bench.XXXXXX)
+    trap 'cluster_stop "$TMP"; rm -rf "$TMP"' EXIT
+    if [ -z "${TIDE_PG_BIN:-}" ]; then
+        exec 9>/tmp/pg_tide_install.lock
+        flock 9
+    fi
+    build_and_install "$1"
+}
