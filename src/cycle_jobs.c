@@ -373,27 +373,23 @@ job_row(void *arg, const Datum *v, const bool *nulls)
 void
 cycle_load_jobs(Loader *ld)
 {
-	Oid			argtypes[4] = {TEXTOID, TEXTARRAYOID, TEXTARRAYOID, INT8ARRAYOID};
-	Datum		args[4] = {ld->group ? CStringGetTextDatum(ld->group) : (Datum) 0,
-	ld->group_queues, ld->group_nodes, ld->delta.changed_array};
-	bool		nulls[4] = {ld->group == NULL, ld->group == NULL, ld->group == NULL, false};
+	Oid			types[LOADER_NARGS];
+	Datum		args[LOADER_NARGS];
+	bool		nulls[LOADER_NARGS];
 	CycleLoad  *l = ld->l;
 	TideSnapshot *s = ld->s;
 
 	s->njobs = s->nroles = 0;
 	jobs_grow(ld);
 	roles_grow(ld);
-	if (!ld->delta.incremental)
-		cycle_stream_keep(Q_JOBS, 3, argtypes, args, nulls, job_row, ld,
-						  cycle_cache_rows(&ld->delta, true, Anum_jobs_id, NULL));
+	if (ld->delta.incremental)
+		/* the changed jobs read again, the kept rows with them (cycle_cache.c) */
+		cycle_rows_replay(loader_changed_rows(ld, true, Q_JOBS_CHANGED, Anum_jobs_id), job_row, ld);
 	else
 	{
-		/* the changed jobs read again, the kept rows with them (cycle_cache.c) */
-		CycleRowSet fresh;
-
-		cycle_rowset_init(&fresh, l->mcxt, Anum_jobs_id);
-		cycle_stream_keep(Q_JOBS_CHANGED, 4, argtypes, args, nulls, NULL, NULL, &fresh);
-		cycle_rows_replay(cycle_cache_rows(&ld->delta, true, Anum_jobs_id, &fresh), job_row, ld);
+		loader_query_args(ld, types, args, nulls);
+		cycle_stream_keep(Q_JOBS, 3, types, args, nulls, job_row, ld,
+						  cycle_cache_rows(&ld->delta, true, Anum_jobs_id, NULL));
 	}
 	/* the arrays stay where they are now: point into them, then sort roles */
 	for (int ri = 0; ri < s->nroles; ri++)

@@ -134,17 +134,23 @@ cycle_alloc(void *ctx, size_t size)
 }
 
 /*
- * Run one load query: $1 the resource group (NULL: every group), $2 and $3
- * the names of its queues and nodes (arrays of constants plan as index
- * scans where a subquery would not); its rows stay valid until SPI_finish.
+ * Run one load query with the first three of loader_query_args() (the
+ * names as arrays of constants plan as index scans where a subquery would
+ * not); its rows stay valid until SPI_finish.
  */
 static SPITupleTable *
 run_select(Loader *ld, const char *sql)
 {
-	Oid			argtypes[3] = {TEXTOID, TEXTARRAYOID, TEXTARRAYOID};
-	Datum		args[3] = {ld->group ? CStringGetTextDatum(ld->group) : (Datum) 0,
-	ld->group_queues, ld->group_nodes};
-	int			ret = SPI_execute_with_args(sql, 3, argtypes, args, ld->group ? NULL : "nnn", true, 0);
+	Oid			types[LOADER_NARGS];
+	Datum		args[LOADER_NARGS];
+	bool		nulls[LOADER_NARGS];
+	char		n[LOADER_NARGS];
+	int			ret;
+
+	loader_query_args(ld, types, args, nulls);
+	for (int i = 0; i < LOADER_NARGS; i++)
+		n[i] = nulls[i] ? 'n' : ' ';
+	ret = SPI_execute_with_args(sql, 3, types, args, n, true, 0);
 
 	if (ret != SPI_OK_SELECT)
 		elog(ERROR, "tide.run_cycle: query failed (%s): %s", SPI_result_code_string(ret), sql);
@@ -533,27 +539,21 @@ load_claims(Loader *ld)
 static CycleRowSet *
 select_allocs(Loader *ld)
 {
-	Oid			argtypes[4] = {TEXTOID, TEXTARRAYOID, TEXTARRAYOID, INT8ARRAYOID};
-	Datum		args[4] = {ld->group ? CStringGetTextDatum(ld->group) : (Datum) 0,
-	ld->group_queues, ld->group_nodes, ld->delta.changed_array};
-	bool		nulls[4] = {ld->group == NULL, ld->group == NULL, ld->group == NULL, false};
+	Oid			types[LOADER_NARGS];
+	Datum		args[LOADER_NARGS];
+	bool		nulls[LOADER_NARGS];
 	CycleRowSet *set;
 
 	if (ld->delta.incremental)
-	{
-		CycleRowSet fresh;
-
-		cycle_rowset_init(&fresh, ld->l->mcxt, Anum_allocs_job_id);
-		cycle_stream_keep(Q_ALLOCS_CHANGED, 4, argtypes, args, nulls, NULL, NULL, &fresh);
-		return cycle_cache_rows(&ld->delta, false, Anum_allocs_job_id, &fresh);
-	}
+		return loader_changed_rows(ld, false, Q_ALLOCS_CHANGED, Anum_allocs_job_id);
+	loader_query_args(ld, types, args, nulls);
 	set = cycle_cache_rows(&ld->delta, false, Anum_allocs_job_id, NULL);
 	if (set == NULL)
 	{
 		set = MemoryContextAlloc(ld->l->mcxt, sizeof(CycleRowSet));
 		cycle_rowset_init(set, ld->l->mcxt, Anum_allocs_job_id);
 	}
-	cycle_stream_keep(Q_ALLOCS, 3, argtypes, args, nulls, NULL, NULL, set);
+	cycle_stream_keep(Q_ALLOCS, 3, types, args, nulls, NULL, NULL, set);
 	return set;
 }
 

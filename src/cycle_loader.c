@@ -6,10 +6,13 @@
  */
 #include "postgres.h"
 
+#include "catalog/pg_type.h"
+#include "utils/builtins.h"
 #include "utils/hsearch.h"
 #include "utils/memutils.h"
 
 #include "cycle_loader.h"
+#include "cycle_recv.h"
 #include "resvec.h"
 
 /* Index of the name of len bytes at key (no NUL needed) in the map, or -1. */
@@ -144,4 +147,34 @@ loader_service_of_len(const char *s, int len)
 	if (s && len == 8 && memcmp(s, "training", 8) == 0)
 		return TIDE_SVC_TRAINING;
 	return TIDE_SVC_UNKNOWN;
+}
+
+void
+loader_query_args(const Loader *ld, Oid *types, Datum *args, bool *nulls)
+{
+	types[0] = TEXTOID;
+	types[1] = TEXTARRAYOID;
+	types[2] = TEXTARRAYOID;
+	types[3] = INT8ARRAYOID;
+	args[0] = ld->group ? CStringGetTextDatum(ld->group) : (Datum) 0;
+	args[1] = ld->group_queues;
+	args[2] = ld->group_nodes;
+	args[3] = ld->delta.changed_array;
+	for (int i = 0; i < 3; i++)
+		nulls[i] = ld->group == NULL;
+	nulls[3] = !ld->delta.incremental;
+}
+
+CycleRowSet *
+loader_changed_rows(Loader *ld, bool jobs, const char *changed_sql, int job_col)
+{
+	Oid			types[LOADER_NARGS];
+	Datum		args[LOADER_NARGS];
+	bool		nulls[LOADER_NARGS];
+	CycleRowSet fresh;
+
+	loader_query_args(ld, types, args, nulls);
+	cycle_rowset_init(&fresh, ld->l->mcxt, job_col);
+	cycle_stream_keep(changed_sql, LOADER_NARGS, types, args, nulls, NULL, NULL, &fresh);
+	return cycle_cache_rows(&ld->delta, jobs, job_col, &fresh);
 }

@@ -99,4 +99,20 @@ extern const char *loader_resvec_to_vec(TideSnapshot *s, Datum d, int64 *v);
 /* The engine's service type of a service_type text of len bytes. */
 extern int	loader_service_of_len(const char *s, int len);
 
+/*
+ * The parameters of every load query: $1 the resource group (NULL: every
+ * group), $2 and $3 the names of its queues and nodes, $4 the jobs an
+ * incremental load reads again (cycle_cache.c); a query uses the first 3
+ * or all LOADER_NARGS.
+ */
+#define LOADER_NARGS 4
+extern void loader_query_args(const Loader *ld, Oid *types, Datum *args, bool *nulls);
+
+/*
+ * An incremental load's rows of a query (jobs: the jobs query, else the
+ * allocations'): the changed jobs' rows as changed_sql reads them now,
+ * merged into the kept ones (cycle_cache_rows).
+ */
+extern CycleRowSet *loader_changed_rows(Loader *ld, bool jobs, const char *changed_sql, int job_col);
+
 #endif							/* TIDE_CYCLE_LOADER_H */
