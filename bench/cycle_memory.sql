@@ -7,12 +7,7 @@
 --   psql -v jobs=20000 -v nodes=2000 -v cycles=300 -v every=25 \
 --        -v arrivals=10 -v exits=10 -f bench/cycle_memory.sql DB
 -- Needs a superuser (it reads /proc/self/status with pg_read_file).
-\set ON_ERROR_STOP 1
-\pset tuples_only on
-\pset format unaligned
-SET client_min_messages = warning;
-DROP EXTENSION IF EXISTS pg_tide CASCADE;
-CREATE EXTENSION pg_tide;
+\ir bench_start.psql
 SET client_min_messages = notice;
 -- The busy steps stand in for other sessions (submitters, launchers): no
 -- JIT for them here, as the cycle itself runs without (60_cycle.sql).

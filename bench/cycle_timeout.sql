@@ -1,12 +1,7 @@
 -- A start timeout of a whole first cycle (R-T4), timed; run through
 -- bench/cycle_timeout.sh, or:
 --   psql -v jobs=10000 -v nodes=1000 -f bench/cycle_timeout.sql DB
-\set ON_ERROR_STOP 1
-\pset tuples_only on
-\pset format unaligned
-SET client_min_messages = warning;
-DROP EXTENSION IF EXISTS pg_tide CASCADE;
-CREATE EXTENSION pg_tide;
+\ir bench_start.psql
 SET client_min_messages = notice;
 SET jit = off;
 -- No launchers here: no heartbeats, so no node may time out (R-C3).

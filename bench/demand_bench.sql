@@ -3,12 +3,7 @@
 -- view read on the empty cluster, then after one cycle has filled it (the
 -- demand is then what the free room cannot start).
 --   psql -v jobs=10000 -v nodes=1000 -f bench/demand_bench.sql DB
-\set ON_ERROR_STOP 1
-\pset tuples_only on
-\pset format unaligned
-SET client_min_messages = warning;
-DROP EXTENSION IF EXISTS pg_tide CASCADE;
-CREATE EXTENSION pg_tide;
+\ir bench_start.psql
 \ir cycle_cluster.psql
 ANALYZE tide.jobs, tide.job_tasks, tide.nodes, tide.queues, tide.allocations;
 

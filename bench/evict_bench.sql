@@ -7,12 +7,7 @@
 --   psql -v nodes=1000 -v backlog=10000 -v arrivals=20 -v steps=5 -f bench/evict_bench.sql DB
 -- Prints one line per cycle: what it did and its load, decide and write
 -- times (ms), then the same cluster's cycle without arrivals.
-\set ON_ERROR_STOP 1
-\pset tuples_only on
-\pset format unaligned
-SET client_min_messages = warning;
-DROP EXTENSION IF EXISTS pg_tide CASCADE;
-CREATE EXTENSION pg_tide;
+\ir bench_start.psql
 SELECT setseed(0.25);
 
 INSERT INTO tide.nodes (name, capacity, gpu_type, gpu_topology)

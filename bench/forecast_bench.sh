@@ -16,19 +16,12 @@ for arg in "$@"; do
         *) echo "usage: $0 [--big]" >&2; exit 2 ;;
     esac
 done
-PORT=${TIDE_BENCH_PORT:-$((56000 + RANDOM % 1000))}
-TMP=$(mktemp -d /tmp/pg_tide_fbench.XXXXXX)
-trap 'cluster_stop "$TMP"; rm -rf "$TMP"' EXIT
-
 run() {
     echo "== $1 pending x $2 nodes"
     "$PG_BIN/psql" -X -q -v jobs="$1" -v nodes="$2" -f "$SRC/bench/forecast_bench.sql" postgres | grep -v '^$'
 }
 
-# The system-wide library is shared: hold the install lock while it is ours.
-exec 9>/tmp/pg_tide_install.lock
-[ -n "${TIDE_PG_BIN:-}" ] || flock 9
-build_and_install "$SRC"
+bench_setup "$SRC"
 cluster_start "$TMP" "$PORT" postgres
 run 10000 1000
 [ -n "$BIG" ] && run 100000 10000

@@ -5,12 +5,7 @@
 --   psql -v jobs=10000 -v nodes=1000 -f bench/forecast_bench.sql DB
 -- (bench/forecast_bench.sh runs it on a throwaway server, --big at 100k x 10k
 -- too: about four minutes there, most of it the cluster and the cycle).
-\set ON_ERROR_STOP 1
-\pset tuples_only on
-\pset format unaligned
-SET client_min_messages = warning;
-DROP EXTENSION IF EXISTS pg_tide CASCADE;
-CREATE EXTENSION pg_tide;
+\ir bench_start.psql
 \ir cycle_cluster.psql
 UPDATE tide.jobs SET time_limit = (ARRAY['30 minutes', '1 hour', '2 hours', '4 hours', '8 hours', '1 day'])[1 + id % 6]::interval;
 ANALYZE tide.jobs, tide.job_tasks, tide.nodes, tide.queues, tide.allocations;
