@@ -24,6 +24,8 @@
  */
 #include "postgres.h"
 
+#include <malloc.h>
+
 #include "access/transam.h"
 #include "access/xact.h"
 #include "catalog/pg_type.h"
@@ -58,6 +60,10 @@ typedef struct CycleCache
 	uint64		xmin;			/* the kept load's */
 	CycleRowSet jobs;
 	CycleRowSet allocs;
+	CycleRow   *jobs_spare;		/* the arrays the next merges write into */
+	int64		jobs_spare_cap;
+	CycleRow   *allocs_spare;
+	int64		allocs_spare_cap;
 } CycleCache;
 
 static CycleCache cache;
@@ -137,6 +143,34 @@ subxact_callback(SubXactEvent event, SubTransactionId mySubid, SubTransactionId 
 	}
 }
 
+/*
+ * A backend that keeps a load runs a cycle after the next, each asking the
+ * allocator for the same large arrays again (the engine's per-job arrays:
+ * megabytes at 100k jobs).  glibc gives the top of its heap back to the
+ * kernel when more than its trim threshold is free there, which a cycle's
+ * end always makes so, and the next cycle then faults every page of those
+ * arrays in afresh: a tenth of a busy cycle at 100k jobs.  Such a backend
+ * keeps up to TIDE_KEEP_HEAP_MB of freed heap instead (arrays up to 32 MB
+ * come from the heap; larger ones are still mapped and unmapped each
+ * time), once, when it first keeps a load.  Its resident size then stays at
+ * the largest cycle's, which it reached anyway.
+ */
+#define TIDE_KEEP_HEAP_MB 256
+
+static void
+keep_heap(void)
+{
+#ifdef M_TRIM_THRESHOLD
+	static bool done = false;
+
+	if (done)
+		return;
+	done = true;
+	mallopt(M_MMAP_THRESHOLD, 32 * 1024 * 1024);
+	mallopt(M_TRIM_THRESHOLD, TIDE_KEEP_HEAP_MB * 1024 * 1024);
+#endif
+}
+
 /* The cache is about to change in this transaction. */
 static void
 cache_touch(void)
@@ -148,7 +182,10 @@ cache_touch(void)
 		callbacks_registered = true;
 	}
 	if (cache.cxt == NULL)
+	{
 		cache.cxt = AllocSetContextCreate(TopMemoryContext, "tide kept load", ALLOCSET_DEFAULT_SIZES);
+		keep_heap();
+	}
 	cache.dirty = true;
 	cache.valid = false;		/* until cycle_cache_loaded() */
 }
@@ -294,6 +331,8 @@ CycleRowSet *
 cycle_cache_rows(CycleDelta *d, bool jobs, int job_col, const CycleRowSet *fresh)
 {
 	CycleRowSet *set = jobs ? &cache.jobs : &cache.allocs;
+	CycleRow  **spare = jobs ? &cache.jobs_spare : &cache.allocs_spare;
+	int64	   *spare_cap = jobs ? &cache.jobs_spare_cap : &cache.allocs_spare_cap;
 	CycleRowSet merged;
 	int64		i = 0,
 				k = 0;
@@ -304,7 +343,14 @@ cycle_cache_rows(CycleDelta *d, bool jobs, int job_col, const CycleRowSet *fresh
 	if (!d->incremental)
 		return set;				/* empty: the full load streams into it */
 
-	/* kept rows of unchanged jobs, and fresh rows, by key */
+	/*
+	 * Kept rows of unchanged jobs, and fresh rows, by key.  The kept tuples
+	 * are not read here (at 100k jobs, touching each one's header to count
+	 * its bytes cost more than the rest of the merge): the byte count is
+	 * the kept one, less the dropped tuples, plus the fresh ones.  The
+	 * merge writes into the array the previous merge left, kept across
+	 * cycles, so that its pages are not faulted in afresh every cycle.
+	 */
 	cycle_rowset_init(&merged, cache.cxt, job_col);
 	merged.desc = set->desc;
 	if (merged.desc == NULL && fresh->desc)
@@ -314,12 +360,23 @@ cycle_cache_rows(CycleDelta *d, bool jobs, int job_col, const CycleRowSet *fresh
 		merged.desc = CreateTupleDescCopy(fresh->desc);
 		MemoryContextSwitchTo(old);
 	}
+	merged.bytes = set->bytes;
 	merged.cap = Max(set->n + fresh->n, 16);
-	merged.rows = MemoryContextAllocHuge(cache.cxt, sizeof(CycleRow) * merged.cap);
+	if (*spare && *spare_cap >= merged.cap)
+		merged.cap = *spare_cap;
+	else
+	{
+		if (*spare)
+			pfree(*spare);
+		merged.cap += merged.cap / 4;
+		*spare = MemoryContextAllocHuge(cache.cxt, sizeof(CycleRow) * merged.cap);
+	}
+	merged.rows = *spare;
 	while (i < set->n || k < fresh->n)
 	{
 		if (i < set->n && is_changed(d, set->rows[i].job_id))
 		{
+			merged.bytes -= set->rows[i].tup->t_len;
 			pfree(set->rows[i].tup);
 			i++;
 			continue;
@@ -330,14 +387,11 @@ cycle_cache_rows(CycleDelta *d, bool jobs, int job_col, const CycleRowSet *fresh
 			k++;
 		}
 		else
-		{
-			merged.rows[merged.n++] = set->rows[i];
-			merged.bytes += set->rows[i].tup->t_len;
-			i++;
-		}
+			merged.rows[merged.n++] = set->rows[i++];
 	}
-	if (set->rows)
-		pfree(set->rows);
+	/* the old array is the next merge's */
+	*spare = set->rows;
+	*spare_cap = set->rows ? set->cap : 0;
 	*set = merged;
 	return set;
 }
