@@ -77,6 +77,8 @@ typedef struct TideJobInfo
 	bool		avoid_shape;	/* avoids nodes, else cacheable: diagnosed
 								 * from its shape's counts (place.c) */
 	int32_t		minreq;			/* its gang minimum: w->minreq + minreq */
+	int32_t		shape;			/* the first job of its shape (prep.c), -1
+								 * when it has no shape hash */
 	uint64_t	hash;
 } TideJobInfo;
 
@@ -102,6 +104,9 @@ typedef struct TideWork
 	int32_t		nheld;
 	int32_t	   *held_queues;
 	int32_t		nheld_queues;
+	int32_t    *class_slot;		/* prep.c: the shapes' first jobs (hash.h) */
+	uint64_t	class_mask;
+	int32_t		nclasses;
 	struct TideShape *shapes;	/* prep.c: failed shapes, NULL until the first */
 	int32_t    *shape_slot;		/* their table (hash.h) */
 	uint64_t	shape_mask;

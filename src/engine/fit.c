@@ -320,6 +320,9 @@ tide_same_shape(const TideWork *w, int a, int b)
 	const TideJob *x = &s->jobs[a];
 	const TideJob *y = &s->jobs[b];
 
+	/* prep.c's classes are this very equality, decided once per job */
+	if (w->info[a].shape >= 0 && w->info[b].shape >= 0)
+		return w->info[a].shape == w->info[b].shape;
 	if (tide_shape_queue(w, x) != tide_shape_queue(w, y) || x->idle != y->idle || x->gpu_type != y->gpu_type ||
 		x->nroles != y->nroles || x->nselector != y->nselector || x->time_limit != y->time_limit ||
 		w->info[a].min_replicas != w->info[b].min_replicas)

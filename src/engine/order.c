@@ -18,25 +18,141 @@
 #include "sort.h"
 #include "work.h"
 
-/* R-O3 then R-O1: retry lane, priority, created_at, id (then index: total). */
-static int
-cmp_job(const void *a, const void *b, void *ctx)
+/*
+ * R-O3 then R-O1: retry lane, priority, created_at, id (then index: total),
+ * as a key read once per job: the sort then reads a compact array instead
+ * of the snapshot's jobs.
+ */
+typedef struct JobKey
 {
-	const TideSnapshot *s = ctx;
-	int32_t		ia = *(const int32_t *) a,
-				ib = *(const int32_t *) b;
-	const TideJob *x = &s->jobs[ia];
-	const TideJob *y = &s->jobs[ib];
+	int64_t		lane;			/* the retry lane, then higher priority: smaller first */
+	int64_t		created_at;
+	int64_t		id;
+	int32_t		j;
+} JobKey;
 
-	if (x->is_retry != y->is_retry)
-		return x->is_retry ? -1 : 1;
-	if (x->priority != y->priority)
-		return x->priority > y->priority ? -1 : 1;
+static inline int64_t
+job_lane(const TideJob *job)
+{
+	return ((int64_t) (job->is_retry ? 0 : 1) << 33) - (int64_t) job->priority;
+}
+
+static inline int
+key_cmp(const JobKey *x, const JobKey *y)
+{
+	if (x->lane != y->lane)
+		return x->lane < y->lane ? -1 : 1;
 	if (x->created_at != y->created_at)
 		return x->created_at < y->created_at ? -1 : 1;
 	if (x->id != y->id)
 		return x->id < y->id ? -1 : 1;
-	return ia < ib ? -1 : ia > ib;
+	return x->j < y->j ? -1 : x->j > y->j;
+}
+
+static int
+cmp_key(const void *a, const void *b, void *ctx)
+{
+	(void) ctx;
+	return key_cmp(a, b);
+}
+
+/* Whether keys[0..n) are in order already. */
+static bool
+keys_sorted(const JobKey *keys, int n)
+{
+	for (int i = 1; i < n; i++)
+		if (key_cmp(&keys[i - 1], &keys[i]) > 0)
+			return false;
+	return true;
+}
+
+#define MAX_LANES 32
+
+/*
+ * Sort list[0..n) of job indexes by their keys (scratch: two arrays of n
+ * keys).  A backlog comes in id order, which is mostly created_at order,
+ * in few lanes (retry lane x priority): the keys are spread by lane
+ * (stable counting), and a lane already in order is left as it is; the
+ * others, or every key when the lanes are many, are sorted.  The result is
+ * the keys' total order whatever the input.
+ */
+static void
+sort_jobs(const TideSnapshot *s, int32_t *list, int n, JobKey *keys, JobKey *spread)
+{
+	int64_t		lanes[MAX_LANES];
+	int32_t		start[MAX_LANES + 1];
+	int			nlanes = 0;
+	int			last = -1;
+
+	if (n < 2)
+		return;
+	for (int i = 0; i < n; i++)
+	{
+		const TideJob *job = &s->jobs[list[i]];
+
+		keys[i].lane = job_lane(job);
+		keys[i].created_at = job->created_at;
+		keys[i].id = job->id;
+		keys[i].j = list[i];
+	}
+	if (keys_sorted(keys, n))
+		return;
+	/* the distinct lanes, ascending */
+	for (int i = 0; i < n && nlanes <= MAX_LANES; i++)
+	{
+		int			k;
+
+		if (last >= 0 && lanes[last] == keys[i].lane)
+			continue;
+		for (k = 0; k < nlanes && lanes[k] < keys[i].lane; k++)
+			;
+		if (k < nlanes && lanes[k] == keys[i].lane)
+		{
+			last = k;
+			continue;
+		}
+		if (nlanes == MAX_LANES)
+		{
+			nlanes++;			/* too many: sort them all */
+			break;
+		}
+		memmove(&lanes[k + 1], &lanes[k], sizeof(int64_t) * (nlanes - k));
+		lanes[k] = keys[i].lane;
+		nlanes++;
+		last = k;
+	}
+	if (nlanes > MAX_LANES)
+	{
+		tide_sort(keys, n, sizeof(JobKey), cmp_key, NULL);
+		for (int i = 0; i < n; i++)
+			list[i] = keys[i].j;
+		return;
+	}
+	/* stable counting by lane, then each lane in order */
+	memset(start, 0, sizeof(int32_t) * (nlanes + 1));
+	last = 0;
+	for (int i = 0; i < n; i++)
+	{
+		if (lanes[last] != keys[i].lane)
+			for (last = 0; lanes[last] != keys[i].lane; last++)
+				;
+		start[last + 1]++;
+	}
+	for (int k = 0; k < nlanes; k++)
+		start[k + 1] += start[k];
+	last = 0;
+	for (int i = 0; i < n; i++)
+	{
+		if (lanes[last] != keys[i].lane)
+			for (last = 0; lanes[last] != keys[i].lane; last++)
+				;
+		spread[start[last]++] = keys[i];
+	}
+	for (int k = 0, lo = 0; k < nlanes; lo = start[k], k++)
+		if (!keys_sorted(spread + lo, start[k] - lo))
+			tide_sort(spread + lo, start[k] - lo, sizeof(JobKey), cmp_key, NULL);
+	for (int i = 0; i < n; i++)
+		list[i] = spread[i].j;
 }
 
 /*
@@ -49,6 +165,10 @@ tide_order_queue_jobs(TideWork *w, int32_t *starts)
 	TideSnapshot *s = w->s;
 	int32_t    *list = tide_work_alloc(w, sizeof(int32_t) * (s->njobs + 1));
 	int32_t    *fill = tide_work_alloc(w, sizeof(int32_t) * (s->nqueues + 1));
+	int32_t		most = 0;
+	JobKey	   *keys,
+			   *spread;
+
 	for (int q = 0; q <= s->nqueues; q++)
 		starts[q] = 0;
 	for (int j = 0; j < s->njobs; j++)
@@ -57,13 +177,20 @@ tide_order_queue_jobs(TideWork *w, int32_t *starts)
 	for (int q = 0; q < s->nqueues; q++)
 		starts[q + 1] += starts[q];
 	for (int q = 0; q < s->nqueues; q++)
+	{
 		fill[q] = starts[q];
+		if (starts[q + 1] - starts[q] > most)
+			most = starts[q + 1] - starts[q];
+	}
 	for (int j = 0; j < s->njobs; j++)
 		if (!s->jobs[j].idle)
 			list[fill[s->jobs[j].queue]++] = j;
+	keys = tide_work_alloc_raw(w, sizeof(JobKey) * (most + 1));
+	spread = tide_work_alloc_raw(w, sizeof(JobKey) * (most + 1));
 	for (int q = 0; q < s->nqueues; q++)
-		if (starts[q + 1] - starts[q] > 1)
-			tide_sort(list + starts[q], starts[q + 1] - starts[q], sizeof(int32_t), cmp_job, s);
+		sort_jobs(s, list + starts[q], starts[q + 1] - starts[q], keys, spread);
+	tide_work_release(w, spread);
+	tide_work_release(w, keys);
 	return list;
 }
 
@@ -74,10 +201,17 @@ tide_order_idle_jobs(TideWork *w, int32_t *nidle)
 	TideSnapshot *s = w->s;
 	int32_t    *list = tide_work_alloc(w, sizeof(int32_t) * (s->njobs + 1));
 	int			n = 0;
+	JobKey	   *keys,
+			   *spread;
+
 	for (int j = 0; j < s->njobs; j++)
 		if (s->jobs[j].idle)
 			list[n++] = j;
-	tide_sort(list, n, sizeof(int32_t), cmp_job, s);
+	keys = tide_work_alloc_raw(w, sizeof(JobKey) * (n + 1));
+	spread = tide_work_alloc_raw(w, sizeof(JobKey) * (n + 1));
+	sort_jobs(s, list, n, keys, spread);
+	tide_work_release(w, spread);
+	tide_work_release(w, keys);
 	*nidle = n;
 	return list;
 }

@@ -199,7 +199,59 @@ minreq_intern(TideWork *w, const int64_t *need)
 	return w->nminreq++ * w->nres;
 }
 
-/* Derived per-job data: group, replica counts, gang minimum vector, shape hash. */
+/*
+ * Shape classes: the first job of each shape, found by the shape hash and
+ * tide_same_shape() while the job's data is fresh in the cache, so that
+ * the walk's shape cache and the diagnoses compare two numbers instead of
+ * two jobs' roles (tide_same_shape() answers from the classes once both
+ * jobs have one).  Open addressing over job index + 1, grown at half full.
+ */
+static bool
+class_is(const void *ctx, int32_t entry)
+{
+	const ShapeKey *key = ctx;
+
+	return key->w->info[entry].hash == key->hash && tide_same_shape(key->w, entry, key->j);
+}
+
+static uint64_t
+class_entry_hash(const void *ctx, int32_t entry)
+{
+	const TideWork *w = ctx;
+
+	return w->info[entry].hash;
+}
+
+static int32_t
+class_intern(TideWork *w, int j)
+{
+	ShapeKey	key;
+	uint64_t	k;
+
+	if ((uint64_t) (w->nclasses + 1) * 2 > w->class_mask)
+	{
+		int32_t    *old = w->class_slot;
+		uint64_t	n = old ? w->class_mask + 1 : 0;
+
+		w->class_mask = old ? w->class_mask * 2 + 1 : 255;
+		w->class_slot = tide_work_alloc(w, sizeof(int32_t) * (w->class_mask + 1));
+		tide_table_rehash(w->class_slot, w->class_mask, old, n, class_entry_hash, w);
+		if (old)
+			tide_work_release(w, old);
+	}
+	key.w = w;
+	key.j = j;
+	key.hash = w->info[j].hash;
+	key.mode = 0;
+	k = tide_table_find(w->class_slot, w->class_mask, key.hash, class_is, &key);
+	if (w->class_slot[k])
+		return w->class_slot[k] - 1;
+	w->class_slot[k] = j + 1;
+	w->nclasses++;
+	return j;
+}
+
+/* Derived per-job data: group, replica counts, gang minimum vector, shape hash and class. */
 void
 tide_prepare_jobs(TideWork *w)
 {
@@ -265,5 +317,8 @@ tide_prepare_jobs(TideWork *w)
 		in->avoid_shape = in->avoids && job->time_limit == 0 && in->group >= 0 &&
 			!s->queues[job->queue].owner_cap;
 		in->hash = in->cacheable || in->avoid_shape ? shape_hash(w, job, in) : 0;
+		in->shape = -1;			/* tide_same_shape() compares fields until set */
+		if (in->cacheable || in->avoid_shape)
+			in->shape = class_intern(w, j);
 	}
 }
