@@ -49,6 +49,8 @@
  */
 #include "postgres.h"
 
+#include <malloc.h>
+
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "fmgr.h"
@@ -356,6 +358,37 @@ cycle_body(int64 cycle_id, TimestampTz started, const char *group)
 	MemoryContextDelete(mcxt);
 }
 
+/*
+ * A backend that runs cycles one after another (the cron loop, a resource
+ * group's loop) asks the allocator for the same large arrays every cycle:
+ * the engine's per-job arrays, the load's rows, megabytes at 100k jobs.
+ * glibc gives the top of its heap back to the kernel whenever more than
+ * its trim threshold is free there, which the end of a cycle always makes
+ * so, and the next cycle faults every page of those arrays in afresh: on
+ * this project's 2-core VM that was two thirds of a busy cycle at 100k
+ * pending x 10k nodes (docs/benchmarks.md).  From its second cycle on, a
+ * backend keeps up to KEEP_HEAP_MB of freed heap instead, and serves
+ * arrays up to 32 MB from the heap; larger ones are still mapped and
+ * unmapped each time.  Its resident size then stays at its largest
+ * cycle's, which it reached anyway.  A backend that runs one cycle (a
+ * pooled session, a test) keeps glibc's defaults.
+ */
+#define KEEP_HEAP_MB 256
+
+static void
+keep_heap_from_second_cycle(void)
+{
+	static int	cycles = 0;
+
+	if (cycles < 2 && ++cycles == 2)
+	{
+#ifdef M_TRIM_THRESHOLD
+		mallopt(M_MMAP_THRESHOLD, 32 * 1024 * 1024);
+		mallopt(M_TRIM_THRESHOLD, KEEP_HEAP_MB * 1024 * 1024);
+#endif
+	}
+}
+
 /* One cycle of the group (NULL: the whole cluster); NULL if one is running. */
 static Datum
 run_cycle(FunctionCallInfo fcinfo, const char *group)
@@ -372,6 +405,7 @@ run_cycle(FunctionCallInfo fcinfo, const char *group)
 		SPI_finish();
 		PG_RETURN_NULL();
 	}
+	keep_heap_from_second_cycle();
 	cycle_id = begin_cycle_row(&started);
 	/* its own writes do not bump the change counter (changed.c) */
 	was = tide_writer_set(TIDE_WRITER_CYCLE);

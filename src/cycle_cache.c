@@ -24,8 +24,6 @@
  */
 #include "postgres.h"
 
-#include <malloc.h>
-
 #include "access/transam.h"
 #include "access/xact.h"
 #include "catalog/pg_type.h"
@@ -143,34 +141,6 @@ subxact_callback(SubXactEvent event, SubTransactionId mySubid, SubTransactionId 
 	}
 }
 
-/*
- * A backend that keeps a load runs a cycle after the next, each asking the
- * allocator for the same large arrays again (the engine's per-job arrays:
- * megabytes at 100k jobs).  glibc gives the top of its heap back to the
- * kernel when more than its trim threshold is free there, which a cycle's
- * end always makes so, and the next cycle then faults every page of those
- * arrays in afresh: a tenth of a busy cycle at 100k jobs.  Such a backend
- * keeps up to TIDE_KEEP_HEAP_MB of freed heap instead (arrays up to 32 MB
- * come from the heap; larger ones are still mapped and unmapped each
- * time), once, when it first keeps a load.  Its resident size then stays at
- * the largest cycle's, which it reached anyway.
- */
-#define TIDE_KEEP_HEAP_MB 256
-
-static void
-keep_heap(void)
-{
-#ifdef M_TRIM_THRESHOLD
-	static bool done = false;
-
-	if (done)
-		return;
-	done = true;
-	mallopt(M_MMAP_THRESHOLD, 32 * 1024 * 1024);
-	mallopt(M_TRIM_THRESHOLD, TIDE_KEEP_HEAP_MB * 1024 * 1024);
-#endif
-}
-
 /* The cache is about to change in this transaction. */
 static void
 cache_touch(void)
@@ -182,10 +152,7 @@ cache_touch(void)
 		callbacks_registered = true;
 	}
 	if (cache.cxt == NULL)
-	{
 		cache.cxt = AllocSetContextCreate(TopMemoryContext, "tide kept load", ALLOCSET_DEFAULT_SIZES);
-		keep_heap();
-	}
 	cache.dirty = true;
 	cache.valid = false;		/* until cycle_cache_loaded() */
 }
