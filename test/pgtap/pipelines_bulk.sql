@@ -9,7 +9,7 @@
 BEGIN;
 CREATE EXTENSION pg_tide;
 \ir _fixture.psql
-SELECT plan(9);
+SELECT plan(12);
 SET LOCAL track_functions = 'all';
 
 -- 200 pending jobs; the second hundred will wait for the first
@@ -60,6 +60,20 @@ SELECT is((SELECT count(*) FROM tide.jobs j JOIN bulk b ON b.id = j.id JOIN bulk
             WHERE j.state = 'cancelled'
               AND j.state_reason = format('dependency not met: waited for job %s to succeed, but it was cancelled', a.id)),
           100::bigint, 'their dependents are cancelled, each naming its dependency');
+
+-- a chain added in one statement: each new row's walk for a loop visits
+-- a job once (walks carrying their paths were cubic in the chain's length)
+CREATE TEMP TABLE chain AS
+SELECT i, tide.submit('q1', 'gpu=1') AS id FROM generate_series(1, 100) i;
+SELECT lives_ok($$INSERT INTO tide.job_dependencies (job_id, depends_on)
+                  SELECT b.id, a.id FROM chain a JOIN chain b ON b.i = a.i + 1$$,
+                'a chain of 99 dependencies in one statement');
+SELECT is((SELECT count(*) FROM tide.jobs j JOIN chain c ON c.id = j.id WHERE j.waiting), 99::bigint,
+          'every job of the chain but the first waits');
+SELECT throws_like($$INSERT INTO tide.job_dependencies (job_id, depends_on)
+                     SELECT a.id, b.id FROM chain a JOIN chain b ON b.i = a.i + 1 WHERE a.i IN (1, 50)$$,
+                   'dependencies would form a cycle: job % waits for job %',
+                   'rows closing loops in one statement are refused, naming a loop');
 
 -- the check itself sees a function called per row
 SELECT pg_temp.mark();
