@@ -189,15 +189,20 @@ DECLARE
     conds text[];
     outs text[];
 BEGIN
-    SELECT pg_catalog.array_agg(d.job_id), pg_catalog.array_agg(d.depends_on),
-           pg_catalog.array_agg(d.condition), pg_catalog.array_agg(o.outcome)
+    -- the rows first, from the targets (the planner knows how many): then
+    -- the outcomes of the jobs they name, which it cannot count
+    WITH c AS MATERIALIZED (
+        SELECT d.job_id, d.depends_on, d.condition
+          FROM (SELECT DISTINCT pg_catalog.unnest(targets) AS id) t
+          JOIN tide.job_dependencies d ON d.depends_on = t.id AND NOT d.satisfied
+          JOIN tide.jobs j ON j.id = d.job_id AND j.state = 'pending'
+         WHERE dependents IS NULL OR d.job_id IN (SELECT pg_catalog.unnest(dependents))
+    )
+    SELECT pg_catalog.array_agg(c.job_id), pg_catalog.array_agg(c.depends_on),
+           pg_catalog.array_agg(c.condition), pg_catalog.array_agg(o.outcome)
       INTO jids, dids, conds, outs
-      FROM tide._job_outcomes(targets) o
-      JOIN tide.job_dependencies d ON d.depends_on = o.job_id
-      JOIN tide.jobs j ON j.id = d.job_id AND j.state = 'pending'
-     WHERE NOT d.satisfied
-       AND (dependents IS NULL OR d.job_id IN (SELECT pg_catalog.unnest(dependents)))
-       AND o.outcome IS NOT NULL;
+      FROM c JOIN tide._job_outcomes(ARRAY(SELECT DISTINCT c.depends_on FROM c)) o ON o.job_id = c.depends_on
+     WHERE o.outcome IS NOT NULL;
     IF jids IS NULL THEN
         RETURN;
     END IF;
