@@ -108,9 +108,8 @@ if want queue_tree; then
 fi
 # Dependencies switched in one session (the arrays of -v pipelines=1 stay
 # in both arms): a fifth of the backlog waits on the job before it, or not.
-# Slow at 100k: inserting or deleting the 20,000 rows recounts their jobs'
-# waits (tide._refresh_waits), which took over 4 minutes each time on the
-# 2-core VM, so this session runs for more than half an hour.
+# Each switch (inserting or deleting the 20,000 rows) takes 1 to 3 s of
+# CPU at 100k (bench/deps_bench.sh); the session about 2.5 minutes.
 if want dependencies; then
     session -v jobs=$J -v nodes=$N -v run=dependencies -v feature=dependencies -v pipelines=1 \
         -v feature_off="DELETE FROM tide.job_dependencies d USING shapes s WHERE d.job_id = s.i" \
