@@ -16,7 +16,8 @@
 #   bash bench/cycle_ab.sh [--jobs N] [--nodes N] [--rounds N] [--cycles N] TREE...
 # e.g. git worktree add /tmp/before main && bash bench/cycle_ab.sh /tmp/before .
 # Defaults: 100,000 pending x 10,000 nodes, 3 rounds, 30 busy cycles (the
-# first of each session, its backend's first, is left out).
+# first busy cycle of each session is left out: the settle before it runs
+# the backend's first cycles).
 # TIDE_PG_BIN: another copy of the server (tools/lib.sh).
 set -euo pipefail
 SRC=$(cd "$(dirname "$0")/.." && pwd)

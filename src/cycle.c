@@ -49,7 +49,9 @@
  */
 #include "postgres.h"
 
+#ifdef __GLIBC__
 #include <malloc.h>
+#endif
 
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
@@ -370,8 +372,9 @@ cycle_body(int64 cycle_id, TimestampTz started, const char *group)
  * backend keeps up to KEEP_HEAP_MB of freed heap instead, and serves
  * arrays up to 32 MB from the heap; larger ones are still mapped and
  * unmapped each time.  Its resident size then stays at its largest
- * cycle's, which it reached anyway.  A backend that runs one cycle (a
- * pooled session, a test) keeps glibc's defaults.
+ * cycle's, which it reached anyway, or at the largest of whatever else it
+ * ran since (sorts, hashes), up to that much freed.  A backend that runs
+ * one cycle (a pooled session, a test) keeps glibc's defaults.
  */
 #define KEEP_HEAP_MB 256
 
@@ -382,7 +385,7 @@ keep_heap_from_second_cycle(void)
 
 	if (cycles < 2 && ++cycles == 2)
 	{
-#ifdef M_TRIM_THRESHOLD
+#if defined(__GLIBC__) && defined(M_TRIM_THRESHOLD)
 		mallopt(M_MMAP_THRESHOLD, 32 * 1024 * 1024);
 		mallopt(M_TRIM_THRESHOLD, KEEP_HEAP_MB * 1024 * 1024);
 #endif

@@ -224,6 +224,17 @@ read_changed(CycleDelta *d)
 	return true;
 }
 
+/*
+ * The row arrays (the sets' and the spare ones): not tuples, so left out
+ * when the tuples' memory is weighed against their live size.
+ */
+static Size
+rows_arrays_bytes(void)
+{
+	return sizeof(CycleRow) * (cache.jobs.cap + cache.allocs.cap +
+							   cache.jobs_spare_cap + cache.allocs_spare_cap);
+}
+
 void
 cycle_cache_begin(CycleDelta *d, bool cycle, bool keep, bool whole)
 {
@@ -252,7 +263,7 @@ cycle_cache_begin(CycleDelta *d, bool cycle, bool keep, bool whole)
 	else if (pruned > cache.xmin)
 		d->why_full = "changes pruned by another backend";
 	else if (cache.jobs.bytes + cache.allocs.bytes > 0 &&
-			 MemoryContextMemAllocated(cache.cxt, true) >
+			 MemoryContextMemAllocated(cache.cxt, true) - rows_arrays_bytes() >
 			 2 * (cache.jobs.bytes + cache.allocs.bytes) + 16 * 1024 * 1024)
 		d->why_full = "the kept rows grew past twice their size";
 	else
@@ -329,12 +340,15 @@ cycle_cache_rows(CycleDelta *d, bool jobs, int job_col, const CycleRowSet *fresh
 	}
 	merged.bytes = set->bytes;
 	merged.cap = Max(set->n + fresh->n, 16);
-	if (*spare && *spare_cap >= merged.cap)
+	if (*spare && *spare_cap >= merged.cap && *spare_cap <= 2 * merged.cap + 1024)
 		merged.cap = *spare_cap;
 	else
 	{
+		/* none yet, too small, or left twice too large by a backlog that shrank */
 		if (*spare)
 			pfree(*spare);
+		*spare = NULL;
+		*spare_cap = 0;
 		merged.cap += merged.cap / 4;
 		*spare = MemoryContextAllocHuge(cache.cxt, sizeof(CycleRow) * merged.cap);
 	}

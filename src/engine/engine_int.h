@@ -78,7 +78,9 @@ typedef struct TideJobInfo
 								 * from its shape's counts (place.c) */
 	int32_t		minreq;			/* its gang minimum: w->minreq + minreq */
 	int32_t		shape;			/* the first job of its shape (prep.c), -1
-								 * when it has no shape hash */
+								 * when it has no shape hash; set by
+								 * tide_prepare_jobs (zero before it, which
+								 * would read as job 0's class) */
 	uint64_t	hash;
 } TideJobInfo;
 

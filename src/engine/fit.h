@@ -159,7 +159,10 @@ extern bool tide_extra_replica_ok(TideWork *w, const TideJob *job, const TideNod
 /* The queue a job's shape depends on (-1: any queue without card limits). */
 extern int	tide_shape_queue(const TideWork *w, const TideJob *job);
 
-/* Are jobs a and b of the same shape (the shape cache, prep.c)? */
+/*
+ * Are jobs a and b of the same shape (the shape cache, prep.c)?  Only
+ * after tide_prepare_jobs(): it answers from the shape classes prep sets.
+ */
 extern bool tide_same_shape(const TideWork *w, int a, int b);
 
 #endif							/* TIDE_FIT_H */

@@ -13,7 +13,10 @@ typedef struct TideShape
 	int32_t		mode;
 } TideShape;
 
-/* Once per decide, before the walk: w->info, w->minreq and w->queue_cards. */
+/*
+ * Once per decide, before the walk: w->info (the shape classes too),
+ * w->minreq and w->queue_cards.
+ */
 extern void tide_prepare_jobs(TideWork *w);
 
 /* Where a failed shape goes in the cache, from tide_shape_find(). */
