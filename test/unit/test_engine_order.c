@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "tap.h"
+#include "test_engine_fixture.h"
 #include "order.h"
 #include "work.h"
 
@@ -40,31 +41,6 @@ cmp_ref(const void *a, const void *b)
 	return ia < ib ? -1 : ia > ib;
 }
 
-/* An arena: the engine's blocks, given back after each case. */
-typedef struct Arena
-{
-	void	  **p;
-	int			n,
-				cap;
-} Arena;
-
-static void *
-mem_alloc(void *ctx, size_t size)
-{
-	Arena	   *a = ctx;
-	void	   *p = malloc(size);
-
-	if (!p)
-		abort();
-	if (a->n == a->cap)
-	{
-		a->cap = a->cap ? a->cap * 2 : 64;
-		a->p = realloc(a->p, sizeof(void *) * a->cap);
-	}
-	a->p[a->n++] = p;
-	return p;
-}
-
 static int
 rnd(int n)
 {
@@ -75,8 +51,8 @@ rnd(int n)
 static int
 one_case(int njobs, int nqueues, int nprio, bool shuffled, int64_t created_span)
 {
-	Arena		arena = {NULL, 0, 0};
-	TideMem		mem = {mem_alloc, NULL, &arena};
+	FxArena		arena = {NULL, 0, 0};
+	TideMem		mem = {fx_alloc, NULL, &arena};
 	TideSnapshot *s = tide_snapshot_create(&mem);
 	TideJob    *jobs = calloc(njobs + 1, sizeof(TideJob));
 	int32_t    *starts = calloc(nqueues + 2, sizeof(int32_t));
