@@ -38,7 +38,9 @@ SELECT format('%s pending=%s rss_kb=%s hwm_kb=%s anon_kb=%s shmem_kb=%s file_kb=
 $$;
 -- A busy step: `arrivals` new one-GPU jobs; every assigned allocation
 -- started (as its launcher reports within seconds: left assigned, the
--- first cycle's placements would meet tide.start_timeout), and the
+-- first cycle's placements would meet tide.start_timeout), every evicted
+-- one stopped (as its launcher reports: left releasing, the evictions
+-- pile up, and so do the claims their preemptors hold, R-E6), and the
 -- `exits` oldest running ones exited.  With a backlog level, the oldest
 -- pending jobs beyond it are cancelled, so that the snapshot stays the
 -- same size over thousands of cycles (else the arrivals that find no room
@@ -53,6 +55,10 @@ BEGIN
     SELECT array_agg(id) INTO ids FROM tide.allocations WHERE state = 'assigned';
     IF ids IS NOT NULL THEN
         PERFORM tide.report_started(ids);
+    END IF;
+    SELECT array_agg(id) INTO ids FROM tide.allocations WHERE state = 'releasing';
+    IF ids IS NOT NULL THEN
+        PERFORM tide.report_evicted(ids);
     END IF;
     SELECT array_agg(id) INTO ids FROM (SELECT id FROM tide.allocations WHERE state = 'running' ORDER BY id LIMIT exits) a;
     IF ids IS NOT NULL THEN
