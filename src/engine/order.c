@@ -128,7 +128,11 @@ sort_jobs(const TideSnapshot *s, int32_t *list, int n, JobKey *keys, JobKey *spr
 			list[i] = keys[i].j;
 		return;
 	}
-	/* stable counting by lane, then each lane in order */
+	/*
+	 * Stable counting by lane, then each lane in order.  A key's lane
+	 * becomes its rank among the lanes (ascending, so the keys compare as
+	 * before) and is the counting pass's index.
+	 */
 	memset(start, 0, sizeof(int32_t) * (nlanes + 1));
 	last = 0;
 	for (int i = 0; i < n; i++)
@@ -136,18 +140,13 @@ sort_jobs(const TideSnapshot *s, int32_t *list, int n, JobKey *keys, JobKey *spr
 		if (lanes[last] != keys[i].lane)
 			for (last = 0; lanes[last] != keys[i].lane; last++)
 				;
+		keys[i].lane = last;
 		start[last + 1]++;
 	}
 	for (int k = 0; k < nlanes; k++)
 		start[k + 1] += start[k];
-	last = 0;
 	for (int i = 0; i < n; i++)
-	{
-		if (lanes[last] != keys[i].lane)
-			for (last = 0; lanes[last] != keys[i].lane; last++)
-				;
-		spread[start[last]++] = keys[i];
-	}
+		spread[start[keys[i].lane]++] = keys[i];
 	for (int k = 0, lo = 0; k < nlanes; lo = start[k], k++)
 		if (!keys_sorted(spread + lo, start[k] - lo))
 			tide_sort(spread + lo, start[k] - lo, sizeof(JobKey), cmp_key, NULL);
