@@ -94,7 +94,7 @@ typedef struct TideWork
 								 * if known: tide_job_minreq() */
 	int32_t		nminreq;
 	int32_t    *minreq_slot;	/* their hash table */
-	uint32_t	minreq_mask;
+	uint64_t	minreq_mask;
 	TideJobInfo *info;			/* [njobs] */
 	bool	   *queue_cards;	/* [nqueues] limits a card type (R-A1 card keys) */
 	uint64_t   *tree_caps;		/* [nqueues] R-A3: resources (bit r) some queue

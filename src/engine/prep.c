@@ -68,22 +68,34 @@ shape_entry_hash(const void *ctx, int32_t entry)
 }
 
 /*
- * The shape table holds the failed shapes, few even in a large backlog:
- * it starts small and doubles at half full.
+ * The prep's tables (the failed shapes, the gang minimums, the shape
+ * classes) hold few entries even in a large backlog: each starts at 256
+ * slots and doubles at half full.  Returns the slots doubled, the entries
+ * rehashed by hash(ctx, entry), the old slots given back.
  */
+static int32_t *
+table_grow(TideWork *w, int32_t *old, uint64_t *mask, TideTableHash hash, const void *ctx)
+{
+	uint64_t	n = old ? *mask + 1 : 0;
+	int32_t    *slot;
+
+	*mask = old ? *mask * 2 + 1 : 255;
+	slot = tide_work_alloc(w, sizeof(int32_t) * (*mask + 1));
+	tide_table_rehash(slot, *mask, old, n, hash, ctx);
+	if (old)
+		tide_work_release(w, old);
+	return slot;
+}
+
+/* The shape table and its entries, doubled. */
 static void
 shapes_grow(TideWork *w)
 {
-	int32_t    *old = w->shape_slot;
-	uint64_t	n = old ? w->shape_mask + 1 : 0;
+	uint64_t	cap = w->shape_slot ? (w->shape_mask + 1) * 2 : 256;
 
-	w->shape_mask = old ? w->shape_mask * 2 + 1 : 255;
-	w->shape_slot = tide_work_alloc(w, sizeof(int32_t) * (w->shape_mask + 1));
 	w->shapes = tide_work_grow(w, w->shapes, sizeof(TideShape) * w->nshapes,
-							   sizeof(TideShape) * (w->shape_mask + 1) / 2);
-	tide_table_rehash(w->shape_slot, w->shape_mask, old, n, shape_entry_hash, w);
-	if (old)
-		tide_work_release(w, old);
+							   sizeof(TideShape) * cap / 2);
+	w->shape_slot = table_grow(w, w->shape_slot, &w->shape_mask, shape_entry_hash, w);
 }
 
 /*
@@ -176,19 +188,13 @@ minreq_intern(TideWork *w, const int64_t *need)
 
 	key.nres = w->nres;
 	key.need = need;
-	if ((w->nminreq + 1) * 2 > (int32_t) w->minreq_mask)
+	if ((uint64_t) (w->nminreq + 1) * 2 > w->minreq_mask)
 	{
-		int32_t    *old = w->minreq_slot;
-		uint32_t	n = old ? w->minreq_mask + 1 : 0;
+		uint64_t	cap = w->minreq_slot ? (w->minreq_mask + 1) * 2 : 256;
 
-		w->minreq_mask = old ? w->minreq_mask * 2 + 1 : 255;
-		w->minreq_slot = tide_work_alloc(w, sizeof(int32_t) * (w->minreq_mask + 1));
-		w->minreq = tide_work_grow(w, w->minreq, bytes * w->nminreq,
-								   bytes * (w->minreq_mask + 1) / 2);
+		w->minreq = tide_work_grow(w, w->minreq, bytes * w->nminreq, bytes * cap / 2);
 		key.vecs = w->minreq;
-		tide_table_rehash(w->minreq_slot, w->minreq_mask, old, n, minreq_entry_hash, &key);
-		if (old)
-			tide_work_release(w, old);
+		w->minreq_slot = table_grow(w, w->minreq_slot, &w->minreq_mask, minreq_entry_hash, &key);
 	}
 	key.vecs = w->minreq;
 	k = tide_table_find(w->minreq_slot, w->minreq_mask, tide_hash_vec(need, w->nres), minreq_is, &key);
@@ -229,16 +235,7 @@ class_intern(TideWork *w, int j)
 	uint64_t	k;
 
 	if ((uint64_t) (w->nclasses + 1) * 2 > w->class_mask)
-	{
-		int32_t    *old = w->class_slot;
-		uint64_t	n = old ? w->class_mask + 1 : 0;
-
-		w->class_mask = old ? w->class_mask * 2 + 1 : 255;
-		w->class_slot = tide_work_alloc(w, sizeof(int32_t) * (w->class_mask + 1));
-		tide_table_rehash(w->class_slot, w->class_mask, old, n, class_entry_hash, w);
-		if (old)
-			tide_work_release(w, old);
-	}
+		w->class_slot = table_grow(w, w->class_slot, &w->class_mask, class_entry_hash, w);
 	key.w = w;
 	key.j = j;
 	key.hash = w->info[j].hash;
