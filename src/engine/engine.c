@@ -186,6 +186,24 @@ check_jobs(TideWork *w)
 }
 
 /*
+ * The walk takes a queue's jobs in its order, which is not the order of the
+ * jobs' arrays: each job's first touch would be a cache (and TLB) miss, the
+ * biggest single cost of walking a backlog of 100k jobs that mostly stays
+ * pending.  The job this far ahead in the same queue, usually the walk's
+ * next picks but one, is asked for early.  Only a hint: nothing depends on
+ * it being the job that comes.
+ */
+#define WALK_PREFETCH 4
+
+static inline void
+prefetch_job(const TideWork *w, int j)
+{
+	__builtin_prefetch(&w->s->jobs[j]);
+	__builtin_prefetch(&w->info[j]);
+	__builtin_prefetch(&w->r->outcomes[j], 1);
+}
+
+/*
  * Pass 1: non-idle jobs, R-O4 across queues; guaranteed jobs are placed,
  * borrowing ones set aside in deferred (their count returned).
  */
@@ -222,6 +240,8 @@ walk_queues(TideWork *w, int32_t *deferred)
 		if (q < 0)
 			break;
 		j = tide_leaf_next(&leaves, q, qlist, qnext);
+		if (qnext[q] + WALK_PREFETCH < qstart[q + 1])
+			prefetch_job(w, qlist[qnext[q] + WALK_PREFETCH]);
 		o = &r->outcomes[j];
 		if (w->info[j].bad)
 			walk_record(w, j);
