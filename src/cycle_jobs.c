@@ -56,15 +56,6 @@ static const char *const Q_JOBS_CHANGED = Q_JOBS_SELECT
 #define Anum_jobs_ctid				20
 #define Anum_jobs_owner				21
 
-/* Index of a text datum's value in the map, or -1 (no copy of the text). */
-static int
-name_index_text(const NameMap *m, Datum d)
-{
-	text	   *t = DatumGetTextPP(d);
-
-	return loader_name_index_len(m, VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t));
-}
-
 /*
  * Roles are walked in name order (C collation), whatever order the task
  * rows came in: insertion sort of one job's roles, most jobs have one.
@@ -118,7 +109,7 @@ load_avoid(Loader *ld, TideJob *j, Datum d)
 	av = MemoryContextAlloc(ld->l->mcxt, sizeof(int32) * (n + 1));
 	for (int k = 0; k < n; k++)
 	{
-		int			ni = nulls[k] ? -1 : name_index_text(&ld->node_names, names[k]);
+		int			ni = nulls[k] ? -1 : loader_name_index_text(&ld->node_names, names[k]);
 
 		if (ni >= 0)
 			av[j->navoid++] = ni;
@@ -247,7 +238,7 @@ job_start(Loader *ld, const Datum *v, const bool *nulls)
 	j = &s->jobs[ji];
 	memset(j, 0, sizeof(TideJob));
 	j->id = DatumGetInt64(v[Anum_jobs_id - 1]);
-	j->queue = name_index_text(&ld->queue_names, v[Anum_jobs_queue - 1]);
+	j->queue = loader_name_index_text(&ld->queue_names, v[Anum_jobs_queue - 1]);
 	if (j->queue < 0)
 		j->queue = 0;			/* cannot happen: a job's queue is in the same
 								 * snapshot */
@@ -296,26 +287,6 @@ job_start(Loader *ld, const Datum *v, const bool *nulls)
 	s->njobs++;
 }
 
-/*
- * A short-header varlena (all small ones as stored) unpacked into buf, so
- * that reading it copies nothing into memory; others as they are.
- */
-#define SHORT_VARLENA_MAX (VARATT_SHORT_MAX - VARHDRSZ_SHORT + VARHDRSZ)
-
-static Datum
-unpack_short(Datum d, char *buf)
-{
-	struct varlena *v = (struct varlena *) DatumGetPointer(d);
-	Size		n;
-
-	if (!VARATT_IS_SHORT(v))
-		return d;
-	n = VARSIZE_SHORT(v) - VARHDRSZ_SHORT;
-	SET_VARSIZE(buf, n + VARHDRSZ);
-	memcpy(buf + VARHDRSZ, VARDATA_SHORT(v), n);
-	return PointerGetDatum(buf);
-}
-
 /* The task columns of a row: one more role of the last job. */
 static void
 role_add(Loader *ld, const Datum *v)
@@ -329,11 +300,7 @@ role_add(Loader *ld, const Datum *v)
 	text	   *name = DatumGetTextPP(v[Anum_jobs_role - 1]);
 	int			len = VARSIZE_ANY_EXHDR(name);
 	const char *missing;
-	union
-	{
-		char		data[SHORT_VARLENA_MAX];
-		int64		align;
-	}			buf;
+	ShortBuf	buf;
 
 	if (ri == ld->roles_cap)
 		roles_grow(ld);
@@ -350,7 +317,7 @@ role_add(Loader *ld, const Datum *v)
 	ItemPointerCopy((ItemPointer) DatumGetPointer(v[Anum_jobs_task_ctid - 1]), &l->role_tid[ri]);
 	req = ld->requests + (size_t) s->nres * ri;
 	memset(req, 0, sizeof(int64) * s->nres);
-	missing = loader_resvec_to_vec(s, unpack_short(v[Anum_jobs_request - 1], buf.data), req);
+	missing = loader_resvec_to_vec_memo(s, &ld->resvec_memo, loader_unpack_short(v[Anum_jobs_request - 1], &buf), req);
 	if (missing && j->unknown_name == 0)
 		j->unknown_name = loader_unknown_name(ld, unknown_text(false, missing));
 	j->nroles++;

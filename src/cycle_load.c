@@ -457,6 +457,16 @@ load_queues(Loader *ld)
 	}
 }
 
+/* Is a text datum word (read in place)? */
+static bool
+text_is(Datum d, const char *word)
+{
+	text	   *t = DatumGetTextPP(d);
+	int			len = VARSIZE_ANY_EXHDR(t);
+
+	return len == (int) strlen(word) && memcmp(VARDATA_ANY(t), word, len) == 0;
+}
+
 /*
  * Live allocations, one row of Q_ALLOCS (a CycleRowFn): charge nodes and
  * queues (R-C4), keep end times (R-L2).
@@ -468,21 +478,29 @@ alloc_row(void *arg, const Datum *v, const bool *nulls)
 	TideSnapshot *s = ld->s;
 	TideRunning *a = &s->running[ld->nallocs_done++];
 	int64	   *vec = tide_vec_new(s);
+	ShortBuf	buf;
 
 	a->alloc_id = DatumGetInt64(v[Anum_allocs_id - 1]);
 	a->job_id = DatumGetInt64(v[Anum_allocs_job_id - 1]);
-	a->node = name_index(&ld->node_names, TextDatumGetCString(v[Anum_allocs_node - 1]));
-	loader_resvec_to_vec(s, v[Anum_allocs_resources - 1], vec);
+	a->node = loader_name_index_text(&ld->node_names, v[Anum_allocs_node - 1]);
+	loader_resvec_to_vec_memo(s, &ld->resvec_memo, loader_unpack_short(v[Anum_allocs_resources - 1], &buf),
+							  vec);
 	a->res = vec;
 	a->gpus = DatumGetGpuMask(v[Anum_allocs_gpus - 1]);
 	a->gpu_milli = nulls[Anum_allocs_gpu_milli - 1] ? 0 : DatumGetInt32(v[Anum_allocs_gpu_milli - 1]);
-	a->releasing = strcmp(TextDatumGetCString(v[Anum_allocs_state - 1]), "releasing") == 0;
-	a->queue = name_index(&ld->queue_names, TextDatumGetCString(v[Anum_allocs_queue - 1]));
+	a->releasing = text_is(v[Anum_allocs_state - 1], "releasing");
+	a->queue = loader_name_index_text(&ld->queue_names, v[Anum_allocs_queue - 1]);
 	a->idle = DatumGetBool(v[Anum_allocs_idle - 1]);
 	a->preemptable = DatumGetBool(v[Anum_allocs_preemptable - 1]);
 	a->priority = DatumGetInt32(v[Anum_allocs_priority - 1]);
-	a->service = nulls[Anum_allocs_service_type - 1] ? service_of(NULL)
-		: service_of(TextDatumGetCString(v[Anum_allocs_service_type - 1]));
+	if (nulls[Anum_allocs_service_type - 1])
+		a->service = service_of(NULL);
+	else
+	{
+		text	   *st = DatumGetTextPP(v[Anum_allocs_service_type - 1]);
+
+		a->service = loader_service_of_len(VARDATA_ANY(st), VARSIZE_ANY_EXHDR(st));
+	}
 	a->started_at = nulls[Anum_allocs_started_at - 1] ? 0 : DatumGetTimestampTz(v[Anum_allocs_started_at - 1]);
 	a->end_at = nulls[Anum_allocs_end_at - 1] ? TIDE_TIME_UNKNOWN : DatumGetTimestampTz(v[Anum_allocs_end_at - 1]);
 	/* past its limit, not stopped yet: it ends now (R-T1), not in the past */
@@ -623,6 +641,8 @@ tide_cycle_load_kept(CycleLoad *l, MemoryContext mcxt, const char *group, bool c
 								(int) ld->allocs->n);
 	load_nodes(ld);
 	load_queues(ld);
+	loader_name_map_hash(&ld->node_names, ld->l->mcxt);
+	loader_name_map_hash(&ld->queue_names, ld->l->mcxt);
 	tide_cycle_fair_load(s, &ld->queue_names, ld->group_queues);	/* R-O6: kept averages */
 	elog(DEBUG1, "tide.run_cycle: nodes and queues converted in %.1f ms (cpu %.1f)",
 		 cycle_elapsed_ms(t0), cycle_cpu_ms() - c0);

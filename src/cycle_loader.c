@@ -7,6 +7,7 @@
 #include "postgres.h"
 
 #include "catalog/pg_type.h"
+#include "common/hashfn.h"
 #include "utils/builtins.h"
 #include "utils/hsearch.h"
 #include "utils/memutils.h"
@@ -15,12 +16,60 @@
 #include "cycle_recv.h"
 #include "resvec.h"
 
+/* Is the map's name i the len bytes at key? */
+static inline bool
+name_is(const NameMap *m, int i, const char *key, int len)
+{
+	return strncmp(m->names[i], key, len) == 0 && m->names[i][len] == '\0';
+}
+
+void
+loader_name_map_hash(NameMap *m, MemoryContext mcxt)
+{
+	uint32		size = 16;
+
+	while (size < (uint32) m->n * 2)
+		size <<= 1;
+	m->mask = size - 1;
+	m->slot = MemoryContextAllocZero(mcxt, sizeof(int32) * size);
+	for (int i = 0; i < m->n; i++)
+	{
+		int			len = (int) strlen(m->names[i]);
+		uint32		h = hash_bytes((const unsigned char *) m->names[i], len) & m->mask;
+
+		/* names are unique (primary keys); a repeat keeps the first */
+		while (m->slot[h] != 0 && !name_is(m, m->slot[h] - 1, m->names[i], len))
+			h = (h + 1) & m->mask;
+		if (m->slot[h] == 0)
+			m->slot[h] = i + 1;
+	}
+}
+
+/* Index of a text datum's value in the map, or -1 (no copy of the text). */
+int
+loader_name_index_text(const NameMap *m, Datum d)
+{
+	text	   *t = DatumGetTextPP(d);
+
+	return loader_name_index_len(m, VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t));
+}
+
 /* Index of the name of len bytes at key (no NUL needed) in the map, or -1. */
 int
 loader_name_index_len(const NameMap *m, const char *key, int len)
 {
 	int			lo = 0,
 				hi = m->n - 1;
+
+	if (m->slot)
+	{
+		uint32		h = hash_bytes((const unsigned char *) key, len) & m->mask;
+
+		for (; m->slot[h] != 0; h = (h + 1) & m->mask)
+			if (name_is(m, m->slot[h] - 1, key, len))
+				return m->slot[h] - 1;
+		return -1;
+	}
 
 	while (lo <= hi)
 	{
@@ -147,6 +196,52 @@ loader_service_of_len(const char *s, int len)
 	if (s && len == 8 && memcmp(s, "training", 8) == 0)
 		return TIDE_SVC_TRAINING;
 	return TIDE_SVC_UNKNOWN;
+}
+
+/* Does memo hold the names of rv? */
+static bool
+memo_matches(const ResVecMemo *memo, const ResVec *rv)
+{
+	if (memo->count != rv->count || memo->names_size != rv->names_size)
+		return false;
+	for (int k = 0; k < rv->count; k++)
+		if (memo->name_off[k] != rv->entries[k].name_off ||
+			memo->name_len[k] != rv->entries[k].name_len)
+			return false;
+	return memcmp(memo->names, RESVEC_NAMES(rv), rv->names_size) == 0;
+}
+
+const char *
+loader_resvec_to_vec_memo(TideSnapshot *s, ResVecMemo *memo, Datum d, int64 *v)
+{
+	ResVec	   *rv = DatumGetResVecP(d);
+	const char *missing = NULL;
+
+	if (!memo_matches(memo, rv))
+	{
+		if (rv->count > RESVEC_MEMO_MAX || rv->names_size > RESVEC_MEMO_BYTES)
+		{
+			memo->count = -1;
+			return loader_resvec_to_vec(s, PointerGetDatum(rv), v);
+		}
+		memo->count = rv->count;
+		memo->names_size = rv->names_size;
+		memcpy(memo->names, RESVEC_NAMES(rv), rv->names_size);
+		for (int k = 0; k < rv->count; k++)
+		{
+			memo->name_off[k] = rv->entries[k].name_off;
+			memo->name_len[k] = rv->entries[k].name_len;
+			memo->res[k] = tide_res_lookup(s, resvec_name(rv, k));
+		}
+	}
+	for (int k = 0; k < rv->count; k++)
+	{
+		if (memo->res[k] >= 0)
+			v[memo->res[k]] = resvec_milli(rv, k);
+		else if (missing == NULL)
+			missing = resvec_name(rv, k);
+	}
+	return missing;
 }
 
 void

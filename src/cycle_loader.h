@@ -31,13 +31,62 @@ typedef struct RowCache
 
 /*
  * Names sorted by strcmp (the queries' COLLATE "C" order), to look up the
- * index of a node or queue by its name.
+ * index of a node or queue by its name: by a hash table once
+ * loader_name_map_hash() made one (every allocation names its node, every
+ * job its queue: at 100k jobs a binary search's strncmps were a tenth of
+ * an incremental load), else by binary search.
  */
 typedef struct NameMap
 {
 	char	  **names;
 	int			n;
+	int32	   *slot;			/* open addressing: index + 1, 0 empty; or NULL */
+	uint32		mask;
 } NameMap;
+
+/*
+ * The snapshot's resource ids of the last resource vector's names, so that
+ * a run of vectors naming the same resources (most jobs ask for cpu,
+ * memory and gpu) looks each name up once: loader_resvec_to_vec_memo().
+ */
+#define RESVEC_MEMO_MAX 16
+#define RESVEC_MEMO_BYTES 256
+
+typedef struct ResVecMemo
+{
+	int32		count;			/* -1: nothing (a vector too big to remember) */
+	int32		names_size;
+	uint32		name_off[RESVEC_MEMO_MAX];
+	uint32		name_len[RESVEC_MEMO_MAX];
+	int32		res[RESVEC_MEMO_MAX];	/* tide_res_lookup() of each, -1 none */
+	char		names[RESVEC_MEMO_BYTES];
+} ResVecMemo;
+
+/*
+ * A short-header varlena (all small ones as stored) unpacked into buf, so
+ * that reading it copies nothing into memory; others as they are.
+ */
+#define SHORT_VARLENA_MAX (VARATT_SHORT_MAX - VARHDRSZ_SHORT + VARHDRSZ)
+
+typedef union ShortBuf
+{
+	char		data[SHORT_VARLENA_MAX];
+	int64		align;
+} ShortBuf;
+
+static inline Datum
+loader_unpack_short(Datum d, ShortBuf *buf)
+{
+	struct varlena *v = (struct varlena *) DatumGetPointer(d);
+	Size		n;
+
+	if (!VARATT_IS_SHORT(v))
+		return d;
+	n = VARSIZE_SHORT(v) - VARHDRSZ_SHORT;
+	SET_VARSIZE(buf->data, n + VARHDRSZ);
+	memcpy(buf->data + VARHDRSZ, VARDATA_SHORT(v), n);
+	return PointerGetDatum(buf->data);
+}
 
 /* One load in progress. */
 typedef struct Loader
@@ -73,10 +122,16 @@ typedef struct Loader
 	char	   *arena;			/* free room for arena_copy */
 	Size		arena_left;
 	RowCache	cache[ROWCACHE_TABLES];
+	ResVecMemo	resvec_memo;	/* for the rows' vectors, once every name is in */
 } Loader;
 
 /* Index of the name of len bytes at key (no NUL needed) in the map, or -1. */
 extern int	loader_name_index_len(const NameMap *m, const char *key, int len);
+/* The same for a text datum (read in place: a short one is not copied). */
+extern int	loader_name_index_text(const NameMap *m, Datum d);
+
+/* Make m's hash table in mcxt, once its names are all in. */
+extern void loader_name_map_hash(NameMap *m, MemoryContext mcxt);
 
 /*
  * Id (1 + index into the snapshot's unknown_names) of the reason for a
@@ -95,6 +150,13 @@ extern int32 loader_owner_id(Loader *ld, const char *name, int len);
  * the first name the snapshot does not know, or NULL.
  */
 extern const char *loader_resvec_to_vec(TideSnapshot *s, Datum d, int64 *v);
+
+/*
+ * The same, the names' ids remembered in memo (zeroed at first): for the
+ * rows of one load once every resource name is interned.
+ */
+extern const char *loader_resvec_to_vec_memo(TideSnapshot *s, ResVecMemo *memo, Datum d,
+											 int64 *v);
 
 /* The engine's service type of a service_type text of len bytes. */
 extern int	loader_service_of_len(const char *s, int len);

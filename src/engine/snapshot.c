@@ -655,6 +655,92 @@ cmp_node_order(const void *a, const void *b, void *ctx)
 	return ia < ib ? -1 : ia > ib;
 }
 
+/* Whether two nodes fall in one partition: cmp_node_order before the name. */
+static bool
+same_part(const TideNode *x, const TideNode *y)
+{
+	bool		xg = x->ngpus > 0;
+
+	return x->group == y->group && xg == (y->ngpus > 0) && x->gpu_type == y->gpu_type &&
+		(!xg || x->allow_cpu_jobs == y->allow_cpu_jobs);
+}
+
+#define MAX_NODE_PARTS 64
+
+/*
+ * order[0..nn) := the nodes by cmp_node_order.  Nodes come in name order
+ * (the load reads them so) and fall in few partitions: each node's
+ * partition is found once, the partitions are ordered, the nodes spread
+ * over them keeping their order (stable counting), and a partition whose
+ * names are in order already is left as it is.  The result is the
+ * comparator's total order whatever the input; with many partitions, or
+ * names out of order, it sorts as before.
+ */
+static void
+order_nodes(TideSnapshot *s, int32_t *order, int nn)
+{
+	int32_t		first[MAX_NODE_PARTS];	/* a node of each partition */
+	int32_t		rank[MAX_NODE_PARTS];
+	int32_t		start[MAX_NODE_PARTS + 1];
+	int32_t		fill[MAX_NODE_PARTS];
+	int32_t    *part = tide_alloc(s, sizeof(int32_t) * (nn + 1));
+	int			np = 0;
+
+	for (int i = 0; i < nn; i++)
+	{
+		int			p = np > 0 && same_part(&s->nodes[first[np - 1]], &s->nodes[i]) ? np - 1 : -1;
+
+		for (int k = 0; p < 0 && k < np; k++)
+			if (same_part(&s->nodes[first[k]], &s->nodes[i]))
+				p = k;
+		if (p < 0)
+		{
+			if (np == MAX_NODE_PARTS)
+			{
+				for (int k = 0; k < nn; k++)
+					order[k] = k;
+				tide_sort(order, nn, sizeof(int32_t), cmp_node_order, s);
+				return;
+			}
+			first[np] = i;
+			p = np++;
+		}
+		part[i] = p;
+	}
+	/* the partitions in order: any two nodes of two differ before their names */
+	for (int k = 0; k < np; k++)
+		order[k] = k;
+	for (int k = 1; k < np; k++)
+		for (int m = k; m > 0 && cmp_node_order(&first[order[m - 1]], &first[order[m]], s) > 0; m--)
+		{
+			int32_t		t = order[m];
+
+			order[m] = order[m - 1];
+			order[m - 1] = t;
+		}
+	for (int k = 0; k < np; k++)
+		rank[order[k]] = k;
+	memset(start, 0, sizeof(start));
+	for (int i = 0; i < nn; i++)
+		start[rank[part[i]] + 1]++;
+	for (int k = 0; k < np; k++)
+		start[k + 1] += start[k];
+	memcpy(fill, start, sizeof(int32_t) * np);
+	for (int i = 0; i < nn; i++)
+		order[fill[rank[part[i]]]++] = i;
+	for (int k = 0; k < np; k++)
+	{
+		int32_t    *o = order + start[k];
+		int			n = start[k + 1] - start[k];
+		bool		sorted = true;
+
+		for (int i = 1; i < n && sorted; i++)
+			sorted = cmp_node_order(&o[i - 1], &o[i], s) < 0;
+		if (!sorted)
+			tide_sort(o, n, sizeof(int32_t), cmp_node_order, s);
+	}
+}
+
 /* Queues by name, then index. */
 static int
 cmp_queue_name(const void *a, const void *b, void *ctx)
@@ -801,9 +887,7 @@ tide_snapshot_finish(TideSnapshot *s, char *err, size_t errlen)
 		node_domains(n);
 	}
 	ix->order = tide_alloc(s, sizeof(int32_t) * (nn + 1));
-	for (int i = 0; i < nn; i++)
-		ix->order[i] = i;
-	tide_sort(ix->order, nn, sizeof(int32_t), cmp_node_order, s);
+	order_nodes(s, ix->order, nn);
 
 	/* count partitions and groups */
 	ix->parts = tide_alloc(s, sizeof(TidePart) * (nn + 1));
