@@ -191,7 +191,8 @@ check_jobs(TideWork *w)
  * biggest single cost of walking a backlog of 100k jobs that mostly stays
  * pending.  The job this far ahead in the same queue, usually the walk's
  * next picks but one, is asked for early.  Only a hint: nothing depends on
- * it being the job that comes.
+ * it being the job that comes.  The borrowing and idle passes take lists,
+ * and ask for their jobs the same way.
  */
 #define WALK_PREFETCH 4
 
@@ -316,6 +317,9 @@ walk_borrowing(TideWork *w, const int32_t *deferred, int ndeferred)
 		int			j = deferred[i];
 		TideOutcome *o = &w->r->outcomes[j];
 
+		if (i + WALK_PREFETCH < ndeferred)
+			prefetch_job(w, deferred[i + WALK_PREFETCH]);
+
 		o->nreasons = 0;
 		if (tide_admit(w, j, o) == TIDE_CLASS_NONE)
 		{
@@ -349,6 +353,9 @@ walk_idle(TideWork *w)
 	{
 		int			j = idle[i];
 		TideOutcome *o = &w->r->outcomes[j];
+
+		if (i + WALK_PREFETCH < nidle)
+			prefetch_job(w, idle[i + WALK_PREFETCH]);
 
 		o->klass = TIDE_CLASS_IDLE;
 		if (!w->info[j].bad)
