@@ -28,6 +28,11 @@ typedef struct TideClaimWork
 	bool	   *claim_on;		/* charged to its node now */
 	bool	   *job_claims;		/* [njobs] has claims */
 	bool	   *job_waiting;	/* [njobs] some victim still stopping */
+	int32_t    *job_first;		/* [njobs + 1] CSR of each job's claims in
+								 * job_list, in claim order: a walk with
+								 * thousands of owners must not scan every
+								 * claim for each */
+	int32_t    *job_list;		/* [nclaims] */
 } TideClaimWork;
 
 /* Charge (+1) or release (-1) claim c's effective part on its node only. */
@@ -115,28 +120,44 @@ tide_claims_begin(TideWork *w)
 		}
 		claim_apply(w, c, +1);
 	}
+
+	/* each job's claims, for take and give */
+	ev->job_first = tide_work_alloc(w, sizeof(int32_t) * (s->njobs + 2));
+	ev->job_list = tide_work_alloc(w, sizeof(int32_t) * (nc + 1));
+	for (int c = 0; c < nc; c++)
+		if (ev->claim_job[c] >= 0)
+			ev->job_first[ev->claim_job[c] + 2]++;
+	for (int j = 0; j < s->njobs; j++)
+		ev->job_first[j + 2] += ev->job_first[j + 1];
+	for (int c = 0; c < nc; c++)
+		if (ev->claim_job[c] >= 0)
+			ev->job_list[ev->job_first[ev->claim_job[c] + 1]++] = c;
 }
 
 /* The walk reached job j: its claims are its own to use. */
 void
 tide_claims_take(TideWork *w, int j)
 {
-	if (!w->claims || !w->claims->job_claims[j])
+	TideClaimWork *ev = w->claims;
+
+	if (!ev || !ev->job_claims[j])
 		return;
-	for (int c = 0; c < w->s->nclaims; c++)
-		if (w->claims->claim_job[c] == j && w->claims->claim_on[c])
-			claim_apply(w, c, -1);
+	for (int i = ev->job_first[j]; i < ev->job_first[j + 1]; i++)
+		if (ev->claim_on[ev->job_list[i]])
+			claim_apply(w, ev->job_list[i], -1);
 }
 
 /* Job j was tried: if it did not fit, hold its claims again. */
 void
 tide_claims_give(TideWork *w, int j, bool placed)
 {
-	if (!w->claims || !w->claims->job_claims[j] || placed)
+	TideClaimWork *ev = w->claims;
+
+	if (!ev || !ev->job_claims[j] || placed)
 		return;
-	for (int c = 0; c < w->s->nclaims; c++)
-		if (w->claims->claim_job[c] == j && !w->claims->claim_on[c])
-			claim_apply(w, c, +1);
+	for (int i = ev->job_first[j]; i < ev->job_first[j + 1]; i++)
+		if (!ev->claim_on[ev->job_list[i]])
+			claim_apply(w, ev->job_list[i], +1);
 }
 
 /* Would req fit on the node of claim c if the claim were free? */
