@@ -160,6 +160,14 @@ tide_claims_give(TideWork *w, int j, bool placed)
 			claim_apply(w, ev->job_list[i], +1);
 }
 
+bool		tide_claims_quiet_owners = true;
+
+bool
+tide_claims_waiting(const TideWork *w, int j)
+{
+	return w->claims && w->claims->job_waiting[j] && tide_claims_quiet_owners;
+}
+
 /* Would req fit on the node of claim c if the claim were free? */
 static bool
 fits_with_claim(const TideWork *w, int c, const int64_t *req)

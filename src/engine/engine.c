@@ -78,6 +78,10 @@ try_place_one(TideWork *w, int j, int mode)
 	o->nreasons = 0;
 	if (w->s->no_reasons && pr.fail_role >= 0)
 		tide_diagnose_status(w, j, o, &pr);	/* the forecast: no texts */
+	else if (tide_claims_waiting(w, j) && tide_diagnose_quiet(w, j, mode, o, &pr))
+	{
+		/* R-E6: a claim owner still waiting says only that, after the walk */
+	}
 	/* R-L4: a job that avoids nodes counts them from its shape's counts */
 	else if (!w->info[j].avoid_shape || !tide_diagnose_avoider(w, j, mode, o, &pr))
 		tide_diagnose(w, j, mode, o, &pr);
