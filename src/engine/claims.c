@@ -197,6 +197,35 @@ fits_with_claim(const TideWork *w, int c, const int64_t *req)
 }
 
 /*
+ * What note_held_by_claims() found for one shape class (prep.c) in one
+ * queue: every job of that shape and queue gets the same answer, keyed by
+ * the class itself, so two shapes never share one.
+ */
+typedef struct HeldAnswer
+{
+	int32_t		shape;			/* the class's first job */
+	int32_t		queue;
+	int32_t		nodes;			/* claimed nodes it would fit on, 0: none */
+	int64_t		owner;			/* the owner of the first of their claims */
+} HeldAnswer;
+
+/* An answer looked up: the answers so far and the key. */
+typedef struct HeldKey
+{
+	const HeldAnswer *answers;
+	int32_t		shape;
+	int32_t		queue;
+} HeldKey;
+
+static bool
+held_is(const void *ctx, int32_t entry)
+{
+	const HeldKey *key = ctx;
+
+	return key->answers[entry].shape == key->shape && key->answers[entry].queue == key->queue;
+}
+
+/*
  * R-C2: a pending job that would fit on resources held for a preemptor
  * says so ("held for job 42 (1 node)"), as for a reservation.
  */
@@ -207,38 +236,43 @@ note_held_by_claims(TideWork *w)
 	TideClaimWork *ev = w->claims;
 	bool		any = false;
 	uint64_t	mask;
-	uint64_t   *keys;
-	int64_t    *vals;			/* nodes << 48 | owner: one answer per job shape */
+	int32_t    *slot;			/* answer + 1, 0 empty (hash.h) */
+	HeldAnswer *answers;
+	int32_t		nanswers = 0;
 
 	for (int c = 0; c < s->nclaims && !any; c++)
 		any = ev->claim_on[c];
 	if (!any)
 		return;
-	keys = tide_work_table(w, sizeof(uint64_t), &mask);
-	vals = tide_work_table(w, sizeof(int64_t), &mask);
+	slot = tide_work_table(w, sizeof(int32_t), &mask);
+	answers = tide_work_alloc_raw(w, sizeof(HeldAnswer) * (s->njobs + 1));
 	for (int j = 0; j < s->njobs; j++)
 	{
 		TideOutcome *o = &w->r->outcomes[j];
 		const TideJob *job = &s->jobs[j];
 		int			nodes = 0;
 		int64_t		owner = 0;
-		uint64_t	key = 0,
-					k = 0;
+		uint64_t	k = 0;
+		HeldKey		key;
 
 		if (o->status != TIDE_PENDING || ev->job_claims[j] || w->info[j].bad ||
 			o->klass == TIDE_CLASS_NONE || o->nreasons >= TIDE_MAX_REASONS)
 			continue;
-		if (w->info[j].cacheable)
+		/* a cacheable job has its class (prep.c): one answer per class and queue */
+		key.shape = w->info[j].cacheable ? w->info[j].shape : -1;
+		if (key.shape >= 0)
 		{
-			key = tide_hash_mix(w->info[j].hash, (uint64_t) job->queue + 1);
-			key = key ? key : 1;
-			k = tide_hash_slot(key, mask);
-			while (keys[k] && keys[k] != key)
-				k = (k + 1) & mask;
-			if (keys[k] == key)
+			key.answers = answers;
+			key.queue = job->queue;
+			k = tide_table_find(slot, mask,
+								tide_hash_mix(w->info[key.shape].hash, (uint64_t) job->queue + 1),
+								held_is, &key);
+			if (slot[k])
 			{
-				if (vals[k] > 0)
-					tide_reason_held(w, o, -1, vals[k] >> 48, vals[k] & ((1LL << 48) - 1));
+				const HeldAnswer *a = &answers[slot[k] - 1];
+
+				if (a->nodes > 0)
+					tide_reason_held(w, o, -1, a->nodes, a->owner);
 				continue;
 			}
 		}
@@ -259,11 +293,15 @@ note_held_by_claims(TideWork *w)
 		}
 		if (nodes > 0)
 			tide_reason_held(w, o, -1, nodes, owner);
-		/* nodes << 48 | owner must fit (no signed overflow): else no caching */
-		if (key && (nodes == 0 || (nodes < (1 << 15) && owner >= 0 && owner < (1LL << 48))))
+		if (key.shape >= 0)
 		{
-			keys[k] = key;
-			vals[k] = nodes > 0 ? ((int64_t) nodes << 48) | owner : 0;
+			HeldAnswer *a = &answers[nanswers];
+
+			a->shape = key.shape;
+			a->queue = job->queue;
+			a->nodes = nodes;
+			a->owner = owner;
+			slot[k] = ++nanswers;
 		}
 	}
 }
