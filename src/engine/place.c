@@ -131,9 +131,10 @@ search(TideWork *w, int j, const int32_t *parts, int nparts, const int64_t *req,
 	   bool descending)
 {
 	int64_t		gpu = req[TIDE_RES_GPU];
+	bool		shared_done = tide_is_fraction(gpu) && !descending;
 
 	/* a fraction: a node with a shared GPU first (R-L6) */
-	if (tide_is_fraction(gpu) && !descending)
+	if (shared_done)
 	{
 		for (int i = 0; i < nparts; i++)
 		{
@@ -157,6 +158,14 @@ search(TideWork *w, int j, const int32_t *parts, int nparts, const int64_t *req,
 			int			ni;
 
 			if (p->count[b] == 0 || b < start_bucket(p, req))
+				continue;
+
+			/*
+			 * A GPU node without a whole free GPU (bucket 0) takes a
+			 * fraction only on a partly used GPU, which makes it shared:
+			 * those were searched above, in the same order, and none fit.
+			 */
+			if (b == 0 && p->gpu && shared_done)
 				continue;
 			ni = scan_bits(w, j, p, p->bits + (size_t) b * p->nwords, req, descending);
 			if (ni >= 0)
