@@ -339,3 +339,20 @@ tide_claims_settle(TideWork *w)
 	}
 	note_held_by_claims(w);
 }
+
+/*
+ * The decide is over: release every claim still charged, so that the
+ * snapshot's nodes hold what its allocations and placements use, as
+ * before tide_claims_begin.
+ */
+void
+tide_claims_end(TideWork *w)
+{
+	TideClaimWork *ev = w->claims;
+
+	if (!ev)
+		return;
+	for (int c = 0; c < w->s->nclaims; c++)
+		if (ev->claim_on[c])
+			claim_apply(w, c, -1);
+}

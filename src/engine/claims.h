@@ -31,4 +31,11 @@ extern bool tide_claims_quiet_owners;
 /* After the walk: owners waiting or lapsed, and "held for" reasons (R-C2). */
 extern void tide_claims_settle(TideWork *w);
 
+/*
+ * At the end of the decide: give back what is still charged.  The next
+ * cycle's snapshot charges the claims again, so a snapshot kept from one
+ * decide call to the next must not keep them.
+ */
+extern void tide_claims_end(TideWork *w);
+
 #endif							/* TIDE_CLAIMS_H */

@@ -397,5 +397,6 @@ tide_decide(TideSnapshot *s)
 	count_outcomes(w.r);
 	/* holds are visible in r->holds; the snapshot forgets them now */
 	tide_holds_clear(&w);
+	tide_claims_end(&w);
 	return w.r;
 }

@@ -11,7 +11,9 @@
  * state, place in the walk and reasons' text, the placements, holds,
  * evictions and new claims must be the same.  Card keys (R-A1), trees of
  * queues (R-A3), labels, avoided nodes, card types and gangs are in the
- * mix, so that the owner's card key and status are exercised.
+ * mix, so that the owner's card key and status are exercised.  And a
+ * decide gives back the claims it charged: a snapshot kept for the next
+ * call must not count them twice.
  */
 #include "tap.h"
 #include "test_engine_fixture.h"
@@ -38,9 +40,12 @@ typedef struct Seen
 	int			unschedulable;
 } Seen;
 
-/* A random cluster, running jobs, pending jobs and claims, from seed. */
+/*
+ * A random cluster, running jobs, pending jobs and claims, from seed;
+ * without victims, no running job may be evicted.
+ */
 static TideSnapshot *
-world(uint64_t seed, FxArena *arena)
+world(uint64_t seed, FxArena *arena, bool victims)
 {
 	TideMem		mem = {fx_alloc, NULL, arena};
 	TideSnapshot *s = tide_snapshot_create(&mem);
@@ -154,8 +159,8 @@ world(uint64_t seed, FxArena *arena)
 		a->alloc_id = a->job_id = 1000 + k;
 		a->queue = (int) rnd(nq);
 		a->node = ni;
-		a->idle = rnd(6) == 0;
-		a->preemptable = rnd(5) != 0;
+		a->idle = rnd(6) == 0 && victims;
+		a->preemptable = rnd(5) != 0 && victims;
 		a->releasing = rnd(8) == 0;
 		a->service = rnd(2) ? TIDE_SVC_TRAINING : TIDE_SVC_INFERENCE;
 		a->priority = (int) rnd(10);
@@ -288,6 +293,22 @@ fingerprint(const TideSnapshot *s, const TideResult *r, char *buf, size_t len, S
 						r->new_claims[i].node, (unsigned long long) r->new_claims[i].gpus);
 }
 
+/* The nodes' state: what is used, GPU by GPU too. */
+static uint64_t
+node_state(const TideSnapshot *s)
+{
+	uint64_t	h = 0;
+
+	for (int i = 0; i < s->nnodes; i++)
+	{
+		for (int r = 0; r < s->nres; r++)
+			h = h * 31 + (uint64_t) s->nodes[i].used[r];
+		for (int g = 0; g < s->nodes[i].ngpus; g++)
+			h = h * 31 + (uint64_t) s->nodes[i].gpu_free[g];
+	}
+	return h;
+}
+
 static void
 arena_free(FxArena *a)
 {
@@ -302,6 +323,8 @@ main(void)
 {
 	int			cases = 600;
 	int			differ = 0;
+	int			kept = 0;
+	int			placed = 0;
 	Seen		seen = {0};
 	static char quiet[131072],
 				full[131072];
@@ -312,12 +335,28 @@ main(void)
 		TideSnapshot *s;
 
 		tide_claims_quiet_owners = true;
-		s = world((uint64_t) c + 1, &arena);
+		s = world((uint64_t) c + 1, &arena, true);
 		fingerprint(s, tide_decide(s), quiet, sizeof(quiet), &seen);
 		arena_free(&arena);
 
+		/*
+		 * Nothing evicted, nothing placed: the decide leaves the nodes
+		 * as it found them (the claims it charged given back)
+		 */
+		s = world((uint64_t) c + 1, &arena, false);
+		{
+			uint64_t	before = node_state(s);
+			TideResult *r = tide_decide(s);
+
+			if (r->nplacements > 0)
+				placed++;
+			else if (node_state(s) != before && kept++ < 2)
+				diag("case %d: the nodes changed in a decide that placed nothing", c);
+		}
+		arena_free(&arena);
+
 		tide_claims_quiet_owners = false;
-		s = world((uint64_t) c + 1, &arena);
+		s = world((uint64_t) c + 1, &arena, true);
 		fingerprint(s, tide_decide(s), full, sizeof(full), NULL);
 		arena_free(&arena);
 
@@ -337,5 +376,7 @@ main(void)
 	ok(seen.waiting > 200 && seen.deferred > 10 && seen.unschedulable > 10,
 	   "the random cases have waiting owners, some blocked by card quota");
 	is_int(differ, 0, "waiting claim owners: the same outcomes, reasons and decisions as a full diagnosis");
+	ok(placed < cases - 50, "%d of %d cases without victims placed nothing", cases - placed, cases);
+	is_int(kept, 0, "a decide that places nothing gives back every claim it charged");
 	return done_testing();
 }
