@@ -28,6 +28,11 @@ typedef struct TideClaimWork
 	bool	   *claim_on;		/* charged to its node now */
 	bool	   *job_claims;		/* [njobs] has claims */
 	bool	   *job_waiting;	/* [njobs] some victim still stopping */
+	int32_t    *job_first;		/* [njobs + 1] CSR of each job's claims in
+								 * job_list, in claim order: a walk with
+								 * thousands of owners must not scan every
+								 * claim for each */
+	int32_t    *job_list;		/* [nclaims] */
 } TideClaimWork;
 
 /* Charge (+1) or release (-1) claim c's effective part on its node only. */
@@ -115,28 +120,52 @@ tide_claims_begin(TideWork *w)
 		}
 		claim_apply(w, c, +1);
 	}
+
+	/* each job's claims, for take and give */
+	ev->job_first = tide_work_alloc(w, sizeof(int32_t) * (s->njobs + 2));
+	ev->job_list = tide_work_alloc(w, sizeof(int32_t) * (nc + 1));
+	for (int c = 0; c < nc; c++)
+		if (ev->claim_job[c] >= 0)
+			ev->job_first[ev->claim_job[c] + 2]++;
+	for (int j = 0; j < s->njobs; j++)
+		ev->job_first[j + 2] += ev->job_first[j + 1];
+	for (int c = 0; c < nc; c++)
+		if (ev->claim_job[c] >= 0)
+			ev->job_list[ev->job_first[ev->claim_job[c] + 1]++] = c;
 }
 
 /* The walk reached job j: its claims are its own to use. */
 void
 tide_claims_take(TideWork *w, int j)
 {
-	if (!w->claims || !w->claims->job_claims[j])
+	TideClaimWork *ev = w->claims;
+
+	if (!ev || !ev->job_claims[j])
 		return;
-	for (int c = 0; c < w->s->nclaims; c++)
-		if (w->claims->claim_job[c] == j && w->claims->claim_on[c])
-			claim_apply(w, c, -1);
+	for (int i = ev->job_first[j]; i < ev->job_first[j + 1]; i++)
+		if (ev->claim_on[ev->job_list[i]])
+			claim_apply(w, ev->job_list[i], -1);
 }
 
 /* Job j was tried: if it did not fit, hold its claims again. */
 void
 tide_claims_give(TideWork *w, int j, bool placed)
 {
-	if (!w->claims || !w->claims->job_claims[j] || placed)
+	TideClaimWork *ev = w->claims;
+
+	if (!ev || !ev->job_claims[j] || placed)
 		return;
-	for (int c = 0; c < w->s->nclaims; c++)
-		if (w->claims->claim_job[c] == j && !w->claims->claim_on[c])
-			claim_apply(w, c, +1);
+	for (int i = ev->job_first[j]; i < ev->job_first[j + 1]; i++)
+		if (!ev->claim_on[ev->job_list[i]])
+			claim_apply(w, ev->job_list[i], +1);
+}
+
+bool		tide_claims_quiet_owners = true;
+
+bool
+tide_claims_waiting(const TideWork *w, int j)
+{
+	return w->claims && w->claims->job_waiting[j] && tide_claims_quiet_owners;
 }
 
 /* Would req fit on the node of claim c if the claim were free? */
@@ -168,6 +197,35 @@ fits_with_claim(const TideWork *w, int c, const int64_t *req)
 }
 
 /*
+ * What note_held_by_claims() found for one shape class (prep.c) in one
+ * queue: every job of that shape and queue gets the same answer, keyed by
+ * the class itself, so two shapes never share one.
+ */
+typedef struct HeldAnswer
+{
+	int32_t		shape;			/* the class's first job */
+	int32_t		queue;
+	int32_t		nodes;			/* claimed nodes it would fit on, 0: none */
+	int64_t		owner;			/* the owner of the first of their claims */
+} HeldAnswer;
+
+/* An answer looked up: the answers so far and the key. */
+typedef struct HeldKey
+{
+	const HeldAnswer *answers;
+	int32_t		shape;
+	int32_t		queue;
+} HeldKey;
+
+static bool
+held_is(const void *ctx, int32_t entry)
+{
+	const HeldKey *key = ctx;
+
+	return key->answers[entry].shape == key->shape && key->answers[entry].queue == key->queue;
+}
+
+/*
  * R-C2: a pending job that would fit on resources held for a preemptor
  * says so ("held for job 42 (1 node)"), as for a reservation.
  */
@@ -178,38 +236,43 @@ note_held_by_claims(TideWork *w)
 	TideClaimWork *ev = w->claims;
 	bool		any = false;
 	uint64_t	mask;
-	uint64_t   *keys;
-	int64_t    *vals;			/* nodes << 48 | owner: one answer per job shape */
+	int32_t    *slot;			/* answer + 1, 0 empty (hash.h) */
+	HeldAnswer *answers;
+	int32_t		nanswers = 0;
 
 	for (int c = 0; c < s->nclaims && !any; c++)
 		any = ev->claim_on[c];
 	if (!any)
 		return;
-	keys = tide_work_table(w, sizeof(uint64_t), &mask);
-	vals = tide_work_table(w, sizeof(int64_t), &mask);
+	slot = tide_work_table(w, sizeof(int32_t), &mask);
+	answers = tide_work_alloc_raw(w, sizeof(HeldAnswer) * (s->njobs + 1));
 	for (int j = 0; j < s->njobs; j++)
 	{
 		TideOutcome *o = &w->r->outcomes[j];
 		const TideJob *job = &s->jobs[j];
 		int			nodes = 0;
 		int64_t		owner = 0;
-		uint64_t	key = 0,
-					k = 0;
+		uint64_t	k = 0;
+		HeldKey		key;
 
 		if (o->status != TIDE_PENDING || ev->job_claims[j] || w->info[j].bad ||
 			o->klass == TIDE_CLASS_NONE || o->nreasons >= TIDE_MAX_REASONS)
 			continue;
-		if (w->info[j].cacheable)
+		/* a cacheable job has its class (prep.c): one answer per class and queue */
+		key.shape = w->info[j].cacheable ? w->info[j].shape : -1;
+		if (key.shape >= 0)
 		{
-			key = tide_hash_mix(w->info[j].hash, (uint64_t) job->queue + 1);
-			key = key ? key : 1;
-			k = tide_hash_slot(key, mask);
-			while (keys[k] && keys[k] != key)
-				k = (k + 1) & mask;
-			if (keys[k] == key)
+			key.answers = answers;
+			key.queue = job->queue;
+			k = tide_table_find(slot, mask,
+								tide_hash_mix(w->info[key.shape].hash, (uint64_t) job->queue + 1),
+								held_is, &key);
+			if (slot[k])
 			{
-				if (vals[k] > 0)
-					tide_reason_held(w, o, -1, vals[k] >> 48, vals[k] & ((1LL << 48) - 1));
+				const HeldAnswer *a = &answers[slot[k] - 1];
+
+				if (a->nodes > 0)
+					tide_reason_held(w, o, -1, a->nodes, a->owner);
 				continue;
 			}
 		}
@@ -230,11 +293,15 @@ note_held_by_claims(TideWork *w)
 		}
 		if (nodes > 0)
 			tide_reason_held(w, o, -1, nodes, owner);
-		/* nodes << 48 | owner must fit (no signed overflow): else no caching */
-		if (key && (nodes == 0 || (nodes < (1 << 15) && owner >= 0 && owner < (1LL << 48))))
+		if (key.shape >= 0)
 		{
-			keys[k] = key;
-			vals[k] = nodes > 0 ? ((int64_t) nodes << 48) | owner : 0;
+			HeldAnswer *a = &answers[nanswers];
+
+			a->shape = key.shape;
+			a->queue = job->queue;
+			a->nodes = nodes;
+			a->owner = owner;
+			slot[k] = ++nanswers;
 		}
 	}
 }
@@ -271,4 +338,21 @@ tide_claims_settle(TideWork *w)
 		tide_claims_take(w, j);
 	}
 	note_held_by_claims(w);
+}
+
+/*
+ * The decide is over: release every claim still charged, so that the
+ * snapshot's nodes hold what its allocations and placements use, as
+ * before tide_claims_begin.
+ */
+void
+tide_claims_end(TideWork *w)
+{
+	TideClaimWork *ev = w->claims;
+
+	if (!ev)
+		return;
+	for (int c = 0; c < w->s->nclaims; c++)
+		if (ev->claim_on[c])
+			claim_apply(w, c, -1);
 }

@@ -78,6 +78,10 @@ try_place_one(TideWork *w, int j, int mode)
 	o->nreasons = 0;
 	if (w->s->no_reasons && pr.fail_role >= 0)
 		tide_diagnose_status(w, j, o, &pr);	/* the forecast: no texts */
+	else if (tide_claims_waiting(w, j) && tide_diagnose_quiet(w, j, mode, o, &pr))
+	{
+		/* R-E6: a claim owner still waiting says only that, after the walk */
+	}
 	/* R-L4: a job that avoids nodes counts them from its shape's counts */
 	else if (!w->info[j].avoid_shape || !tide_diagnose_avoider(w, j, mode, o, &pr))
 		tide_diagnose(w, j, mode, o, &pr);
@@ -431,5 +435,6 @@ tide_decide(TideSnapshot *s)
 	count_outcomes(w.r);
 	/* holds are visible in r->holds; the snapshot forgets them now */
 	tide_holds_clear(&w);
+	tide_claims_end(&w);
 	return w.r;
 }

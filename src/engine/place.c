@@ -21,7 +21,9 @@
  *
  * Why a job did not fit (tide_diagnose) is counted node by node; a job
  * that avoids nodes (R-L4) takes its shape's counts, made once, with its
- * avoided nodes moved aside (tide_diagnose_avoider).
+ * avoided nodes moved aside (tide_diagnose_avoider); a claim owner still
+ * waiting for its victims, whose reasons say only that, needs no counts
+ * (tide_diagnose_quiet).
  */
 #include <string.h>
 
@@ -129,9 +131,10 @@ search(TideWork *w, int j, const int32_t *parts, int nparts, const int64_t *req,
 	   bool descending)
 {
 	int64_t		gpu = req[TIDE_RES_GPU];
+	bool		shared_done = tide_is_fraction(gpu) && !descending;
 
 	/* a fraction: a node with a shared GPU first (R-L6) */
-	if (tide_is_fraction(gpu) && !descending)
+	if (shared_done)
 	{
 		for (int i = 0; i < nparts; i++)
 		{
@@ -155,6 +158,14 @@ search(TideWork *w, int j, const int32_t *parts, int nparts, const int64_t *req,
 			int			ni;
 
 			if (p->count[b] == 0 || b < start_bucket(p, req))
+				continue;
+
+			/*
+			 * A GPU node without a whole free GPU (bucket 0) takes a
+			 * fraction only on a partly used GPU, which makes it shared:
+			 * those were searched above, in the same order, and none fit.
+			 */
+			if (b == 0 && p->gpu && shared_done)
 				continue;
 			ni = scan_bits(w, j, p, p->bits + (size_t) b * p->nwords, req, descending);
 			if (ni >= 0)
@@ -613,6 +624,61 @@ tide_diagnose_status(TideWork *w, int j, TideOutcome *o, const TidePlaceResult *
 		}
 	}
 	o->status = TIDE_UNSCHEDULABLE;
+}
+
+/*
+ * What tide_diagnose() leaves for the walk, without its reasons and
+ * without counting every node: for a job whose reasons are replaced after
+ * the walk (a claim owner whose victims are still stopping, claims.c).
+ * Its status is tide_diagnose_status()'s.  Its card key (pr->card) is the
+ * one tide_diagnose() notes: that counts each node that passes every
+ * filter before the card check (partition, labels, size, ready, not
+ * avoided) through tide_part_card_ok(), whose answer depends on the
+ * node's partition only, and a partition twice changes nothing more than
+ * once; so each partition whose key blocks is checked once, in group
+ * order, if one of its nodes gets that far (a scan to the first such
+ * node).  False, with the outcome untouched, when the job failed before a
+ * role was tried or no node could ever take a replica: then it keeps
+ * tide_diagnose()'s reasons (an unschedulable owner lapses).
+ */
+bool
+tide_diagnose_quiet(TideWork *w, int j, int mode, TideOutcome *o, TidePlaceResult *pr)
+{
+	TideSnapshot *s = w->s;
+	const TideJob *job = &s->jobs[j];
+	const TideRole *role;
+	const TideGroup *g;
+
+	if (pr->fail_role < 0 || w->info[j].group < 0)
+		return false;
+	tide_diagnose_status(w, j, o, pr);
+	if (o->status != TIDE_PENDING)
+	{
+		o->status = TIDE_PENDING;
+		return false;
+	}
+	role = &job->roles[pr->fail_role];
+	g = &w->ix->groups[w->info[j].group];
+	for (int pi = g->plo; pi < g->phi; pi++)
+	{
+		const TidePart *p = &w->ix->parts[pi];
+
+		if (!tide_part_allowed(w, j, role, p) || tide_part_card_ok(w, job, p, role, mode, NULL))
+			continue;
+		for (int k = p->lo; k < p->hi; k++)
+		{
+			int			ni = w->ix->order[k];
+			const TideNode *n = &s->nodes[ni];
+
+			if (n->state == TIDE_NODE_READY && tide_node_matches(job, n, ni, w->info[j].avoids) &&
+				tide_node_too_small(w, n, role->request) < 0)
+			{
+				tide_part_card_ok(w, job, p, role, mode, &pr->card);
+				break;
+			}
+		}
+	}
+	return true;
 }
 
 /*

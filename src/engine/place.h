@@ -21,5 +21,6 @@ extern void tide_diagnose(TideWork *w, int j, int mode, TideOutcome *o, TidePlac
 extern void tide_diagnose_status(TideWork *w, int j, TideOutcome *o, const TidePlaceResult *pr);
 extern bool tide_diagnose_avoider(TideWork *w, int j, int mode, TideOutcome *o,
 								  const TidePlaceResult *pr);
+extern bool tide_diagnose_quiet(TideWork *w, int j, int mode, TideOutcome *o, TidePlaceResult *pr);
 
 #endif							/* TIDE_PLACE_H */
