@@ -56,6 +56,98 @@ cmp_key(const void *a, const void *b, void *ctx)
 	return key_cmp(a, b);
 }
 
+static inline void
+swap_keys(JobKey *a, JobKey *b)
+{
+	JobKey		t = *a;
+
+	*a = *b;
+	*b = t;
+}
+
+/*
+ * keys[0..n) sorted by key_cmp: a quicksort of the keys themselves (the
+ * comparison inlined, keys moved as structs), insertion sort for short
+ * runs, tide_sort past a depth that only adversarial input reaches.  The
+ * order is total (indexes differ), so any correct sort gives the same
+ * result: the lanes of a backlog whose created_at is not in id order are
+ * sorted every cycle, and the generic sort's calls and byte swaps were
+ * most of it.
+ */
+static void
+sort_keys(JobKey *keys, int n, int depth)
+{
+	while (n > 16)
+	{
+		int			m = n / 2,
+					i = -1,
+					k = n;
+		JobKey		pivot;
+
+		if (depth-- == 0)
+		{
+			tide_sort(keys, n, sizeof(JobKey), cmp_key, NULL);
+			return;
+		}
+		/* median of three: keys[0] <= keys[m] <= keys[n - 1] */
+		if (key_cmp(&keys[m], &keys[0]) < 0)
+			swap_keys(&keys[m], &keys[0]);
+		if (key_cmp(&keys[n - 1], &keys[0]) < 0)
+			swap_keys(&keys[n - 1], &keys[0]);
+		if (key_cmp(&keys[n - 1], &keys[m]) < 0)
+			swap_keys(&keys[n - 1], &keys[m]);
+		pivot = keys[m];
+		/* Hoare: [0, k] <= pivot <= [k + 1, n), both parts non-empty */
+		for (;;)
+		{
+			do
+				i++;
+			while (key_cmp(&keys[i], &pivot) < 0);
+			do
+				k--;
+			while (key_cmp(&keys[k], &pivot) > 0);
+			if (i >= k)
+				break;
+			swap_keys(&keys[i], &keys[k]);
+		}
+		/* the smaller part by recursion, the larger by the loop */
+		if (k + 1 < n - (k + 1))
+		{
+			sort_keys(keys, k + 1, depth);
+			keys += k + 1;
+			n -= k + 1;
+		}
+		else
+		{
+			sort_keys(keys + k + 1, n - (k + 1), depth);
+			n = k + 1;
+		}
+	}
+	for (int i = 1; i < n; i++)
+	{
+		JobKey		x = keys[i];
+		int			k = i;
+
+		for (; k > 0 && key_cmp(&keys[k - 1], &x) > 0; k--)
+			keys[k] = keys[k - 1];
+		keys[k] = x;
+	}
+}
+
+/* The depth past which sort_keys hands over: twice the bits of n. */
+static int
+sort_depth(int n)
+{
+	int			d = 0;
+
+	while (n > 0)
+	{
+		d += 2;
+		n >>= 1;
+	}
+	return d;
+}
+
 /* Whether keys[0..n) are in order already. */
 static bool
 keys_sorted(const JobKey *keys, int n)
@@ -68,34 +160,37 @@ keys_sorted(const JobKey *keys, int n)
 
 #define MAX_LANES 32
 
+/* Job j's key. */
+static inline void
+key_of(const TideSnapshot *s, int j, JobKey *key)
+{
+	const TideJob *job = &s->jobs[j];
+
+	key->lane = job_lane(job);
+	key->created_at = job->created_at;
+	key->id = job->id;
+	key->j = j;
+}
+
 /*
- * Sort list[0..n) of job indexes by their keys (scratch: two arrays of n
- * keys).  A backlog comes in id order, which is mostly created_at order,
+ * Sort list[0..n) of job indexes, whose keys are keys[0..n) (in the same
+ * order, written by the caller as it read the jobs in index order: read
+ * here in the list's order they were a cache miss each), by their keys
+ * (scratch: spread, room for n keys).  A backlog comes in id order, which is mostly created_at order,
  * in few lanes (retry lane x priority): the keys are spread by lane
  * (stable counting), and a lane already in order is left as it is; the
  * others, or every key when the lanes are many, are sorted.  The result is
  * the keys' total order whatever the input.
  */
 static void
-sort_jobs(const TideSnapshot *s, int32_t *list, int n, JobKey *keys, JobKey *spread)
+sort_jobs(int32_t *list, int n, JobKey *keys, JobKey *spread)
 {
 	int64_t		lanes[MAX_LANES];
 	int32_t		start[MAX_LANES + 1];
 	int			nlanes = 0;
 	int			last = -1;
 
-	if (n < 2)
-		return;
-	for (int i = 0; i < n; i++)
-	{
-		const TideJob *job = &s->jobs[list[i]];
-
-		keys[i].lane = job_lane(job);
-		keys[i].created_at = job->created_at;
-		keys[i].id = job->id;
-		keys[i].j = list[i];
-	}
-	if (keys_sorted(keys, n))
+	if (n < 2 || keys_sorted(keys, n))
 		return;
 	/* the distinct lanes, ascending */
 	for (int i = 0; i < n && nlanes <= MAX_LANES; i++)
@@ -123,7 +218,7 @@ sort_jobs(const TideSnapshot *s, int32_t *list, int n, JobKey *keys, JobKey *spr
 	}
 	if (nlanes > MAX_LANES)
 	{
-		tide_sort(keys, n, sizeof(JobKey), cmp_key, NULL);
+		sort_keys(keys, n, sort_depth(n));
 		for (int i = 0; i < n; i++)
 			list[i] = keys[i].j;
 		return;
@@ -149,7 +244,7 @@ sort_jobs(const TideSnapshot *s, int32_t *list, int n, JobKey *keys, JobKey *spr
 		spread[start[keys[i].lane]++] = keys[i];
 	for (int k = 0, lo = 0; k < nlanes; lo = start[k], k++)
 		if (!keys_sorted(spread + lo, start[k] - lo))
-			tide_sort(spread + lo, start[k] - lo, sizeof(JobKey), cmp_key, NULL);
+			sort_keys(spread + lo, start[k] - lo, sort_depth(start[k] - lo));
 	for (int i = 0; i < n; i++)
 		list[i] = spread[i].j;
 }
@@ -181,13 +276,18 @@ tide_order_queue_jobs(TideWork *w, int32_t *starts)
 		if (starts[q + 1] - starts[q] > most)
 			most = starts[q + 1] - starts[q];
 	}
+	keys = tide_work_alloc_raw(w, sizeof(JobKey) * (starts[s->nqueues] + 1));
+	spread = tide_work_alloc_raw(w, sizeof(JobKey) * (most + 1));
 	for (int j = 0; j < s->njobs; j++)
 		if (!s->jobs[j].idle)
-			list[fill[s->jobs[j].queue]++] = j;
-	keys = tide_work_alloc_raw(w, sizeof(JobKey) * (most + 1));
-	spread = tide_work_alloc_raw(w, sizeof(JobKey) * (most + 1));
+		{
+			int32_t		at = fill[s->jobs[j].queue]++;
+
+			list[at] = j;
+			key_of(s, j, &keys[at]);
+		}
 	for (int q = 0; q < s->nqueues; q++)
-		sort_jobs(s, list + starts[q], starts[q + 1] - starts[q], keys, spread);
+		sort_jobs(list + starts[q], starts[q + 1] - starts[q], keys + starts[q], spread);
 	tide_work_release(w, spread);
 	tide_work_release(w, keys);
 	return list;
@@ -205,10 +305,17 @@ tide_order_idle_jobs(TideWork *w, int32_t *nidle)
 
 	for (int j = 0; j < s->njobs; j++)
 		if (s->jobs[j].idle)
-			list[n++] = j;
+			n++;
 	keys = tide_work_alloc_raw(w, sizeof(JobKey) * (n + 1));
 	spread = tide_work_alloc_raw(w, sizeof(JobKey) * (n + 1));
-	sort_jobs(s, list, n, keys, spread);
+	n = 0;
+	for (int j = 0; j < s->njobs; j++)
+		if (s->jobs[j].idle)
+		{
+			list[n] = j;
+			key_of(s, j, &keys[n++]);
+		}
+	sort_jobs(list, n, keys, spread);
 	tide_work_release(w, spread);
 	tide_work_release(w, keys);
 	*nidle = n;
