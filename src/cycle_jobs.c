@@ -317,7 +317,8 @@ role_add(Loader *ld, const Datum *v)
 	ItemPointerCopy((ItemPointer) DatumGetPointer(v[Anum_jobs_task_ctid - 1]), &l->role_tid[ri]);
 	req = ld->requests + (size_t) s->nres * ri;
 	memset(req, 0, sizeof(int64) * s->nres);
-	missing = loader_resvec_to_vec_memo(s, &ld->resvec_memo, loader_unpack_short(v[Anum_jobs_request - 1], &buf), req);
+	missing = loader_resvec_to_vec_memo(s, &ld->resvec_memo,
+										loader_unpack_short(v[Anum_jobs_request - 1], &buf), req);
 	if (missing && j->unknown_name == 0)
 		j->unknown_name = loader_unknown_name(ld, unknown_text(false, missing));
 	j->nroles++;

@@ -483,8 +483,8 @@ alloc_row(void *arg, const Datum *v, const bool *nulls)
 	a->alloc_id = DatumGetInt64(v[Anum_allocs_id - 1]);
 	a->job_id = DatumGetInt64(v[Anum_allocs_job_id - 1]);
 	a->node = loader_name_index_text(&ld->node_names, v[Anum_allocs_node - 1]);
-	loader_resvec_to_vec_memo(s, &ld->resvec_memo, loader_unpack_short(v[Anum_allocs_resources - 1], &buf),
-							  vec);
+	loader_resvec_to_vec_memo(s, &ld->resvec_memo,
+							  loader_unpack_short(v[Anum_allocs_resources - 1], &buf), vec);
 	a->res = vec;
 	a->gpus = DatumGetGpuMask(v[Anum_allocs_gpus - 1]);
 	a->gpu_milli = nulls[Anum_allocs_gpu_milli - 1] ? 0 : DatumGetInt32(v[Anum_allocs_gpu_milli - 1]);
