@@ -211,12 +211,20 @@ prefetch(const void *p)
 #endif
 }
 
+/* Both ends of an entry: an entry may straddle two cache lines. */
+static inline void
+prefetch_entry(const void *p, size_t size)
+{
+	prefetch(p);
+	prefetch((const char *) p + size - 1);
+}
+
 static inline void
 prefetch_job(const TideWork *w, int j)
 {
-	prefetch(&w->s->jobs[j]);
-	prefetch(&w->info[j]);
-	prefetch(&w->r->outcomes[j]);
+	prefetch_entry(&w->s->jobs[j], sizeof(TideJob));
+	prefetch_entry(&w->info[j], sizeof(TideJobInfo));
+	prefetch_entry(&w->r->outcomes[j], sizeof(TideOutcome));
 }
 
 /*
