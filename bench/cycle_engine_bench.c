@@ -17,7 +17,10 @@
  * every queue's placement, pack (default), spread or frag.  With
  * TIDE_BENCH_TREE=1 in the environment the QUEUES queues are the leaves of
  * a 3-level tree (R-O5): 4 organisations of 5 departments each, quotas
- * carved (a quarter and a twentieth of the cluster).
+ * carved (a quarter and a twentieth of the cluster).  With
+ * TIDE_BENCH_OWNERS=N (N > 0) the jobs belong to N owners (job id modulo
+ * N, as cycle_scale.sql's owner_fair_share feature) and every queue has
+ * owner_fair (R-O7), to show what the owner order costs the decide.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,6 +49,34 @@ cmp_double(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/*
+ * A digest of r's decisions: the walk order, each job's status and class,
+ * and every placement's job, node and GPUs.  Equal digests before and
+ * after a speed change say it decided the same, in the same order.
+ */
+static unsigned long long
+decisions_digest(const TideResult *r)
+{
+	unsigned long long h = 1469598103934665603ULL;
+
+#define MIX(v) (h = (h ^ (unsigned long long) (v)) * 1099511628211ULL)
+	for (int i = 0; i < r->nwalk; i++)
+		MIX(r->walk[i]);
+	for (int j = 0; j < r->njobs; j++)
+	{
+		MIX(r->outcomes[j].status);
+		MIX(r->outcomes[j].klass);
+	}
+	for (int k = 0; k < r->nplacements; k++)
+	{
+		MIX(r->placements[k].job);
+		MIX(r->placements[k].node);
+		MIX(r->placements[k].gpus);
+	}
+#undef MIX
+	return h;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -70,6 +101,8 @@ main(int argc, char **argv)
 	char		err[200];
 	char	  **names;
 	bool		tree;
+	int			nowners;
+	unsigned long long first_digest;
 
 	t0 = now_ms();
 	s = tide_snapshot_create(&mem);
@@ -77,6 +110,7 @@ main(int argc, char **argv)
 	t_a = tide_res_intern(s, "NVIDIA-H100");
 	t_b = tide_res_intern(s, "NVIDIA-A100");
 	tree = getenv("TIDE_BENCH_TREE") && strcmp(getenv("TIDE_BENCH_TREE"), "1") == 0;
+	nowners = getenv("TIDE_BENCH_OWNERS") ? atoi(getenv("TIDE_BENCH_OWNERS")) : 0;
 	tide_snapshot_alloc_cluster(s, nnodes, nqueues + (tree ? 24 : 0), 0);
 	names = malloc(sizeof(char *) * nnodes);
 	for (int i = 0; i < nnodes; i++)
@@ -106,6 +140,7 @@ main(int argc, char **argv)
 		qq->priority = q % 3 == 0 ? 1 : 0;
 		qq->placement = strcmp(policy, "frag") == 0 ? TIDE_PLACE_FRAG :
 			strcmp(policy, "spread") == 0 ? TIDE_PLACE_SPREAD : TIDE_PLACE_PACK;
+		qq->owner_fair = nowners > 0;
 	}
 	for (int k = 0; tree && k < 24; k++)
 	{
@@ -139,6 +174,8 @@ main(int argc, char **argv)
 		j->priority = (int) rnd(10);
 		j->created_at = rnd(1000000);
 		j->idle = rnd(20) == 0;
+		if (nowners > 0)
+			j->owner = (int32_t) (j->id % nowners);
 		j->roles = r0;
 		j->nroles = 1;
 		r0->name = "main";
@@ -177,12 +214,14 @@ main(int argc, char **argv)
 		   (long long) r->counters.jobs_unschedulable, (long long) r->counters.placements,
 		   (long long) r->counters.shape_cache_hits, (long long) r->counters.node_checks,
 		   mem_used / 1048576.0);
+	first_digest = decisions_digest(r);
 	/* steady state: the same pending jobs again, nothing fits any more */
 	t1 = now_ms();
 	r = tide_decide(s);
 	t2 = now_ms();
 	printf("steady: decide_ms=%.1f placed=%lld node_checks=%lld\n", t2 - t1,
 		   (long long) r->counters.jobs_placed, (long long) r->counters.node_checks);
+	printf("digest: first=%016llx steady=%016llx\n", first_digest, decisions_digest(r));
 	if (repeat > 0)
 	{
 		double	   *ms = malloc(sizeof(double) * repeat);
