@@ -273,42 +273,51 @@ tide_owner_fair_negligible(const TideSnapshot *s, const TideOwnerFair *row, doub
 
 /* ---------------------------------------------------------------- the walk */
 
-typedef struct OwnerSortCtx
-{
-	const TideSnapshot *s;
-	const int32_t *list;
-} OwnerSortCtx;
-
 /* Positions in a queue's list by owner, then position: each owner's stays in order. */
 static int
 cmp_by_owner(const void *a, const void *b, void *ctx)
 {
-	const OwnerSortCtx *c = ctx;
+	const int32_t *own = ctx;
 	int32_t		pa = *(const int32_t *) a,
 				pb = *(const int32_t *) b;
-	int32_t		oa = c->s->jobs[c->list[pa]].owner,
-				ob = c->s->jobs[c->list[pb]].owner;
 
-	if (oa != ob)
-		return oa < ob ? -1 : 1;
+	if (own[pa] != own[pb])
+		return own[pa] < own[pb] ? -1 : 1;
 	return pa < pb ? -1 : pa > pb;
 }
 
-/* Owner o's dominant share: the largest used / denom where denom > 0. */
+/*
+ * Owner o's dominant share: the largest used / denom over the counted
+ * resources (those with denom > 0, in resource order).
+ */
 static double
-owner_share(const TideLeafOwners *lo, int o, int nres)
+owner_share(const TideLeafOwners *lo, int o)
 {
+	const double *u = lo->used + (size_t) o * lo->ncounted;
 	double		share = 0.0;
 
-	for (int r = 0; r < nres; r++)
-		if (lo->denom[r] > 0)
-		{
-			double		x = lo->used[(size_t) o * nres + r] / lo->denom[r];
+	for (int k = 0; k < lo->ncounted; k++)
+	{
+		double		x = u[k] / lo->denom[k];
 
-			if (x > share)
-				share = x;
-		}
+		if (x > share)
+			share = x;
+	}
 	return share;
+}
+
+/*
+ * add_usage() on the counted resources only (u: an owner's row of used),
+ * the same additions in the same order: a share reads nothing else.
+ */
+static void
+add_counted(const TideLeafOwners *lo, double *u, const TideNode *n, const int64_t *res)
+{
+	for (int k = 0; k < lo->ncounted; k++)
+		u[k] += (double) res[lo->counted[k]];
+	if (n && n->gpu_type >= 0 && res[TIDE_RES_GPU] > 0 && res[n->gpu_type] == 0 &&
+		lo->slot[n->gpu_type] >= 0)
+		u[lo->slot[n->gpu_type]] += (double) res[TIDE_RES_GPU];
 }
 
 /* R-O7: owner a's head job before owner b's. */
@@ -371,105 +380,123 @@ osift_down(TideLeafOwners *lo, int i)
 
 /*
  * What owner shares of queue q divide by: its quota where it names a
- * resource, else its group's ready capacity without card keys.
+ * resource, else its group's ready capacity without card keys.  Only the
+ * resources with something to divide by count (lo->counted, their
+ * divisors lo->denom in the same order, lo->slot the way back): the walk
+ * keeps and divides the owners' usage of those alone.
  */
-static const double *
-leaf_denom(TideWork *w, int q)
+static void
+leaf_denom(TideWork *w, TideLeafOwners *lo, int q)
 {
 	const TideSnapshot *s = w->s;
 	const TideQueue *queue = &s->queues[q];
-	double	   *d = tide_work_alloc(w, sizeof(double) * (s->nres + 1));
+	size_t		room = (size_t) s->nres + 1;
+	/* one block: the divisors by resource, the counted ones', counted, slot */
+	double	   *d = tide_work_alloc(w, (2 * sizeof(double) + 2 * sizeof(int32_t)) * room);
+	double	   *denom = d + room;
 	int			g = w->ix->queue_group[q];
 
+	lo->counted = (int32_t *) (denom + room);
+	lo->slot = lo->counted + room;
 	if (queue->has_quota)
 	{
 		for (int r = 0; r < s->nres; r++)
 			if (queue->quota[r] != TIDE_UNLIMITED && queue->quota[r] > 0)
 				d[r] = (double) queue->quota[r];
-		return d;
 	}
-	if (g < 0)
-		return d;
+	else if (g >= 0)
+	{
+		for (int r = 0; r < s->nres; r++)
+			d[r] = (double) w->ix->groups[g].capacity[r];
+		for (int i = 0; i < s->nnodes; i++)
+			if (s->nodes[i].gpu_type >= 0)
+				d[s->nodes[i].gpu_type] = 0;
+	}
 	for (int r = 0; r < s->nres; r++)
-		d[r] = (double) w->ix->groups[g].capacity[r];
-	for (int i = 0; i < s->nnodes; i++)
-		if (s->nodes[i].gpu_type >= 0)
-			d[s->nodes[i].gpu_type] = 0;
-	return d;
+	{
+		lo->slot[r] = -1;
+		if (d[r] > 0)
+		{
+			lo->slot[r] = lo->ncounted;
+			lo->counted[lo->ncounted] = r;
+			denom[lo->ncounted++] = d[r];
+		}
+	}
+	lo->denom = denom;
 }
 
 /*
- * The positions 0..n-1 of list by owner, each owner's in list order: a
- * counting sort when the owner ids are few for n, else a sort.
+ * The positions 0..n-1 of a queue's list by owner into pos (own[k]: the
+ * owner of the list's job k), each owner's in list order: a counting sort
+ * when the owner ids are few for n, else a sort.
  */
-static int32_t *
-group_by_owner(TideWork *w, const int32_t *list, int n)
+static void
+group_by_owner(TideWork *w, const int32_t *own, int n, int32_t *pos)
 {
-	const TideSnapshot *s = w->s;
-	int32_t    *pos = tide_work_alloc_raw(w, sizeof(int32_t) * n);
 	int32_t		lo = INT32_MAX,
 				hi = INT32_MIN;
 
 	for (int k = 0; k < n; k++)
 	{
-		int32_t		o = s->jobs[list[k]].owner;
-
-		lo = o < lo ? o : lo;
-		hi = o > hi ? o : hi;
+		lo = own[k] < lo ? own[k] : lo;
+		hi = own[k] > hi ? own[k] : hi;
 	}
 	if ((int64_t) hi - lo < 4 * (int64_t) n + 64)
 	{
 		int32_t    *fill = tide_work_alloc(w, sizeof(int32_t) * ((size_t) (hi - lo) + 2));
 
 		for (int k = 0; k < n; k++)
-			fill[s->jobs[list[k]].owner - lo + 1]++;
+			fill[own[k] - lo + 1]++;
 		for (int32_t o = 0; o < hi - lo; o++)
 			fill[o + 1] += fill[o];
 		for (int k = 0; k < n; k++)
-			pos[fill[s->jobs[list[k]].owner - lo]++] = k;
+			pos[fill[own[k] - lo]++] = k;
 	}
 	else
 	{
-		OwnerSortCtx ctx = {s, list};
-
 		for (int k = 0; k < n; k++)
 			pos[k] = k;
-		tide_sort(pos, n, sizeof(int32_t), cmp_by_owner, &ctx);
+		tide_sort(pos, n, sizeof(int32_t), cmp_by_owner, (void *) own);
 	}
-	return pos;
 }
 
-/* Queue q's n jobs (list, in R-O3, R-O1 order) split per owner, owners in a heap. */
+/*
+ * Queue q's n jobs (list, in R-O3, R-O1 order) split per owner, owners in
+ * a heap; own and pos: room for n, the scratch of every queue in turn.
+ */
 static TideLeafOwners *
-leaf_build(TideWork *w, int q, const int32_t *list, int n)
+leaf_build(TideWork *w, int q, const int32_t *list, int n, int32_t *own, int32_t *pos)
 {
 	const TideSnapshot *s = w->s;
 	TideLeafOwners *lo = tide_work_alloc(w, sizeof(TideLeafOwners));
-	int32_t    *pos = group_by_owner(w, list, n);
-	int			nres = s->nres;
 
+	/* the owners read once: the list's jobs are scattered over s->jobs */
+	for (int k = 0; k < n; k++)
+		own[k] = s->jobs[list[k]].owner;
+	group_by_owner(w, own, n, pos);
 	lo->jobs = tide_work_alloc_raw(w, sizeof(int32_t) * n);
-	lo->start = tide_work_alloc(w, sizeof(int32_t) * (n + 1));
+	/* room for an owner per job; only the first nown + 1 are written */
+	lo->start = tide_work_alloc_raw(w, sizeof(int32_t) * (n + 1));
 	for (int k = 0; k < n; k++)
 	{
 		lo->jobs[k] = list[pos[k]];
-		if (k == 0 || s->jobs[lo->jobs[k]].owner != s->jobs[lo->jobs[k - 1]].owner)
+		if (k == 0 || own[pos[k]] != own[pos[k - 1]])
 			lo->start[lo->nown++] = k;
 	}
 	lo->start[lo->nown] = n;
 	lo->next = tide_work_alloc(w, sizeof(int32_t) * lo->nown);
-	lo->used = tide_work_alloc(w, sizeof(double) * ((size_t) lo->nown * nres + 1));
 	lo->head = tide_work_alloc(w, sizeof(TideOwnerHead) * lo->nown);
 	lo->heap = tide_work_alloc(w, sizeof(int32_t) * lo->nown);
-	lo->denom = leaf_denom(w, q);
+	leaf_denom(w, lo, q);
+	lo->used = tide_work_alloc(w, sizeof(double) * ((size_t) lo->nown * lo->ncounted + 1));
 	for (int o = 0; o < lo->nown; o++)
 	{
-		const TideOwnerFair *row = fair_find(s->owner_fair, q, s->jobs[lo->jobs[lo->start[o]]].owner);
+		const TideOwnerFair *row = fair_find(s->owner_fair, q, own[pos[lo->start[o]]]);
 
 		lo->next[o] = lo->start[o];
-		if (row)
-			memcpy(lo->used + (size_t) o * nres, row->decayed, sizeof(double) * nres);
-		lo->head[o].share = owner_share(lo, o, nres);
+		for (int k = 0; row && k < lo->ncounted; k++)
+			lo->used[(size_t) o * lo->ncounted + k] = row->decayed[lo->counted[k]];
+		lo->head[o].share = owner_share(lo, o);
 		set_head(s, lo, o);
 		lo->heap[lo->nheap++] = o;
 	}
@@ -487,15 +514,22 @@ void
 tide_leaf_begin(TideWork *w, TideLeaves *L, const int32_t *qlist, const int32_t *qstart)
 {
 	const TideSnapshot *s = w->s;
+	int32_t		most = 0;
+	int32_t    *own,
+			   *pos;
 
 	L->leaf = NULL;
 	for (int q = 0; q < s->nqueues; q++)
-		if (__builtin_expect(s->queues[q].owner_fair, 0) && qstart[q + 1] > qstart[q])
-		{
-			if (!L->leaf)
-				L->leaf = tide_work_alloc(w, sizeof(TideLeafOwners *) * (s->nqueues + 1));
-			L->leaf[q] = leaf_build(w, q, qlist + qstart[q], qstart[q + 1] - qstart[q]);
-		}
+		if (__builtin_expect(s->queues[q].owner_fair, 0) && qstart[q + 1] - qstart[q] > most)
+			most = qstart[q + 1] - qstart[q];
+	if (most == 0)
+		return;
+	L->leaf = tide_work_alloc(w, sizeof(TideLeafOwners *) * (s->nqueues + 1));
+	own = tide_work_alloc_raw(w, sizeof(int32_t) * most);
+	pos = tide_work_alloc_raw(w, sizeof(int32_t) * most);
+	for (int q = 0; q < s->nqueues; q++)
+		if (s->queues[q].owner_fair && qstart[q + 1] > qstart[q])
+			L->leaf[q] = leaf_build(w, q, qlist + qstart[q], qstart[q + 1] - qstart[q], own, pos);
 }
 
 /* The head job of the owner that goes first. */
@@ -519,7 +553,7 @@ tide_leaf_after(TideWork *w, TideLeafOwners *lo, int j, bool placed)
 	const TideSnapshot *s = w->s;
 	const TideOutcome *out = &w->r->outcomes[j];
 	int			o = lo->heap[0];
-	double	   *u = lo->used + (size_t) o * s->nres;
+	double	   *u = lo->used + (size_t) o * lo->ncounted;
 
 	lo->next[o]++;
 	if (placed)
@@ -528,18 +562,23 @@ tide_leaf_after(TideWork *w, TideLeafOwners *lo, int j, bool placed)
 		{
 			const TidePlacement *p = &w->r->placements[out->first_placement + k];
 
-			add_usage(s, u, p->node >= 0 ? &s->nodes[p->node] : NULL, p->res);
+			add_counted(lo, u, p->node >= 0 ? &s->nodes[p->node] : NULL, p->res);
 		}
-		lo->head[o].share = owner_share(lo, o, s->nres);
+		lo->head[o].share = owner_share(lo, o);
 	}
 	else if (out->klass == TIDE_CLASS_BORROWING)
 	{
-		const TideJob *job = &s->jobs[j];
+		/*
+		 * The roles of the first job of j's shape (prep.c: the same roles,
+		 * replicas and requests), few and in the cache, not j's own,
+		 * which a walk in owner order reaches at random
+		 */
+		const TideJob *job = &s->jobs[w->info[j].shape >= 0 ? w->info[j].shape : j];
 
 		for (int ri = 0; ri < job->nroles; ri++)
 			for (int k = 0; k < job->roles[ri].replicas; k++)
-				add_usage(s, u, NULL, job->roles[ri].request);
-		lo->head[o].share = owner_share(lo, o, s->nres);
+				add_counted(lo, u, NULL, job->roles[ri].request);
+		lo->head[o].share = owner_share(lo, o);
 	}
 	if (lo->next[o] == lo->start[o + 1])
 		lo->heap[0] = lo->heap[--lo->nheap];
