@@ -70,6 +70,22 @@ fairs(TideSnapshot *s)
 	return t;
 }
 
+/* Room for at least cap rows in t. */
+static void
+fair_reserve(TideSnapshot *s, TideOwnerFairs *t, int32_t cap)
+{
+	TideOwnerFair *rows;
+
+	if (cap <= t->cap)
+		return;
+	rows = tide_alloc(s, sizeof(TideOwnerFair) * cap);
+	if (t->n > 0)
+		memcpy(rows, t->rows, sizeof(TideOwnerFair) * t->n);
+	release(s, t->rows);
+	t->rows = rows;
+	t->cap = cap;
+}
+
 /* A new row of (queue, owner) at the end, without vectors yet. */
 static TideOwnerFair *
 fair_add(TideSnapshot *s, TideOwnerFairs *t, int queue, int owner)
@@ -77,16 +93,7 @@ fair_add(TideSnapshot *s, TideOwnerFairs *t, int queue, int owner)
 	TideOwnerFair *row;
 
 	if (t->n == t->cap)
-	{
-		int32_t		cap = t->cap ? t->cap * 2 : 16;
-		TideOwnerFair *rows = tide_alloc(s, sizeof(TideOwnerFair) * cap);
-
-		if (t->n > 0)
-			memcpy(rows, t->rows, sizeof(TideOwnerFair) * t->n);
-		release(s, t->rows);
-		t->rows = rows;
-		t->cap = cap;
-	}
+		fair_reserve(s, t, t->cap ? t->cap * 2 : 16);
 	row = &t->rows[t->n++];
 	row->queue = queue;
 	row->owner = owner;
@@ -178,23 +185,21 @@ add_usage(const TideSnapshot *s, double *u, const TideNode *n, const int64_t *re
 }
 
 /*
- * Every pair of a queue with owner_fair brought up to s->now: one row per
- * pair kept or holding something now (rows of other queues dropped), its
- * usage the non-idle live allocations of s->running, and its average
- * decayed with it as a queue's is (share.c).  Nothing without such a queue.
+ * The rows one per pair sorted, as fair_table() leaves them, by sorting:
+ * a placeholder row for every allocation counted, the table sorted, the
+ * rows of one pair merged.  The general way, for owner ids too sparse
+ * for fair_table().
  */
-void
-tide_owner_fair_decay(TideSnapshot *s)
+static void
+fair_sort(TideSnapshot *s, TideOwnerFairs *t)
 {
-	TideOwnerFairs *t;
-	bool		any = false;
 	int			n = 0;
+	int32_t		tracked = 0;
 
-	for (int q = 0; q < s->nqueues && !any; q++)
-		any = s->queues[q].owner_fair;
-	if (!any)
-		return;
-	t = fairs(s);
+	for (int i = 0; i < s->nrunning; i++)
+		tracked += fair_tracked(s, &s->running[i]);
+	/* one table for them all: growing it by doubling touches twice the pages */
+	fair_reserve(s, t, t->n + tracked);
 	for (int i = 0; i < s->nrunning; i++)
 		if (fair_tracked(s, &s->running[i]))
 			fair_add(s, t, s->running[i].queue, s->running[i].owner);
@@ -237,6 +242,134 @@ tide_owner_fair_decay(TideSnapshot *s)
 			add_usage(s, fair_find(t, a->queue, a->owner)->usage,
 					  a->node >= 0 && a->node < s->nnodes ? &s->nodes[a->node] : NULL, a->res);
 	}
+}
+
+/*
+ * fair_sort() without the sort, when the owner ids are few: a table of
+ * (queue, owner) cells, each a kept row, a new one or none, read in
+ * order to lay the rows out.  Each allocation then finds its row in one
+ * step instead of a search (a busy cluster has tens of thousands).
+ * Returns false, having changed nothing, when the ids are too sparse for
+ * a table or a pair is kept twice (fair_sort() merges those).
+ */
+static bool
+fair_table(TideSnapshot *s, TideOwnerFairs *t)
+{
+	int32_t		maxo = -1;
+	int64_t		width,
+				cells;
+	int32_t    *cell;
+	TideOwnerFair *rows;
+	int			n = 0;
+
+	for (int i = 0; i < s->nrunning; i++)
+		if (fair_tracked(s, &s->running[i]) && s->running[i].owner > maxo)
+			maxo = s->running[i].owner;
+	for (int i = 0; i < t->n; i++)
+	{
+		if (t->rows[i].owner < 0 || !t->rows[i].decayed)
+			return false;
+		if (t->rows[i].owner > maxo)
+			maxo = t->rows[i].owner;
+	}
+	width = (int64_t) maxo + 1;
+	cells = width * s->nqueues;
+	if (cells > 4 * ((int64_t) s->nrunning + t->n) + 4096)
+		return false;
+	/* cell of (q, o): 0 none, -1 a new row, else 1 + its row */
+	cell = tide_alloc(s, sizeof(int32_t) * (cells + 1));
+	for (int i = 0; i < t->n; i++)
+	{
+		const TideOwnerFair *row = &t->rows[i];
+		int32_t    *c = &cell[row->queue * width + row->owner];
+
+		if (!s->queues[row->queue].owner_fair)
+			continue;
+		if (*c)
+		{
+			release(s, cell);
+			return false;
+		}
+		*c = i + 1;
+		n++;
+	}
+	for (int i = 0; i < s->nrunning; i++)
+	{
+		const TideRunning *a = &s->running[i];
+		int32_t    *c = &cell[a->queue * width + a->owner];
+
+		if (fair_tracked(s, a) && *c == 0)
+		{
+			*c = -1;
+			n++;
+		}
+	}
+	/* the rows of the queues without owner_fair go */
+	for (int i = 0; i < t->n; i++)
+		if (!s->queues[t->rows[i].queue].owner_fair)
+		{
+			release(s, t->rows[i].decayed);
+			release(s, t->rows[i].usage);
+		}
+	rows = tide_alloc(s, sizeof(TideOwnerFair) * (n + 1));
+	n = 0;
+	for (int q = 0; q < s->nqueues; q++)
+		for (int64_t o = 0; s->queues[q].owner_fair && o < width; o++)
+		{
+			int32_t    *c = &cell[q * width + o];
+			TideOwnerFair *row = &rows[n];
+
+			if (*c > 0)
+			{
+				*row = t->rows[*c - 1];
+				memset(row->usage, 0, sizeof(double) * s->nres);
+			}
+			else if (*c < 0)
+			{
+				row->queue = q;
+				row->owner = (int32_t) o;
+				row->decayed_at = TIDE_TIME_UNKNOWN;
+				row->decayed = dvec_new(s);
+				row->usage = dvec_new(s);
+			}
+			else
+				continue;
+			*c = ++n;
+		}
+	release(s, t->rows);
+	t->rows = rows;
+	t->n = t->cap = n;
+	for (int i = 0; i < s->nrunning; i++)
+	{
+		const TideRunning *a = &s->running[i];
+
+		if (fair_tracked(s, a))
+			add_usage(s, rows[cell[a->queue * width + a->owner] - 1].usage,
+					  a->node >= 0 && a->node < s->nnodes ? &s->nodes[a->node] : NULL, a->res);
+	}
+	release(s, cell);
+	return true;
+}
+
+/*
+ * Every pair of a queue with owner_fair brought up to s->now: one row per
+ * pair kept or holding something now (rows of other queues dropped), its
+ * usage the non-idle live allocations of s->running, and its average
+ * decayed with it as a queue's is (share.c).  Nothing without such a queue.
+ */
+void
+tide_owner_fair_decay(TideSnapshot *s)
+{
+	TideOwnerFairs *t;
+	bool		any = false;
+
+	for (int q = 0; q < s->nqueues && !any; q++)
+		any = s->queues[q].owner_fair;
+	if (!any)
+		return;
+	t = fairs(s);
+	if (!fair_table(s, t))
+		fair_sort(s, t);
 	for (int i = 0; i < t->n; i++)
 	{
 		TideOwnerFair *row = &t->rows[i];
