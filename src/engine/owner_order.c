@@ -473,13 +473,25 @@ obefore(const TideLeafOwners *lo, int a, int b)
 	return a < b;
 }
 
-/* Owner o's key from its next job (it has one). */
+/*
+ * Owner o's key from its next job (it has one).  What the walk reads of
+ * that job when the owner's turn comes (its derived data, its outcome)
+ * and the job after it are asked of memory now: the walk learns which job
+ * comes next only from the heap, too late to overlap the wait, and an
+ * owner's jobs are scattered over s->jobs.
+ */
 static void
-set_head(const TideSnapshot *s, TideLeafOwners *lo, int o)
+set_head(const TideWork *w, TideLeafOwners *lo, int o)
 {
-	const TideJob *x = &s->jobs[lo->jobs[lo->next[o]]];
+	const TideSnapshot *s = w->s;
+	int32_t		j = lo->jobs[lo->next[o]];
+	const TideJob *x = &s->jobs[j];
 	TideOwnerHead *h = &lo->head[o];
 
+	__builtin_prefetch(&w->info[j]);
+	__builtin_prefetch(&w->r->outcomes[j], 1);
+	if (lo->next[o] + 1 < lo->start[o + 1])
+		__builtin_prefetch(&s->jobs[lo->jobs[lo->next[o] + 1]]);
 	h->retry = x->is_retry;
 	h->priority = x->priority;
 	h->created_at = x->created_at;
@@ -630,7 +642,7 @@ leaf_build(TideWork *w, int q, const int32_t *list, int n, int32_t *own, int32_t
 		for (int k = 0; row && k < lo->ncounted; k++)
 			lo->used[(size_t) o * lo->ncounted + k] = row->decayed[lo->counted[k]];
 		lo->head[o].share = owner_share(lo, o);
-		set_head(s, lo, o);
+		set_head(w, lo, o);
 		lo->heap[lo->nheap++] = o;
 	}
 	for (int i = lo->nheap / 2 - 1; i >= 0; i--)
@@ -716,7 +728,7 @@ tide_leaf_after(TideWork *w, TideLeafOwners *lo, int j, bool placed)
 	if (lo->next[o] == lo->start[o + 1])
 		lo->heap[0] = lo->heap[--lo->nheap];
 	else
-		set_head(s, lo, o);
+		set_head(w, lo, o);
 	if (lo->nheap > 0)
 		osift_down(lo, 0);
 }
