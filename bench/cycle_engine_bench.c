@@ -10,14 +10,18 @@
  * CPU-only), priorities 0..9, in QUEUES queues with GPU quotas.  Prints the
  * snapshot build time, the decide time, and the counters.  REPEAT > 0
  * re-runs the steady-state decide that many times more and prints its
- * minimum and median with microsecond resolution: single runs on a shared
- * machine are too noisy to compare two builds of the engine.  decide_faults
+ * minimum and median with microsecond resolution, wall and CPU time:
+ * single runs on a shared machine are too noisy to compare two builds of
+ * the engine.  decide_faults
  * and decide_mb: the first decide's minor page faults (first touches of
  * fresh memory) and the bytes it asked the allocator for.  POLICY:
  * every queue's placement, pack (default), spread or frag.  With
  * TIDE_BENCH_TREE=1 in the environment the QUEUES queues are the leaves of
  * a 3-level tree (R-O5): 4 organisations of 5 departments each, quotas
- * carved (a quarter and a twentieth of the cluster).
+ * carved (a quarter and a twentieth of the cluster).  With
+ * TIDE_BENCH_OWNERS=N (N > 0) the jobs belong to N owners (job id modulo
+ * N, as cycle_scale.sql's owner_fair_share feature) and every queue has
+ * owner_fair (R-O7), to show what the owner order costs the decide.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,6 +41,16 @@ minor_faults(void)
 	return ru.ru_minflt;
 }
 
+/* CPU time of the process so far, ms: on a shared machine, less noisy than wall time. */
+static double
+cpu_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
 static int
 cmp_double(const void *a, const void *b)
 {
@@ -44,6 +58,34 @@ cmp_double(const void *a, const void *b)
 				y = *(const double *) b;
 
 	return x < y ? -1 : x > y;
+}
+
+/*
+ * A digest of r's decisions: the walk order, each job's status and class,
+ * and every placement's job, node and GPUs.  Equal digests before and
+ * after a speed change say it decided the same, in the same order.
+ */
+static unsigned long long
+decisions_digest(const TideResult *r)
+{
+	unsigned long long h = 1469598103934665603ULL;
+
+#define MIX(v) (h = (h ^ (unsigned long long) (v)) * 1099511628211ULL)
+	for (int i = 0; i < r->nwalk; i++)
+		MIX(r->walk[i]);
+	for (int j = 0; j < r->njobs; j++)
+	{
+		MIX(r->outcomes[j].status);
+		MIX(r->outcomes[j].klass);
+	}
+	for (int k = 0; k < r->nplacements; k++)
+	{
+		MIX(r->placements[k].job);
+		MIX(r->placements[k].node);
+		MIX(r->placements[k].gpus);
+	}
+#undef MIX
+	return h;
 }
 
 int
@@ -70,6 +112,8 @@ main(int argc, char **argv)
 	char		err[200];
 	char	  **names;
 	bool		tree;
+	int			nowners;
+	unsigned long long first_digest;
 
 	t0 = now_ms();
 	s = tide_snapshot_create(&mem);
@@ -77,6 +121,7 @@ main(int argc, char **argv)
 	t_a = tide_res_intern(s, "NVIDIA-H100");
 	t_b = tide_res_intern(s, "NVIDIA-A100");
 	tree = getenv("TIDE_BENCH_TREE") && strcmp(getenv("TIDE_BENCH_TREE"), "1") == 0;
+	nowners = getenv("TIDE_BENCH_OWNERS") ? atoi(getenv("TIDE_BENCH_OWNERS")) : 0;
 	tide_snapshot_alloc_cluster(s, nnodes, nqueues + (tree ? 24 : 0), 0);
 	names = malloc(sizeof(char *) * nnodes);
 	for (int i = 0; i < nnodes; i++)
@@ -106,6 +151,7 @@ main(int argc, char **argv)
 		qq->priority = q % 3 == 0 ? 1 : 0;
 		qq->placement = strcmp(policy, "frag") == 0 ? TIDE_PLACE_FRAG :
 			strcmp(policy, "spread") == 0 ? TIDE_PLACE_SPREAD : TIDE_PLACE_PACK;
+		qq->owner_fair = nowners > 0;
 	}
 	for (int k = 0; tree && k < 24; k++)
 	{
@@ -139,6 +185,8 @@ main(int argc, char **argv)
 		j->priority = (int) rnd(10);
 		j->created_at = rnd(1000000);
 		j->idle = rnd(20) == 0;
+		if (nowners > 0)
+			j->owner = (int32_t) (j->id % nowners);
 		j->roles = r0;
 		j->nroles = 1;
 		r0->name = "main";
@@ -177,25 +225,33 @@ main(int argc, char **argv)
 		   (long long) r->counters.jobs_unschedulable, (long long) r->counters.placements,
 		   (long long) r->counters.shape_cache_hits, (long long) r->counters.node_checks,
 		   mem_used / 1048576.0);
+	first_digest = decisions_digest(r);
 	/* steady state: the same pending jobs again, nothing fits any more */
 	t1 = now_ms();
 	r = tide_decide(s);
 	t2 = now_ms();
 	printf("steady: decide_ms=%.1f placed=%lld node_checks=%lld\n", t2 - t1,
 		   (long long) r->counters.jobs_placed, (long long) r->counters.node_checks);
+	printf("digest: first=%016llx steady=%016llx\n", first_digest, decisions_digest(r));
 	if (repeat > 0)
 	{
 		double	   *ms = malloc(sizeof(double) * repeat);
+		double	   *cpu = malloc(sizeof(double) * repeat);
 
 		for (int i = 0; i < repeat; i++)
 		{
+			double		c1 = cpu_ms();
+
 			t1 = now_ms();
 			r = tide_decide(s);
 			t2 = now_ms();
+			cpu[i] = cpu_ms() - c1;
 			ms[i] = t2 - t1;
 		}
 		qsort(ms, repeat, sizeof(double), cmp_double);
-		printf("steady_repeat: n=%d min_ms=%.3f median_ms=%.3f\n", repeat, ms[0], ms[repeat / 2]);
+		qsort(cpu, repeat, sizeof(double), cmp_double);
+		printf("steady_repeat: n=%d min_ms=%.3f median_ms=%.3f min_cpu_ms=%.3f median_cpu_ms=%.3f\n",
+			   repeat, ms[0], ms[repeat / 2], cpu[0], cpu[repeat / 2]);
 	}
 	return 0;
 }

@@ -70,6 +70,22 @@ fairs(TideSnapshot *s)
 	return t;
 }
 
+/* Room for at least cap rows in t. */
+static void
+fair_reserve(TideSnapshot *s, TideOwnerFairs *t, int32_t cap)
+{
+	TideOwnerFair *rows;
+
+	if (cap <= t->cap)
+		return;
+	rows = tide_alloc(s, sizeof(TideOwnerFair) * cap);
+	if (t->n > 0)
+		memcpy(rows, t->rows, sizeof(TideOwnerFair) * t->n);
+	release(s, t->rows);
+	t->rows = rows;
+	t->cap = cap;
+}
+
 /* A new row of (queue, owner) at the end, without vectors yet. */
 static TideOwnerFair *
 fair_add(TideSnapshot *s, TideOwnerFairs *t, int queue, int owner)
@@ -77,16 +93,7 @@ fair_add(TideSnapshot *s, TideOwnerFairs *t, int queue, int owner)
 	TideOwnerFair *row;
 
 	if (t->n == t->cap)
-	{
-		int32_t		cap = t->cap ? t->cap * 2 : 16;
-		TideOwnerFair *rows = tide_alloc(s, sizeof(TideOwnerFair) * cap);
-
-		if (t->n > 0)
-			memcpy(rows, t->rows, sizeof(TideOwnerFair) * t->n);
-		release(s, t->rows);
-		t->rows = rows;
-		t->cap = cap;
-	}
+		fair_reserve(s, t, t->cap ? t->cap * 2 : 16);
 	row = &t->rows[t->n++];
 	row->queue = queue;
 	row->owner = owner;
@@ -178,23 +185,21 @@ add_usage(const TideSnapshot *s, double *u, const TideNode *n, const int64_t *re
 }
 
 /*
- * Every pair of a queue with owner_fair brought up to s->now: one row per
- * pair kept or holding something now (rows of other queues dropped), its
- * usage the non-idle live allocations of s->running, and its average
- * decayed with it as a queue's is (share.c).  Nothing without such a queue.
+ * The rows one per pair sorted, as fair_table() leaves them, by sorting:
+ * a placeholder row for every allocation counted, the table sorted, the
+ * rows of one pair merged.  The general way, for owner ids too sparse
+ * for fair_table().
  */
-void
-tide_owner_fair_decay(TideSnapshot *s)
+static void
+fair_sort(TideSnapshot *s, TideOwnerFairs *t)
 {
-	TideOwnerFairs *t;
-	bool		any = false;
 	int			n = 0;
+	int32_t		tracked = 0;
 
-	for (int q = 0; q < s->nqueues && !any; q++)
-		any = s->queues[q].owner_fair;
-	if (!any)
-		return;
-	t = fairs(s);
+	for (int i = 0; i < s->nrunning; i++)
+		tracked += fair_tracked(s, &s->running[i]);
+	/* one table for them all: growing it by doubling touches twice the pages */
+	fair_reserve(s, t, t->n + tracked);
 	for (int i = 0; i < s->nrunning; i++)
 		if (fair_tracked(s, &s->running[i]))
 			fair_add(s, t, s->running[i].queue, s->running[i].owner);
@@ -237,6 +242,134 @@ tide_owner_fair_decay(TideSnapshot *s)
 			add_usage(s, fair_find(t, a->queue, a->owner)->usage,
 					  a->node >= 0 && a->node < s->nnodes ? &s->nodes[a->node] : NULL, a->res);
 	}
+}
+
+/*
+ * fair_sort() without the sort, when the owner ids are few: a table of
+ * (queue, owner) cells, each a kept row, a new one or none, read in
+ * order to lay the rows out.  Each allocation then finds its row in one
+ * step instead of a search (a busy cluster has tens of thousands).
+ * Returns false, having changed nothing, when the ids are too sparse for
+ * a table or a pair is kept twice (fair_sort() merges those).
+ */
+static bool
+fair_table(TideSnapshot *s, TideOwnerFairs *t)
+{
+	int32_t		maxo = -1;
+	int64_t		width,
+				cells;
+	int32_t    *cell;
+	TideOwnerFair *rows;
+	int			n = 0;
+
+	for (int i = 0; i < s->nrunning; i++)
+		if (fair_tracked(s, &s->running[i]) && s->running[i].owner > maxo)
+			maxo = s->running[i].owner;
+	for (int i = 0; i < t->n; i++)
+	{
+		if (t->rows[i].owner < 0 || !t->rows[i].decayed)
+			return false;
+		if (t->rows[i].owner > maxo)
+			maxo = t->rows[i].owner;
+	}
+	width = (int64_t) maxo + 1;
+	cells = width * s->nqueues;
+	if (cells > 4 * ((int64_t) s->nrunning + t->n) + 4096)
+		return false;
+	/* cell of (q, o): 0 none, -1 a new row, else 1 + its row */
+	cell = tide_alloc(s, sizeof(int32_t) * (cells + 1));
+	for (int i = 0; i < t->n; i++)
+	{
+		const TideOwnerFair *row = &t->rows[i];
+		int32_t    *c = &cell[row->queue * width + row->owner];
+
+		if (!s->queues[row->queue].owner_fair)
+			continue;
+		if (*c)
+		{
+			release(s, cell);
+			return false;
+		}
+		*c = i + 1;
+		n++;
+	}
+	for (int i = 0; i < s->nrunning; i++)
+	{
+		const TideRunning *a = &s->running[i];
+		int32_t    *c = &cell[a->queue * width + a->owner];
+
+		if (fair_tracked(s, a) && *c == 0)
+		{
+			*c = -1;
+			n++;
+		}
+	}
+	/* the rows of the queues without owner_fair go */
+	for (int i = 0; i < t->n; i++)
+		if (!s->queues[t->rows[i].queue].owner_fair)
+		{
+			release(s, t->rows[i].decayed);
+			release(s, t->rows[i].usage);
+		}
+	rows = tide_alloc(s, sizeof(TideOwnerFair) * (n + 1));
+	n = 0;
+	for (int q = 0; q < s->nqueues; q++)
+		for (int64_t o = 0; s->queues[q].owner_fair && o < width; o++)
+		{
+			int32_t    *c = &cell[q * width + o];
+			TideOwnerFair *row = &rows[n];
+
+			if (*c > 0)
+			{
+				*row = t->rows[*c - 1];
+				memset(row->usage, 0, sizeof(double) * s->nres);
+			}
+			else if (*c < 0)
+			{
+				row->queue = q;
+				row->owner = (int32_t) o;
+				row->decayed_at = TIDE_TIME_UNKNOWN;
+				row->decayed = dvec_new(s);
+				row->usage = dvec_new(s);
+			}
+			else
+				continue;
+			*c = ++n;
+		}
+	release(s, t->rows);
+	t->rows = rows;
+	t->n = t->cap = n;
+	for (int i = 0; i < s->nrunning; i++)
+	{
+		const TideRunning *a = &s->running[i];
+
+		if (fair_tracked(s, a))
+			add_usage(s, rows[cell[a->queue * width + a->owner] - 1].usage,
+					  a->node >= 0 && a->node < s->nnodes ? &s->nodes[a->node] : NULL, a->res);
+	}
+	release(s, cell);
+	return true;
+}
+
+/*
+ * Every pair of a queue with owner_fair brought up to s->now: one row per
+ * pair kept or holding something now (rows of other queues dropped), its
+ * usage the non-idle live allocations of s->running, and its average
+ * decayed with it as a queue's is (share.c).  Nothing without such a queue.
+ */
+void
+tide_owner_fair_decay(TideSnapshot *s)
+{
+	TideOwnerFairs *t;
+	bool		any = false;
+
+	for (int q = 0; q < s->nqueues && !any; q++)
+		any = s->queues[q].owner_fair;
+	if (!any)
+		return;
+	t = fairs(s);
+	if (!fair_table(s, t))
+		fair_sort(s, t);
 	for (int i = 0; i < t->n; i++)
 	{
 		TideOwnerFair *row = &t->rows[i];
@@ -273,42 +406,51 @@ tide_owner_fair_negligible(const TideSnapshot *s, const TideOwnerFair *row, doub
 
 /* ---------------------------------------------------------------- the walk */
 
-typedef struct OwnerSortCtx
-{
-	const TideSnapshot *s;
-	const int32_t *list;
-} OwnerSortCtx;
-
 /* Positions in a queue's list by owner, then position: each owner's stays in order. */
 static int
 cmp_by_owner(const void *a, const void *b, void *ctx)
 {
-	const OwnerSortCtx *c = ctx;
+	const int32_t *own = ctx;
 	int32_t		pa = *(const int32_t *) a,
 				pb = *(const int32_t *) b;
-	int32_t		oa = c->s->jobs[c->list[pa]].owner,
-				ob = c->s->jobs[c->list[pb]].owner;
 
-	if (oa != ob)
-		return oa < ob ? -1 : 1;
+	if (own[pa] != own[pb])
+		return own[pa] < own[pb] ? -1 : 1;
 	return pa < pb ? -1 : pa > pb;
 }
 
-/* Owner o's dominant share: the largest used / denom where denom > 0. */
+/*
+ * Owner o's dominant share: the largest used / denom over the counted
+ * resources (those with denom > 0, in resource order).
+ */
 static double
-owner_share(const TideLeafOwners *lo, int o, int nres)
+owner_share(const TideLeafOwners *lo, int o)
 {
+	const double *u = lo->used + (size_t) o * lo->ncounted;
 	double		share = 0.0;
 
-	for (int r = 0; r < nres; r++)
-		if (lo->denom[r] > 0)
-		{
-			double		x = lo->used[(size_t) o * nres + r] / lo->denom[r];
+	for (int k = 0; k < lo->ncounted; k++)
+	{
+		double		x = u[k] / lo->denom[k];
 
-			if (x > share)
-				share = x;
-		}
+		if (x > share)
+			share = x;
+	}
 	return share;
+}
+
+/*
+ * add_usage() on the counted resources only (u: an owner's row of used),
+ * the same additions in the same order: a share reads nothing else.
+ */
+static void
+add_counted(const TideLeafOwners *lo, double *u, const TideNode *n, const int64_t *res)
+{
+	for (int k = 0; k < lo->ncounted; k++)
+		u[k] += (double) res[lo->counted[k]];
+	if (n && n->gpu_type >= 0 && res[TIDE_RES_GPU] > 0 && res[n->gpu_type] == 0 &&
+		lo->slot[n->gpu_type] >= 0)
+		u[lo->slot[n->gpu_type]] += (double) res[TIDE_RES_GPU];
 }
 
 /* R-O7: owner a's head job before owner b's. */
@@ -331,13 +473,25 @@ obefore(const TideLeafOwners *lo, int a, int b)
 	return a < b;
 }
 
-/* Owner o's key from its next job (it has one). */
+/*
+ * Owner o's key from its next job (it has one).  What the walk reads of
+ * that job when the owner's turn comes (its derived data, its outcome)
+ * and the job after it are asked of memory now: the walk learns which job
+ * comes next only from the heap, too late to overlap the wait, and an
+ * owner's jobs are scattered over s->jobs.
+ */
 static void
-set_head(const TideSnapshot *s, TideLeafOwners *lo, int o)
+set_head(const TideWork *w, TideLeafOwners *lo, int o)
 {
-	const TideJob *x = &s->jobs[lo->jobs[lo->next[o]]];
+	const TideSnapshot *s = w->s;
+	int32_t		j = lo->jobs[lo->next[o]];
+	const TideJob *x = &s->jobs[j];
 	TideOwnerHead *h = &lo->head[o];
 
+	__builtin_prefetch(&w->info[j]);
+	__builtin_prefetch(&w->r->outcomes[j], 1);
+	if (lo->next[o] + 1 < lo->start[o + 1])
+		__builtin_prefetch(&s->jobs[lo->jobs[lo->next[o] + 1]]);
 	h->retry = x->is_retry;
 	h->priority = x->priority;
 	h->created_at = x->created_at;
@@ -371,106 +525,124 @@ osift_down(TideLeafOwners *lo, int i)
 
 /*
  * What owner shares of queue q divide by: its quota where it names a
- * resource, else its group's ready capacity without card keys.
+ * resource, else its group's ready capacity without card keys.  Only the
+ * resources with something to divide by count (lo->counted, their
+ * divisors lo->denom in the same order, lo->slot the way back): the walk
+ * keeps and divides the owners' usage of those alone.
  */
-static const double *
-leaf_denom(TideWork *w, int q)
+static void
+leaf_denom(TideWork *w, TideLeafOwners *lo, int q)
 {
 	const TideSnapshot *s = w->s;
 	const TideQueue *queue = &s->queues[q];
-	double	   *d = tide_work_alloc(w, sizeof(double) * (s->nres + 1));
+	size_t		room = (size_t) s->nres + 1;
+	/* one block: the divisors by resource, the counted ones', counted, slot */
+	double	   *d = tide_work_alloc(w, (2 * sizeof(double) + 2 * sizeof(int32_t)) * room);
+	double	   *denom = d + room;
 	int			g = w->ix->queue_group[q];
 
+	lo->counted = (int32_t *) (denom + room);
+	lo->slot = lo->counted + room;
 	if (queue->has_quota)
 	{
 		for (int r = 0; r < s->nres; r++)
 			if (queue->quota[r] != TIDE_UNLIMITED && queue->quota[r] > 0)
 				d[r] = (double) queue->quota[r];
-		return d;
 	}
-	if (g < 0)
-		return d;
+	else if (g >= 0)
+	{
+		for (int r = 0; r < s->nres; r++)
+			d[r] = (double) w->ix->groups[g].capacity[r];
+		for (int i = 0; i < s->nnodes; i++)
+			if (s->nodes[i].gpu_type >= 0)
+				d[s->nodes[i].gpu_type] = 0;
+	}
 	for (int r = 0; r < s->nres; r++)
-		d[r] = (double) w->ix->groups[g].capacity[r];
-	for (int i = 0; i < s->nnodes; i++)
-		if (s->nodes[i].gpu_type >= 0)
-			d[s->nodes[i].gpu_type] = 0;
-	return d;
+	{
+		lo->slot[r] = -1;
+		if (d[r] > 0)
+		{
+			lo->slot[r] = lo->ncounted;
+			lo->counted[lo->ncounted] = r;
+			denom[lo->ncounted++] = d[r];
+		}
+	}
+	lo->denom = denom;
 }
 
 /*
- * The positions 0..n-1 of list by owner, each owner's in list order: a
- * counting sort when the owner ids are few for n, else a sort.
+ * The positions 0..n-1 of a queue's list by owner into pos (own[k]: the
+ * owner of the list's job k), each owner's in list order: a counting sort
+ * when the owner ids are few for n, else a sort.
  */
-static int32_t *
-group_by_owner(TideWork *w, const int32_t *list, int n)
+static void
+group_by_owner(TideWork *w, const int32_t *own, int n, int32_t *pos)
 {
-	const TideSnapshot *s = w->s;
-	int32_t    *pos = tide_work_alloc_raw(w, sizeof(int32_t) * n);
 	int32_t		lo = INT32_MAX,
 				hi = INT32_MIN;
 
 	for (int k = 0; k < n; k++)
 	{
-		int32_t		o = s->jobs[list[k]].owner;
-
-		lo = o < lo ? o : lo;
-		hi = o > hi ? o : hi;
+		lo = own[k] < lo ? own[k] : lo;
+		hi = own[k] > hi ? own[k] : hi;
 	}
 	if ((int64_t) hi - lo < 4 * (int64_t) n + 64)
 	{
 		int32_t    *fill = tide_work_alloc(w, sizeof(int32_t) * ((size_t) (hi - lo) + 2));
 
 		for (int k = 0; k < n; k++)
-			fill[s->jobs[list[k]].owner - lo + 1]++;
+			fill[own[k] - lo + 1]++;
 		for (int32_t o = 0; o < hi - lo; o++)
 			fill[o + 1] += fill[o];
 		for (int k = 0; k < n; k++)
-			pos[fill[s->jobs[list[k]].owner - lo]++] = k;
+			pos[fill[own[k] - lo]++] = k;
 	}
 	else
 	{
-		OwnerSortCtx ctx = {s, list};
-
 		for (int k = 0; k < n; k++)
 			pos[k] = k;
-		tide_sort(pos, n, sizeof(int32_t), cmp_by_owner, &ctx);
+		tide_sort(pos, n, sizeof(int32_t), cmp_by_owner, (void *) own);
 	}
-	return pos;
 }
 
-/* Queue q's n jobs (list, in R-O3, R-O1 order) split per owner, owners in a heap. */
+/*
+ * Queue q's n jobs (list, in R-O3, R-O1 order) split per owner, owners in
+ * a heap; own and pos: room for n, the scratch of every queue in turn.
+ */
 static TideLeafOwners *
-leaf_build(TideWork *w, int q, const int32_t *list, int n)
+leaf_build(TideWork *w, int q, const int32_t *list, int n, int32_t *own, int32_t *pos)
 {
 	const TideSnapshot *s = w->s;
 	TideLeafOwners *lo = tide_work_alloc(w, sizeof(TideLeafOwners));
-	int32_t    *pos = group_by_owner(w, list, n);
-	int			nres = s->nres;
 
+	/* the owners read once: the list's jobs are scattered over s->jobs */
+	for (int k = 0; k < n; k++)
+		own[k] = s->jobs[list[k]].owner;
+	group_by_owner(w, own, n, pos);
 	lo->jobs = tide_work_alloc_raw(w, sizeof(int32_t) * n);
-	lo->start = tide_work_alloc(w, sizeof(int32_t) * (n + 1));
+	/* room for an owner per job; only the first nown + 1 are written */
+	lo->start = tide_work_alloc_raw(w, sizeof(int32_t) * (n + 1));
 	for (int k = 0; k < n; k++)
 	{
 		lo->jobs[k] = list[pos[k]];
-		if (k == 0 || s->jobs[lo->jobs[k]].owner != s->jobs[lo->jobs[k - 1]].owner)
+		if (k == 0 || own[pos[k]] != own[pos[k - 1]])
 			lo->start[lo->nown++] = k;
 	}
 	lo->start[lo->nown] = n;
 	lo->next = tide_work_alloc(w, sizeof(int32_t) * lo->nown);
-	lo->used = tide_work_alloc(w, sizeof(double) * ((size_t) lo->nown * nres + 1));
 	lo->head = tide_work_alloc(w, sizeof(TideOwnerHead) * lo->nown);
 	lo->heap = tide_work_alloc(w, sizeof(int32_t) * lo->nown);
-	lo->denom = leaf_denom(w, q);
+	leaf_denom(w, lo, q);
+	lo->used = tide_work_alloc(w, sizeof(double) * ((size_t) lo->nown * lo->ncounted + 1));
 	for (int o = 0; o < lo->nown; o++)
 	{
-		const TideOwnerFair *row = fair_find(s->owner_fair, q, s->jobs[lo->jobs[lo->start[o]]].owner);
+		const TideOwnerFair *row = fair_find(s->owner_fair, q, own[pos[lo->start[o]]]);
 
 		lo->next[o] = lo->start[o];
-		if (row)
-			memcpy(lo->used + (size_t) o * nres, row->decayed, sizeof(double) * nres);
-		lo->head[o].share = owner_share(lo, o, nres);
-		set_head(s, lo, o);
+		for (int k = 0; row && k < lo->ncounted; k++)
+			lo->used[(size_t) o * lo->ncounted + k] = row->decayed[lo->counted[k]];
+		lo->head[o].share = owner_share(lo, o);
+		set_head(w, lo, o);
 		lo->heap[lo->nheap++] = o;
 	}
 	for (int i = lo->nheap / 2 - 1; i >= 0; i--)
@@ -487,15 +659,22 @@ void
 tide_leaf_begin(TideWork *w, TideLeaves *L, const int32_t *qlist, const int32_t *qstart)
 {
 	const TideSnapshot *s = w->s;
+	int32_t		most = 0;
+	int32_t    *own,
+			   *pos;
 
 	L->leaf = NULL;
 	for (int q = 0; q < s->nqueues; q++)
-		if (__builtin_expect(s->queues[q].owner_fair, 0) && qstart[q + 1] > qstart[q])
-		{
-			if (!L->leaf)
-				L->leaf = tide_work_alloc(w, sizeof(TideLeafOwners *) * (s->nqueues + 1));
-			L->leaf[q] = leaf_build(w, q, qlist + qstart[q], qstart[q + 1] - qstart[q]);
-		}
+		if (__builtin_expect(s->queues[q].owner_fair, 0) && qstart[q + 1] - qstart[q] > most)
+			most = qstart[q + 1] - qstart[q];
+	if (most == 0)
+		return;
+	L->leaf = tide_work_alloc(w, sizeof(TideLeafOwners *) * (s->nqueues + 1));
+	own = tide_work_alloc_raw(w, sizeof(int32_t) * most);
+	pos = tide_work_alloc_raw(w, sizeof(int32_t) * most);
+	for (int q = 0; q < s->nqueues; q++)
+		if (s->queues[q].owner_fair && qstart[q + 1] > qstart[q])
+			L->leaf[q] = leaf_build(w, q, qlist + qstart[q], qstart[q + 1] - qstart[q], own, pos);
 }
 
 /* The head job of the owner that goes first. */
@@ -519,7 +698,7 @@ tide_leaf_after(TideWork *w, TideLeafOwners *lo, int j, bool placed)
 	const TideSnapshot *s = w->s;
 	const TideOutcome *out = &w->r->outcomes[j];
 	int			o = lo->heap[0];
-	double	   *u = lo->used + (size_t) o * s->nres;
+	double	   *u = lo->used + (size_t) o * lo->ncounted;
 
 	lo->next[o]++;
 	if (placed)
@@ -528,23 +707,28 @@ tide_leaf_after(TideWork *w, TideLeafOwners *lo, int j, bool placed)
 		{
 			const TidePlacement *p = &w->r->placements[out->first_placement + k];
 
-			add_usage(s, u, p->node >= 0 ? &s->nodes[p->node] : NULL, p->res);
+			add_counted(lo, u, p->node >= 0 ? &s->nodes[p->node] : NULL, p->res);
 		}
-		lo->head[o].share = owner_share(lo, o, s->nres);
+		lo->head[o].share = owner_share(lo, o);
 	}
 	else if (out->klass == TIDE_CLASS_BORROWING)
 	{
-		const TideJob *job = &s->jobs[j];
+		/*
+		 * The roles of the first job of j's shape (prep.c: the same roles,
+		 * replicas and requests), few and in the cache, not j's own,
+		 * which a walk in owner order reaches at random
+		 */
+		const TideJob *job = &s->jobs[w->info[j].shape >= 0 ? w->info[j].shape : j];
 
 		for (int ri = 0; ri < job->nroles; ri++)
 			for (int k = 0; k < job->roles[ri].replicas; k++)
-				add_usage(s, u, NULL, job->roles[ri].request);
-		lo->head[o].share = owner_share(lo, o, s->nres);
+				add_counted(lo, u, NULL, job->roles[ri].request);
+		lo->head[o].share = owner_share(lo, o);
 	}
 	if (lo->next[o] == lo->start[o + 1])
 		lo->heap[0] = lo->heap[--lo->nheap];
 	else
-		set_head(s, lo, o);
+		set_head(w, lo, o);
 	if (lo->nheap > 0)
 		osift_down(lo, 0);
 }

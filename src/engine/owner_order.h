@@ -29,11 +29,16 @@ typedef struct TideLeafOwners
 	int32_t		nown;
 	int32_t    *start;			/* [nown + 1] each owner's range in jobs */
 	int32_t    *next;			/* [nown] its next job there */
-	double	   *used;			/* [nown * nres] average + placed this walk */
+	double	   *used;			/* [nown * ncounted] average + placed this
+								 * walk, of the counted resources */
 	TideOwnerHead *head;		/* [nown] each owner's key now */
 	int32_t    *heap;			/* owners with jobs left, the next one first */
 	int32_t		nheap;
-	const double *denom;		/* [nres] what a share divides by; 0: not counted */
+	int32_t		ncounted;		/* resources a share counts: what it divides
+								 * by is above zero */
+	int32_t    *counted;		/* [ncounted] those resources, in order */
+	const double *denom;		/* [ncounted] what a share divides them by */
+	int32_t    *slot;			/* [nres] a resource's place in counted, or -1 */
 } TideLeafOwners;
 
 /* The owner_fair queues of one walk. */
