@@ -1,0 +1,40 @@
+-- The cycle's pruning of tide.job_changes (src/cycle_cache.c,
+-- tide._prune_job_changes): a backlog of changes is deleted over several
+-- cycles, oldest first, a batch of 10,000 rows, then 20,000, ... while the
+-- batch is filled, the whole cluster's mark rising past what was deleted.
+BEGIN;
+CREATE EXTENSION pg_tide;
+SET client_min_messages = warning;
+SELECT plan(8);
+
+INSERT INTO tide.queues (name) VALUES ('q');
+SELECT tide.register_node('n1', 'cpu=64');
+-- 35,000 rows of transactions far below any real one (every load has
+-- seen them): 9,999 of transaction 10, 10,000 each of 11 and 12, 5,001 of 13
+INSERT INTO tide.job_changes (xid, job_id)
+SELECT (10 + g / 10000)::text::xid8, g FROM generate_series(1, 35000) g;
+CREATE FUNCTION pg_temp.old() RETURNS bigint LANGUAGE sql AS $$
+    SELECT count(*) FROM tide.job_changes WHERE job_id <= 35000 AND xid < '100'
+$$;
+CREATE FUNCTION pg_temp.mark() RETURNS xid8 LANGUAGE sql AS $$
+    SELECT changes_pruned_below FROM tide.cycle_state WHERE resource_group = ''
+$$;
+
+SELECT tide.submit('q', 'cpu=1', name => 'j1') AS j1 \gset
+SELECT ok(tide.run_cycle() IS NOT NULL, 'a cycle runs');
+SELECT is(pg_temp.old(), 25000::bigint, 'the first cycle prunes 10,000 of the 35,000 rows');
+SELECT is((SELECT min(xid) FROM tide.job_changes WHERE job_id <= 35000 AND xid < '100'), '11'::xid8,
+          'the oldest first: transaction 10''s rows and one of 11''s');
+SELECT is(pg_temp.mark(), '12'::xid8, 'the mark: past the highest transaction deleted (11)');
+
+SELECT tide.submit('q', 'cpu=1', name => 'j2') AS j2 \gset
+SELECT ok(tide.run_cycle() IS NOT NULL, 'the next cycle runs after a submission');
+SELECT is(pg_temp.old(), 5000::bigint, 'it prunes a batch of 20,000 (the first one was full)');
+
+SELECT tide.submit('q', 'cpu=1', name => 'j3') AS j3 \gset
+SELECT tide.run_cycle();
+SELECT is(pg_temp.old(), 0::bigint, 'the third prunes the last 5,000');
+SELECT ok(pg_temp.mark() > '14'::xid8, 'and, none left below its load''s xmin, the mark rises to it');
+
+SELECT * FROM finish();
+ROLLBACK;
