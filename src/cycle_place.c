@@ -33,7 +33,9 @@
 /*
  * unnest() in the select list, not in FROM: set-returning functions there
  * run in step and stream their rows, where a function in FROM stores all
- * of them first (on disk past work_mem: 20k allocations are 5 MB).
+ * of them first (on disk past work_mem: 20k allocations are 5 MB).  Its
+ * jobs are named in tide.job_changes by the UPDATE that moved them, so its
+ * own logging trigger names none again (changed.c).
  */
 static const char *const W_ALLOCS =
 "INSERT INTO tide.allocations (job_id, role, replica, node, resources, gpus, gpu_milli, cycle_id)"

@@ -1,11 +1,13 @@
 -- The cycle's pruning of tide.job_changes (src/cycle_cache.c,
 -- tide._prune_job_changes): a backlog of changes is deleted over several
 -- cycles, oldest first, a batch of 10,000 rows, then 20,000, ... while the
--- batch is filled, the whole cluster's mark rising past what was deleted.
+-- batch is filled, the whole cluster's mark rising past what was deleted;
+-- the allocations a cycle inserts are not logged again (the UPDATE that
+-- moved their jobs named them).
 BEGIN;
 CREATE EXTENSION pg_tide;
 SET client_min_messages = warning;
-SELECT plan(8);
+SELECT plan(9);
 
 INSERT INTO tide.queues (name) VALUES ('q');
 SELECT tide.register_node('n1', 'cpu=64');
@@ -35,6 +37,11 @@ SELECT tide.submit('q', 'cpu=1', name => 'j3') AS j3 \gset
 SELECT tide.run_cycle();
 SELECT is(pg_temp.old(), 0::bigint, 'the third prunes the last 5,000');
 SELECT ok(pg_temp.mark() > '14'::xid8, 'and, none left below its load''s xmin, the mark rises to it');
+
+-- j3, placed by the third cycle: named once by tide.submit, once by the
+-- cycle's UPDATE, not again by its allocation's INSERT
+SELECT is((SELECT count(*) FROM tide.job_changes WHERE job_id = :j3), 2::bigint,
+          'a placed job is named by its submission and the cycle''s UPDATE, not by its allocation');
 
 SELECT * FROM finish();
 ROLLBACK;
