@@ -86,16 +86,17 @@ static const char *const Q_CHANGED =
  * 64_change_counter.sql): a backlog of changes (100,000 submissions, the
  * first cycle's own writes) is deleted over the next cycles instead of in
  * one, where it cost the first cycle at 100,000 pending a seventh of its
- * time.  The batch starts at PRUNE_ROWS (about 7 ms of deleting) and grows
- * by as much after every cycle that filled it, back to PRUNE_ROWS after
- * one that did not: a backlog is gone in a few cycles (220,000 rows in
- * seven), and writers that log more than a batch a cycle are kept up
- * with.  A cycle that finds another pruning leaves it the work (resource
- * groups' cycles run side by side); each scope marks its own row, and the
- * mark is the highest of them.
+ * time.  The batch starts at PRUNE_ROWS (under a millisecond of deleting)
+ * and grows by as much after every cycle that filled it, back to
+ * PRUNE_ROWS after one that did not: a backlog of B rows is gone within
+ * about sqrt(2 B / PRUNE_ROWS) cycles (220,000 rows in 21, the largest
+ * batch 21,000 rows), and writers that log more than a batch a cycle are
+ * kept up with.  A cycle that finds another pruning leaves it the work
+ * (resource groups' cycles run side by side); each scope marks its own
+ * row, and the mark is the highest of them.
  */
-#define PRUNE_ROWS 10000
-#define PRUNE_ROWS_MAX (100 * PRUNE_ROWS)
+#define PRUNE_ROWS 1000
+#define PRUNE_ROWS_MAX (1000 * PRUNE_ROWS)
 static const char *const W_PRUNE = "SELECT tide._prune_job_changes($1, $2, $3)";
 static int32 prune_batch = PRUNE_ROWS;
 
