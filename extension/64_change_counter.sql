@@ -105,9 +105,9 @@ GRANT SELECT, DELETE ON tide.job_changes TO tide_admin;
 -- The pruning of every cycle (src/cycle_cache.c): the rows of transactions
 -- below `below` (its load's xmin: every later load has seen them), oldest
 -- first and at most max_rows of them, so that no cycle pays for a backlog
--- of changes at once (the first cycle after 100,000 submissions would
--- delete 100,000 rows, a tenth of its time); the rest are left to the next
--- cycles, and reading them again is harmless.  The scope's mark rises past
+-- of changes at once (the first cycle after 100,000 submissions deleted
+-- all their rows and its own, a seventh of its instructions); the rest are
+-- left to the next cycles, and reading them again is harmless.  The scope's mark rises past
 -- every row deleted: to `below` when none is left below it, else to the
 -- highest transaction id deleted, plus one.  One pruner at a time (resource
 -- groups' cycles run side by side): a cycle that cannot take the lock at

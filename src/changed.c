@@ -188,7 +188,7 @@ tide_log_job_changes(PG_FUNCTION_ARGS)
 	/*
 	 * The cycle inserts allocations only for the jobs its own UPDATE of
 	 * tide.jobs moved in this transaction (cycle_place.c), which that
-	 * statement's trigger named already: 20,000 rows less to log and prune
+	 * statement's trigger named already: 17,000 rows less to log and prune
 	 * after a first cycle at 100,000 pending.
 	 */
 	if (tide_writer() == TIDE_WRITER_CYCLE_WRITE && TRIGGER_FIRED_BY_INSERT(td->tg_event) &&
