@@ -86,8 +86,9 @@ GRANT SELECT, USAGE ON SEQUENCE tide.change_seq TO tide_admin;
 -- A kept load made under a snapshot whose xmin was X has seen every
 -- transaction below X, so the next load reads again the jobs of the rows
 -- with xid >= X (some of them it saw already: reading a job again is
--- harmless).  Every cycle (a resource group's too) then deletes the rows
--- below its own load's xmin and records that in its scope's
+-- harmless).  Every cycle (a resource group's too) then deletes rows
+-- below its own load's xmin, a bounded batch of the oldest
+-- (tide._prune_job_changes below), and records that in its scope's
 -- tide.cycle_state.changes_pruned_below; a kept load older than the
 -- highest mark (another backend's cycles pruned what it had not seen)
 -- loads in full.  Unlogged: after
@@ -99,8 +100,47 @@ CREATE UNLOGGED TABLE tide.job_changes (
 CREATE INDEX job_changes_xid_idx ON tide.job_changes (xid);
 COMMENT ON TABLE tide.job_changes IS
     'the jobs whose rows, tasks or allocations each transaction wrote (NULL: all, a TRUNCATE), for the incremental load of the cycle; pruned by every cycle';
--- (UPDATE: the pruning locks the rows it deletes, FOR UPDATE SKIP LOCKED)
-GRANT SELECT, UPDATE, DELETE ON tide.job_changes TO tide_admin;
+GRANT SELECT, DELETE ON tide.job_changes TO tide_admin;
+
+-- The pruning of every cycle (src/cycle_cache.c): the rows of transactions
+-- below `below` (its load's xmin: every later load has seen them), oldest
+-- first and at most max_rows of them, so that no cycle pays for a backlog
+-- of changes at once (the first cycle after 100,000 submissions deleted
+-- all their rows and its own, a seventh of its instructions); the rest are
+-- left to the next cycles, and reading them again is harmless.  The scope's mark rises past
+-- every row deleted: to `below` when none is left below it, else to the
+-- highest transaction id deleted, plus one.  One pruner at a time (resource
+-- groups' cycles run side by side): a cycle that cannot take the lock at
+-- once leaves the pruning to the one that holds it, and no row lock is
+-- needed.  Returns the rows deleted (NULL: another cycle was pruning).
+CREATE FUNCTION tide._prune_job_changes(below xid8, scope text, max_rows integer) RETURNS bigint
+    LANGUAGE plpgsql
+    SET search_path = pg_catalog, pg_temp
+    AS $$
+DECLARE
+    n bigint;
+    last xid8;
+BEGIN
+    IF NOT pg_try_advisory_xact_lock(8388346165908733956) THEN   -- 'tide' << 32 | 4
+        RETURN NULL;
+    END IF;
+    WITH doomed AS MATERIALIZED (
+        SELECT c.ctid, c.xid FROM tide.job_changes c WHERE c.xid < below ORDER BY c.xid LIMIT max_rows),
+    gone AS (
+        DELETE FROM tide.job_changes c WHERE c.ctid = ANY (ARRAY(SELECT d.ctid FROM doomed d)))
+    SELECT count(*), max(d.xid) INTO n, last FROM doomed d;
+    UPDATE tide.cycle_state s
+       SET changes_pruned_below = GREATEST(s.changes_pruned_below,
+                                           CASE WHEN n < max_rows THEN below
+                                                ELSE (last::text::numeric + 1)::text::xid8 END)
+     WHERE s.resource_group = scope;
+    RETURN n;
+END
+$$;
+COMMENT ON FUNCTION tide._prune_job_changes(xid8, text, integer) IS
+    'a cycle''s pruning of tide.job_changes: at most max_rows rows below the load''s xmin, oldest first, and the scope''s changes_pruned_below raised past them; NULL when another cycle prunes meanwhile';
+REVOKE ALL ON FUNCTION tide._prune_job_changes(xid8, text, integer) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION tide._prune_job_changes(xid8, text, integer) TO tide_admin;
 
 -- In C (src/changed.c): the statement's transition table (REFERENCING)
 -- names the jobs, by the column given as the trigger's argument.  SECURITY

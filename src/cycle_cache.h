@@ -49,9 +49,10 @@ extern void cycle_cache_loaded(const CycleDelta *d);
 /*
  * After a cycle's load (a resource group's too: the rows must not pile up
  * where no whole-cluster cycle runs), whoever keeps rows: delete the
- * tide.job_changes rows every later load has seen (below xmin) and record
- * that in the scope's tide.cycle_state row (a kept load older than the
- * highest mark loads in full).
+ * tide.job_changes rows every later load has seen (below xmin), a bounded
+ * batch of them, oldest first, and record that in the scope's
+ * tide.cycle_state row (a kept load older than the highest mark loads in
+ * full).
  */
 extern void cycle_cache_prune(const char *scope, uint64 xmin);
 

@@ -33,7 +33,9 @@
 /*
  * unnest() in the select list, not in FROM: set-returning functions there
  * run in step and stream their rows, where a function in FROM stores all
- * of them first (on disk past work_mem: 20k allocations are 5 MB).
+ * of them first (on disk past work_mem: 20k allocations are 5 MB).  Its
+ * jobs are named in tide.job_changes by the UPDATE that moved them, so its
+ * own logging trigger names none again (changed.c).
  */
 static const char *const W_ALLOCS =
 "INSERT INTO tide.allocations (job_id, role, replica, node, resources, gpus, gpu_milli, cycle_id)"
@@ -333,6 +335,7 @@ write_jobs(const CycleLoad *l, const TideResult *r, int64 cycle_id, const bool *
 	int32	   *defer_tid = palloc(sizeof(int32) * (s->njobs + 1));
 	const char **tid_text = palloc0(sizeof(char *) * (s->njobs + 1));
 	int			ndeferred = 0;
+	double		c0 = cycle_cpu_ms();
 	TideReasonMemo *memo = tide_reason_memo_create(s, r);
 
 #define REASON_DATUM(j) \
@@ -375,7 +378,8 @@ write_jobs(const CycleLoad *l, const TideResult *r, int64 cycle_id, const bool *
 		if (l->job_reason[j] != NULL && strcmp(l->job_reason[j], fresh[j]) == 0)
 			fresh[j] = NULL;	/* nothing new to say */
 	}
-	elog(DEBUG1, "tide.run_cycle: %d reasons rendered in %.1f ms", s->njobs, cycle_elapsed_ms(t0));
+	elog(DEBUG1, "tide.run_cycle: %d reasons rendered in %.1f ms (cpu %.1f)", s->njobs, cycle_elapsed_ms(t0),
+		 cycle_cpu_ms() - c0);
 
 	/*
 	 * Changed reasons within the budget (tide.reason_updates_per_cycle):
@@ -430,19 +434,25 @@ write_jobs(const CycleLoad *l, const TideResult *r, int64 cycle_id, const bool *
 		args[4] = PointerGetDatum(tide_array_of(unsched, NULL, n, BOOLOID));
 		args[5] = Int64GetDatum(cycle_id);
 		INSTR_TIME_SET_CURRENT(t0);
+		c0 = cycle_cpu_ms();
 		ret = cycle_execute_waiting(W_JOBS, W_JOBS_SKIP_LOCKED, 6, argtypes, args, CYCLE_NO_TRIGGERS, "a job row");
-		elog(DEBUG1, "tide.run_cycle: %d jobs updated, placements logged in %.1f ms", n, cycle_elapsed_ms(t0));
+		elog(DEBUG1, "tide.run_cycle: %d jobs updated, placements logged in %.1f ms (cpu %.1f)", n,
+			 cycle_elapsed_ms(t0), cycle_cpu_ms() - c0);
 		if (ret != SPI_OK_SELECT || SPI_processed != 1)
 			elog(ERROR, "tide.run_cycle: updating jobs failed: %s", SPI_result_code_string(ret));
 		moved = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
 		set_confirmed(s, moved, isnull, confirmed, true, &out->jobs_placed);
 		INSTR_TIME_SET_CURRENT(t0);
+		c0 = cycle_cpu_ms();
 		give_up_changed_tasks(l, confirmed, &out->jobs_placed);
-		elog(DEBUG1, "tide.run_cycle: tasks of %d placed jobs checked in %.1f ms", out->jobs_placed, cycle_elapsed_ms(t0));
+		elog(DEBUG1, "tide.run_cycle: tasks of %d placed jobs checked in %.1f ms (cpu %.1f)", out->jobs_placed,
+			 cycle_elapsed_ms(t0), cycle_cpu_ms() - c0);
 	}
 	INSTR_TIME_SET_CURRENT(t0);
+	c0 = cycle_cpu_ms();
 	write_reason_backlog(s, defer_tid, tid_text, ndeferred, cycle_id, l->group);
-	elog(DEBUG1, "tide.run_cycle: %d reasons deferred in %.1f ms", ndeferred, cycle_elapsed_ms(t0));
+	elog(DEBUG1, "tide.run_cycle: %d reasons deferred in %.1f ms (cpu %.1f)", ndeferred, cycle_elapsed_ms(t0),
+		 cycle_cpu_ms() - c0);
 	out->reasons_deferred = ndeferred;
 }
 
@@ -488,14 +498,16 @@ write_allocations(const CycleLoad *l, const TideResult *r, int64 cycle_id,
 	Datum		args[PLACEMENT_ROWS_NARGS];
 	Oid			argtypes[PLACEMENT_ROWS_NARGS];
 	Datum	   *node_text = palloc0(sizeof(Datum) * (s->nnodes + 1));
+	double		c0 = cycle_cpu_ms();
 
+	INSTR_TIME_SET_CURRENT(t0);
 	placement_rows_of(l, r, confirmed, &rows, node_text);
 	out->allocs_made = rows.n;
 	placement_rows_args(&rows, types, cycle_id, args, argtypes);
-	INSTR_TIME_SET_CURRENT(t0);
 	ret = rows.n == 0 ? SPI_OK_INSERT
 		: cycle_execute(W_ALLOCS, PLACEMENT_ROWS_NARGS, argtypes, args, CYCLE_NO_TRIGGERS);
-	elog(DEBUG1, "tide.run_cycle: %d allocations inserted in %.1f ms", rows.n, cycle_elapsed_ms(t0));
+	elog(DEBUG1, "tide.run_cycle: %d allocations inserted in %.1f ms (cpu %.1f)", rows.n, cycle_elapsed_ms(t0),
+		 cycle_cpu_ms() - c0);
 	if (ret != SPI_OK_INSERT)
 		elog(ERROR, "tide.run_cycle: writing allocations failed: %s", SPI_result_code_string(ret));
 	cycle_notify_nodes(node_text, s->nnodes);
@@ -508,11 +520,13 @@ tide_cycle_write_placements(const CycleLoad *l, const TideResult *r, int64 cycle
 	bool	   *confirmed = palloc0(sizeof(bool) * (l->s->njobs + 1));
 	bool	   *dropped = palloc0(sizeof(bool) * (l->s->njobs + 1));
 	instr_time	t0;
+	double		c0 = cycle_cpu_ms();
 
 	memset(out, 0, sizeof(CyclePlaced));
 	INSTR_TIME_SET_CURRENT(t0);
 	(void) cycle_lock_nodes(l, r, types, dropped);
-	elog(DEBUG1, "tide.run_cycle: nodes locked and checked in %.1f ms", cycle_elapsed_ms(t0));
+	elog(DEBUG1, "tide.run_cycle: nodes locked and checked in %.1f ms (cpu %.1f)", cycle_elapsed_ms(t0),
+		 cycle_cpu_ms() - c0);
 	write_jobs(l, r, cycle_id, dropped, confirmed, out);
 	write_allocations(l, r, cycle_id, types, confirmed, out);
 }
