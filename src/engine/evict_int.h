@@ -37,7 +37,9 @@ typedef struct TideEvictWork
 	int32_t    *order;			/* running indexes by job id */
 	Victim	   *victims;
 	int32_t		nvictims;
-	int32_t    *harm;			/* victim indexes, least harm first (R-E4) */
+	int32_t    *harm;			/* victim indexes, least harm first (R-E4),
+								 * NULL until a preemptor needs it */
+	Cand	   *chosen;			/* [nvictims] a preemptor's victims */
 	int32_t    *tree_order;		/* R-E7: harm regrouped per preemptor by
 								 * tree_pass(), NULL in a flat set of queues */
 	int8_t	   *tree_pass;		/* [nvictims] scratch for it */
