@@ -112,7 +112,7 @@ build_victims(TideWork *w)
 		mask = mask * 2 + 1;
 	slot = tide_work_alloc(w, sizeof(int32_t) * (mask + 1));
 	ev->order = tide_work_alloc_raw(w, sizeof(int32_t) * (s->nrunning + 1));
-	ev->victims = tide_work_alloc(w, sizeof(Victim) * (s->nrunning + 1));
+	ev->victims = tide_work_alloc_raw(w, sizeof(Victim) * (s->nrunning + 1));
 	for (int i = 0; i < s->nrunning; i++)
 	{
 		const TideRunning *a = &s->running[i];
@@ -125,7 +125,9 @@ build_victims(TideWork *w)
 		{
 			slot[k] = ++n;
 			rep[n - 1] = i;
-			victim_init(w, &ev->victims[n - 1], a);
+			v = &ev->victims[n - 1];
+			memset(v, 0, sizeof(Victim));
+			victim_init(w, v, a);
 		}
 		else if (a->alloc_id < s->running[rep[slot[k] - 1]].alloc_id)
 		{
@@ -343,6 +345,14 @@ harm_order(TideWork *w)
 	return ev->harm;
 }
 
+/* The victims in the order preemptor j takes them (R-E4; R-E7 in a tree). */
+static const int32_t *
+victim_order(TideWork *w, int j)
+{
+	harm_order(w);
+	return w->ev->tree_order ? tide_evict_tree_order(w, j) : w->ev->harm;
+}
+
 /*
  * Dry run (R-E4): would job j be admitted and placed now?  On success the
  * placements stay charged from index *start on; the caller keeps them or
@@ -403,71 +413,104 @@ victim_sum(TideWork *w, int j, const Victim *v, const bool *usable, int64_t *fre
 }
 
 /*
- * The key of what decides whether job j can evict: its shape (the shape
- * cache's hash) and what the rules look at.  Nothing a failed preemptor
- * could use comes back later in the pass (victims only go, held resources
- * only grow), so a key that failed fails again.  0: not cacheable.
+ * What decides whether job j can evict, hashed: its shape and what the
+ * rules look at (fail_same() compares them exactly).  Nothing a failed
+ * preemptor could use comes back later in the pass (victims only go, held
+ * resources only grow), so a job like one that failed fails again.
  */
 static uint64_t
-fail_key(const TideWork *w, int j, bool e3)
+fail_hash(const TideWork *w, int j)
 {
 	const TideJob *job = &w->s->jobs[j];
+	const TideQueue *q = &w->s->queues[job->queue];
 	uint64_t	h;
 
-	if (!w->info[j].cacheable)
-		return 0;
 	h = tide_hash_mix(w->info[j].hash, (uint64_t) job->queue + 1);
 	h = tide_hash_mix(h, (uint64_t) w->r->outcomes[j].klass);
 	h = tide_hash_mix(h, (uint64_t) job->service);
 	h = tide_hash_mix(h, job->preemptable);
-	h = tide_hash_mix(h, e3 ? (uint64_t) (int64_t) job->priority : 0);
-	/* R-A4: with an owner limit, what the owner holds decides too */
-	if (w->s->queues[job->queue].owner_cap)
+	if (q->preemption_within == TIDE_PREEMPT_LOWER_PRIORITY)
+		h = tide_hash_mix(h, (uint64_t) (int64_t) job->priority);
+	if (q->owner_cap)
 		h = tide_hash_mix(h, (uint64_t) (int64_t) job->owner);
-	return h ? h : 1;
+	return h;
 }
 
 /*
- * Look up (insert false) or record (insert true) a failed key.  The table
- * holds distinct failed shapes, few: it starts at 256 slots and doubles
- * at half full.
+ * Would jobs a and b (both cacheable, so both of a shape class, prep.c)
+ * find the same evictions?  The same shape, queue, class, service and
+ * protection; with R-E3 the same priority; with an owner limit (R-A4) the
+ * same owner, whose holdings decide too.
  */
 static bool
-fail_seen(TideWork *w, uint64_t key, bool insert)
+fail_same(const TideWork *w, int a, int b)
+{
+	const TideJob *x = &w->s->jobs[a];
+	const TideJob *y = &w->s->jobs[b];
+	const TideQueue *q = &w->s->queues[x->queue];
+
+	return w->info[a].shape == w->info[b].shape && x->queue == y->queue &&
+		w->r->outcomes[a].klass == w->r->outcomes[b].klass &&
+		x->service == y->service && x->preemptable == y->preemptable &&
+		(q->preemption_within != TIDE_PREEMPT_LOWER_PRIORITY || x->priority == y->priority) &&
+		(!q->owner_cap || x->owner == y->owner);
+}
+
+typedef struct FailProbe
+{
+	const TideWork *w;
+	int			j;
+} FailProbe;
+
+static bool
+fail_is(const void *ctx, int32_t entry)
+{
+	const FailProbe *probe = ctx;
+
+	return fail_same(probe->w, entry, probe->j);
+}
+
+static uint64_t
+fail_entry_hash(const void *ctx, int32_t entry)
+{
+	return fail_hash(ctx, entry);
+}
+
+/*
+ * Has a preemptor like j failed already (insert false), or record that j
+ * failed (insert true)?  The table holds the first job of each kind that
+ * failed, few: 256 slots to start, doubled at half full.  A job that is
+ * not cacheable (prep.c; claims.c for the owners of claims) is never
+ * judged by another's failure.
+ */
+static bool
+fail_seen(TideWork *w, int j, bool insert)
 {
 	TideEvictWork *ev = w->ev;
+	FailProbe	probe = {w, j};
 	uint64_t	k;
 
+	if (!w->info[j].cacheable)
+		return false;
 	if (insert && (uint64_t) (ev->nfailed + 1) * 2 > ev->failed_mask)
 	{
-		uint64_t   *old = ev->failed;
+		int32_t    *old = ev->failed;
 		uint64_t	n = old ? ev->failed_mask + 1 : 0;
 
 		ev->failed_mask = old ? ev->failed_mask * 2 + 1 : 255;
-		ev->failed = tide_work_alloc(w, sizeof(uint64_t) * (ev->failed_mask + 1));
-		for (uint64_t i = 0; i < n; i++)
-			if (old[i])
-			{
-				k = tide_hash_slot(old[i], ev->failed_mask);
-				while (ev->failed[k])
-					k = (k + 1) & ev->failed_mask;
-				ev->failed[k] = old[i];
-			}
+		ev->failed = tide_work_alloc(w, sizeof(int32_t) * (ev->failed_mask + 1));
+		tide_table_rehash(ev->failed, ev->failed_mask, old, n, fail_entry_hash, w);
 		if (old)
 			tide_work_release(w, old);
 	}
 	if (!ev->failed)
 		return false;
-	k = tide_hash_slot(key, ev->failed_mask);
-	while (ev->failed[k])
-	{
-		if (ev->failed[k] == key)
-			return true;
-		k = (k + 1) & ev->failed_mask;
-	}
+	k = tide_table_find(ev->failed, ev->failed_mask, fail_hash(w, j), fail_is, &probe);
+	if (ev->failed[k])
+		return true;
 	if (insert)
 	{
-		ev->failed[k] = key;
+		ev->failed[k] = j + 1;
 		ev->nfailed++;
 	}
 	return false;
@@ -562,9 +605,7 @@ release_until_fit(TideWork *w, const Preemptor *p, Cand *chosen, int *nch)
 	if (!any_candidate(w, p))
 		return false;
 	/* R-E7: in a tree, the candidates nearest first, each pass in harm order */
-	list = harm_order(w);
-	if (ev->tree_order)
-		list = tide_evict_tree_order(w, j);
+	list = victim_order(w, j);
 	for (int h = 0; h < ev->nvictims; h++)
 	{
 		int			vi = list[h];
@@ -840,7 +881,6 @@ evict_for(TideWork *w, int j, bool *usable, int64_t *free_sum, int64_t *cap_sum)
 	Cand	   *chosen;
 	int			nch = 0;
 	int			start = w->r->nplacements;
-	uint64_t	key;
 
 	p.j = j;
 	p.e1 = o->klass == TIDE_CLASS_GUARANTEED;
@@ -851,13 +891,11 @@ evict_for(TideWork *w, int j, bool *usable, int64_t *free_sum, int64_t *cap_sum)
 	p.cap_sum = cap_sum;
 	if (!(p.e1 || p.e2 || p.e3))
 		return false;
-	key = fail_key(w, j, p.e3);
-	if (key && fail_seen(w, key, false))
+	if (fail_seen(w, j, false))
 		return false;
 	if (!usable_space(w, j, usable, free_sum, cap_sum))
 	{
-		if (key)
-			fail_seen(w, key, true);
+		fail_seen(w, j, true);
 		return false;
 	}
 	/* what this cycle's victims free beyond their preemptors' needs first */
@@ -873,13 +911,12 @@ evict_for(TideWork *w, int j, bool *usable, int64_t *free_sum, int64_t *cap_sum)
 	{
 		for (int k = nch - 1; k >= 0; k--)
 			victim_apply(w, &w->ev->victims[chosen[k].v], +1);
-		if (key)
-			fail_seen(w, key, true);
+		fail_seen(w, j, true);
 		return false;
 	}
 	nch = reprieve(w, &p, chosen, nch);
 	if (!s->evict_legacy_order)
-		nch = one_node(w, &p, w->ev->tree_order ? w->ev->tree_order : w->ev->harm, chosen, nch);
+		nch = one_node(w, &p, victim_order(w, j), chosen, nch);
 
 	/* the placement that is held for j (R-E6): charged as if j ran */
 	if (!dry_run(w, j, p.e1 || p.e2, &start))

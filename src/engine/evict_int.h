@@ -54,7 +54,7 @@ typedef struct TideEvictWork
 	int32_t    *node_victims;	/* [nrunning] */
 	Cand	   *alt;			/* [nvictims] */
 	/* preemptor shapes that found no eviction: they find none later either */
-	uint64_t   *failed;			/* open addressing, 0 = empty */
+	int32_t    *failed;			/* their first jobs + 1, 0 = empty (hash.h) */
 	uint64_t	failed_mask;
 	int32_t		nfailed;
 } TideEvictWork;
