@@ -190,6 +190,7 @@ victims_ready(TideWork *w)
 		ev->tree_pass = tide_work_alloc_raw(w, sizeof(int8_t) * (ev->nvictims + 1));
 		ev->memo_leaf = -1;
 		ev->order_leaf = -1;
+		ev->kept_at = tide_work_alloc(w, sizeof(int32_t) * (s->nqueues + 1));
 		ev->qpass = tide_work_alloc_raw(w, sizeof(int8_t) * (s->nqueues + 1));
 		ev->qbelow_p = tide_work_alloc_raw(w, sizeof(int32_t) * (s->nqueues + 1));
 		ev->qbelow_v = tide_work_alloc_raw(w, sizeof(int32_t) * (s->nqueues + 1));
@@ -351,6 +352,13 @@ victim_order(TideWork *w, int j)
 {
 	harm_order(w);
 	return w->ev->tree_order ? tide_evict_tree_order(w, j) : w->ev->harm;
+}
+
+/* Is the order preemptor j takes the victims in made already? */
+static bool
+order_made(const TideWork *w, int j)
+{
+	return w->ev->harm && (!w->ev->tree_order || tide_evict_tree_order_made(w, j));
 }
 
 /*
@@ -567,12 +575,13 @@ victim_useful(const TideWork *w, const Preemptor *p, const Victim *v)
 }
 
 /*
- * Is some victim a candidate for p (a rule allows it, it holds something p
- * could use)?  Asked in the victims' own order, before any ranking: most
- * preemptors find none, and then need no order at all.
+ * Is some victim a candidate for p (a rule allows it and, when useful is
+ * set, it holds something p could use)?  Asked in the victims' own order,
+ * before the order p takes them in is made: most preemptors find none,
+ * and then need no order at all.
  */
 static bool
-any_candidate(const TideWork *w, const Preemptor *p)
+any_candidate(const TideWork *w, const Preemptor *p, bool useful)
 {
 	const TideEvictWork *ev = w->ev;
 
@@ -580,7 +589,7 @@ any_candidate(const TideWork *w, const Preemptor *p)
 	{
 		const Victim *v = &ev->victims[i];
 
-		if (victim_rule(w, p->j, p->e1, p->e2, p->e3, v) && victim_useful(w, p, v))
+		if (victim_rule(w, p->j, p->e1, p->e2, p->e3, v) && (!useful || victim_useful(w, p, v)))
 			return true;
 	}
 	return false;
@@ -602,7 +611,7 @@ release_until_fit(TideWork *w, const Preemptor *p, Cand *chosen, int *nch)
 	int			start;
 	const int32_t *list;
 
-	if (!any_candidate(w, p))
+	if (!order_made(w, j) && !any_candidate(w, p, true))
 		return false;
 	/* R-E7: in a tree, the candidates nearest first, each pass in harm order */
 	list = victim_order(w, j);
@@ -893,6 +902,17 @@ evict_for(TideWork *w, int j, bool *usable, int64_t *free_sum, int64_t *cap_sum)
 		return false;
 	if (fail_seen(w, j, false))
 		return false;
+
+	/*
+	 * Before this pass's first eviction only victims can make room: when
+	 * no rule lets j take any, j fails whatever nodes it could use, and
+	 * they need not be counted.
+	 */
+	if (w->r->nevictions == 0 && (!victims_ready(w) || !any_candidate(w, &p, false)))
+	{
+		fail_seen(w, j, true);
+		return false;
+	}
 	if (!usable_space(w, j, usable, free_sum, cap_sum))
 	{
 		fail_seen(w, j, true);

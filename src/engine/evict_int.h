@@ -44,6 +44,11 @@ typedef struct TideEvictWork
 								 * tree_pass(), NULL in a flat set of queues */
 	int8_t	   *tree_pass;		/* [nvictims] scratch for it */
 	int32_t		order_leaf;		/* the preemptor leaf tree_order is for, -1 */
+	int32_t    *kept;			/* orders kept for their leaves, nvictims
+								 * each, at most nkept_max of them */
+	int32_t    *kept_at;		/* [nqueues] a leaf's order number + 1, 0 none */
+	int32_t		nkept;
+	int32_t		nkept_max;
 	/* R-E7, per victim queue, for the preemptor leaf memo_leaf: */
 	int32_t		memo_leaf;		/* -1: none yet */
 	int8_t	   *qpass;			/* [nqueues] tree_pass() of its victims */
