@@ -64,4 +64,7 @@ typedef struct TideEvictWork
 	int32_t		nfailed;
 } TideEvictWork;
 
+/* evict_fail.c: has a preemptor like j failed (or record that j did)? */
+extern bool tide_evict_failed(TideWork *w, int j, bool insert);
+
 #endif							/* TIDE_EVICT_INT_H */
