@@ -4,7 +4,10 @@
  * reclaimable queue), a backlog of pending training jobs, and a burst of
  * high-priority inference arrivals that must evict to run (R-E2).  The same
  * snapshot is decided with evictions off, then on; the difference is the
- * eviction pass.
+ * eviction pass.  With TIDE_BENCH_TREE=1 each of the two queues is the
+ * top of a tree of 8 leaves (R-O5, R-E7): the running jobs and the
+ * arrivals are spread over the leaves, so that the preemptors' leaves
+ * alternate.  The last line is a checksum of the evictions and claims.
  *
  *   cc -O2 -Isrc/engine bench/evict_engine_bench.c src/engine/[a-z]*.c -lm -o /tmp/eeb
  *   /tmp/eeb NODES BACKLOG ARRIVALS
@@ -34,6 +37,8 @@ main(int argc, char **argv)
 				on_ms;
 	int			(*fill)[8];
 	int		   *nfill;
+	int			leaves = getenv("TIDE_BENCH_TREE") && strcmp(getenv("TIDE_BENCH_TREE"), "1") == 0 ? 8 : 0;
+	uint64_t	sum = 1;
 
 	/* what runs: per node, training jobs of 1/2/4/8 GPUs until it is full */
 	fill = malloc(sizeof(*fill) * nnodes);
@@ -53,7 +58,7 @@ main(int argc, char **argv)
 			nrun++;
 		}
 	}
-	tide_snapshot_alloc_cluster(s, nnodes, 2, nrun);
+	tide_snapshot_alloc_cluster(s, nnodes, 2 + 2 * leaves, nrun);
 	for (int i = 0; i < nnodes; i++)
 	{
 		TideNode   *n = &s->nodes[i];
@@ -78,6 +83,21 @@ main(int argc, char **argv)
 	s->queues[1].reclaimable = true;
 	s->queues[1].has_quota = true;
 	s->queues[1].quota[TIDE_RES_GPU] = (int64_t) nnodes * 8000;
+	for (int k = 0; k < 2 * leaves; k++)
+	{
+		TideQueue  *q = &s->queues[2 + k];
+		const TideQueue *top = &s->queues[k / leaves];
+		char	   *nm = malloc(16);
+
+		snprintf(nm, 16, "%s-%d", top->name, k % leaves);
+		q->name = nm;
+		q->parent = k / leaves;
+		q->priority = top->priority;
+		q->reclaimable = top->reclaimable;
+		q->service = top->service;
+		q->has_quota = true;
+		q->quota[TIDE_RES_GPU] = top->quota[TIDE_RES_GPU] / leaves;
+	}
 	if (!tide_snapshot_finish(s, err, sizeof(err)))
 	{
 		fprintf(stderr, "%s\n", err);
@@ -97,7 +117,7 @@ main(int argc, char **argv)
 			v[TIDE_RES_GPU] = g * 1000;
 			v[TIDE_RES_CPU] = 4000;
 			a->alloc_id = a->job_id = 1000000 + nrun;
-			a->queue = 1;
+			a->queue = leaves ? 2 + leaves + nrun % leaves : 1;
 			a->node = i;
 			a->preemptable = true;
 			a->service = TIDE_SVC_TRAINING;
@@ -107,7 +127,7 @@ main(int argc, char **argv)
 			a->res = v;
 			a->gpus = (((uint64_t) 1 << g) - 1) << g0;
 			g0 += g;
-			tide_charge(s, i, 1, false, v, a->gpus, 0, +1);
+			tide_charge(s, i, a->queue, false, v, a->gpus, 0, +1);
 			nrun++;
 		}
 	}
@@ -119,7 +139,7 @@ main(int argc, char **argv)
 		bool		inf = i >= backlog;
 
 		j->id = i + 1;
-		j->queue = inf ? 0 : 1;
+		j->queue = leaves ? 2 + (inf ? 0 : leaves) + i % leaves : inf ? 0 : 1;
 		j->service = inf ? TIDE_SVC_INFERENCE : TIDE_SVC_TRAINING;
 		j->preemptable = !inf;
 		j->priority = (int) rnd(10);
@@ -145,5 +165,14 @@ main(int argc, char **argv)
 	printf("evictions on:  decide_ms=%.1f placed=%lld preemptors=%lld evicted=%lld dry_runs=%lld (eviction pass %.1f ms)\n",
 		   on_ms, (long long) r->counters.jobs_placed, (long long) r->counters.preemptors,
 		   (long long) r->counters.jobs_evicted, (long long) r->counters.dry_runs, on_ms - off_ms);
+	for (int i = 0; i < r->nevictions; i++)
+	{
+		sum = sum * 1000003 + (uint64_t) r->evictions[i].job_id;
+		sum = sum * 1000003 + (uint64_t) r->evictions[i].rule * 65536 + (uint64_t) r->evictions[i].preemptor;
+	}
+	for (int i = 0; i < r->nnew_claims; i++)
+		sum = sum * 1000003 + (uint64_t) r->new_claims[i].job_id * 65536 + (uint64_t) r->new_claims[i].node +
+			r->new_claims[i].gpus;
+	printf("decisions=%016llx\n", (unsigned long long) sum);
 	return 0;
 }

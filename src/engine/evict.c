@@ -59,23 +59,6 @@ tide_rule_name(int rule)
 	return "eviction";
 }
 
-/* Live allocations by job id, then allocation id (then index: total). */
-static int
-cmp_running_job(const void *a, const void *b, void *ctx)
-{
-	const TideSnapshot *s = ctx;
-	int32_t		ia = *(const int32_t *) a,
-				ib = *(const int32_t *) b;
-	const TideRunning *x = &s->running[ia];
-	const TideRunning *y = &s->running[ib];
-
-	if (x->job_id != y->job_id)
-		return x->job_id < y->job_id ? -1 : 1;
-	if (x->alloc_id != y->alloc_id)
-		return x->alloc_id < y->alloc_id ? -1 : 1;
-	return ia < ib ? -1 : ia > ib;
-}
-
 /*
  * R-E4: the work evicting v throws away, in milli-GPU milliseconds: its
  * GPUs times the time since it was placed, at least the restart cost.  A
@@ -91,38 +74,68 @@ victim_harm(const TideSnapshot *s, const Victim *v)
 	return tide_sat_mul(v->gpu_milli, age / 1000);
 }
 
-/* Group the live allocations into running jobs: the victim candidates. */
+/* The job of allocation a as a victim (its first allocation's fields). */
+static void
+victim_init(const TideWork *w, Victim *v, const TideRunning *a)
+{
+	const TideSnapshot *s = w->s;
+
+	v->job_id = a->job_id;
+	v->queue = a->queue;
+	v->group = a->queue >= 0 && a->queue < s->nqueues ? w->ix->queue_group[a->queue] : -1;
+	v->priority = a->priority;
+	v->service = a->service;
+	v->idle = a->idle;
+	v->preemptable = a->preemptable;
+}
+
+/*
+ * Group the live allocations into running jobs: the victim candidates.
+ * A table by job id gathers them (a job's fields are those of its
+ * allocation of least id, then index); order[] then holds each victim's
+ * allocations together.  Neither the victims' order nor that of their
+ * allocations decides anything: victims are ranked by their own fields,
+ * which end with the job id, and what a victim frees is a sum.
+ */
 static void
 build_victims(TideWork *w)
 {
 	TideSnapshot *s = w->s;
 	TideEvictWork *ev = w->ev;
 	int			n = 0;
+	uint64_t	mask = 255;
+	int32_t    *slot;
+	int32_t    *of = tide_work_alloc_raw(w, sizeof(int32_t) * (s->nrunning + 1));
+	int32_t    *rep = tide_work_alloc_raw(w, sizeof(int32_t) * (s->nrunning + 1));
 
-	ev->order = tide_work_alloc(w, sizeof(int32_t) * (s->nrunning + 1));
-	ev->victims = tide_work_alloc(w, sizeof(Victim) * (s->nrunning + 1));
-	for (int i = 0; i < s->nrunning; i++)
-		ev->order[i] = i;
-	tide_sort(ev->order, s->nrunning, sizeof(int32_t), cmp_running_job, s);
+	while (mask < (uint64_t) s->nrunning * 2)
+		mask = mask * 2 + 1;
+	slot = tide_work_alloc(w, sizeof(int32_t) * (mask + 1));
+	ev->order = tide_work_alloc_raw(w, sizeof(int32_t) * (s->nrunning + 1));
+	ev->victims = tide_work_alloc_raw(w, sizeof(Victim) * (s->nrunning + 1));
 	for (int i = 0; i < s->nrunning; i++)
 	{
-		const TideRunning *a = &s->running[ev->order[i]];
+		const TideRunning *a = &s->running[i];
+		uint64_t	k = tide_hash_slot(tide_hash_mix(0, (uint64_t) a->job_id), mask);
 		Victim	   *v;
 
-		if (n == 0 || ev->victims[n - 1].job_id != a->job_id)
+		while (slot[k] && ev->victims[slot[k] - 1].job_id != a->job_id)
+			k = (k + 1) & mask;
+		if (!slot[k])
 		{
-			v = &ev->victims[n++];
-			v->job_id = a->job_id;
-			v->queue = a->queue;
-			v->group = a->queue >= 0 && a->queue < s->nqueues ? w->ix->queue_group[a->queue] : -1;
-			v->priority = a->priority;
-			v->service = a->service;
-			v->idle = a->idle;
-			v->preemptable = a->preemptable;
-			v->first = i;
-			v->blocked = a->queue < 0 || a->queue >= s->nqueues;
+			slot[k] = ++n;
+			rep[n - 1] = i;
+			v = &ev->victims[n - 1];
+			memset(v, 0, sizeof(Victim));
+			victim_init(w, v, a);
 		}
-		v = &ev->victims[n - 1];
+		else if (a->alloc_id < s->running[rep[slot[k] - 1]].alloc_id)
+		{
+			rep[slot[k] - 1] = i;	/* earlier in (alloc id, index) */
+			victim_init(w, &ev->victims[slot[k] - 1], a);
+		}
+		of[i] = slot[k] - 1;
+		v = &ev->victims[slot[k] - 1];
 		v->count++;
 		v->gpu_milli = tide_sat_add(v->gpu_milli, a->res[TIDE_RES_GPU]);
 		if (a->placed_at > v->placed_at)
@@ -132,8 +145,60 @@ build_victims(TideWork *w)
 			v->blocked = true;
 	}
 	ev->nvictims = n;
-	for (int i = 0; i < n; i++)
-		ev->victims[i].harm = victim_harm(s, &ev->victims[i]);
+	for (int i = 0, at = 0; i < n; i++)
+	{
+		Victim	   *v = &ev->victims[i];
+
+		v->first = at;
+		at += v->count;
+		v->count = 0;
+		v->blocked |= v->queue < 0 || v->queue >= s->nqueues;
+		v->harm = victim_harm(s, v);
+	}
+	for (int i = 0; i < s->nrunning; i++)
+	{
+		Victim	   *v = &ev->victims[of[i]];
+
+		ev->order[v->first + v->count++] = i;
+	}
+	tide_work_release(w, slot);
+	tide_work_release(w, rep);
+	tide_work_release(w, of);
+}
+
+/*
+ * The victims and the scratch that goes with them, made when the first
+ * preemptor needs them (most busy cycles have none that gets this far);
+ * false when nothing runs.  Victims change only by being evicted, so the
+ * list is the same whenever it is made.
+ */
+static bool
+victims_ready(TideWork *w)
+{
+	TideSnapshot *s = w->s;
+	TideEvictWork *ev = w->ev;
+
+	if (ev->victims)
+		return ev->nvictims > 0;
+	build_victims(w);
+	if (ev->nvictims == 0)
+		return false;
+	ev->chosen = tide_work_alloc_raw(w, sizeof(Cand) * (ev->nvictims + 1));
+	if (w->ix->max_depth > 1)
+	{
+		ev->tree_order = tide_work_alloc_raw(w, sizeof(int32_t) * (ev->nvictims + 1));
+		ev->tree_pass = tide_work_alloc_raw(w, sizeof(int8_t) * (ev->nvictims + 1));
+		ev->memo_leaf = -1;
+		ev->order_leaf = -1;
+		ev->kept_at = tide_work_alloc(w, sizeof(int32_t) * (s->nqueues + 1));
+		ev->qpass = tide_work_alloc_raw(w, sizeof(int8_t) * (s->nqueues + 1));
+		ev->qbelow_p = tide_work_alloc_raw(w, sizeof(int32_t) * (s->nqueues + 1));
+		ev->qbelow_v = tide_work_alloc_raw(w, sizeof(int32_t) * (s->nqueues + 1));
+	}
+	ev->node_first = tide_work_alloc_raw(w, sizeof(int32_t) * (s->nnodes + 1));
+	ev->node_victims = tide_work_alloc_raw(w, sizeof(int32_t) * (s->nrunning + 1));
+	ev->alt = tide_work_alloc_raw(w, sizeof(Cand) * (ev->nvictims + 1));
+	return true;
 }
 
 /* Charge (+1) or release (-1) every allocation of a victim (a whole job). */
@@ -224,49 +289,76 @@ victim_rule(const TideWork *w, int j, bool e1, bool e2, bool e3, const Victim *v
 /*
  * R-E4 least harm first: idle, lower priority, less GPU-time thrown away,
  * fewer GPUs, most recently placed, larger id (victims are whole jobs,
- * one per id; the index makes it total).
+ * one per id).  As evict_legacy_order asks (tide-sim's comparison): idle,
+ * lower priority, most recently placed, larger id.  Each victim's fields
+ * become unsigned words compared in turn, so that the sort reads one
+ * array instead of reaching into the victims at every comparison.
  */
-static int
-cmp_harm(const void *a, const void *b, void *ctx)
+typedef struct HarmKey
 {
-	const Victim *victims = ctx;
-	int32_t		ia = *(const int32_t *) a,
-				ib = *(const int32_t *) b;
-	const Victim *vx = &victims[ia];
-	const Victim *vy = &victims[ib];
+	uint64_t	k[5];
+	int32_t		v;
+} HarmKey;
 
-	if (vx->idle != vy->idle)
-		return vx->idle ? -1 : 1;
-	if (vx->priority != vy->priority)
-		return vx->priority < vy->priority ? -1 : 1;
-	if (vx->harm != vy->harm)
-		return vx->harm < vy->harm ? -1 : 1;
-	if (vx->gpu_milli != vy->gpu_milli)
-		return vx->gpu_milli < vy->gpu_milli ? -1 : 1;
-	if (vx->placed_at != vy->placed_at)
-		return vx->placed_at > vy->placed_at ? -1 : 1;
-	if (vx->job_id != vy->job_id)
-		return vx->job_id > vy->job_id ? -1 : 1;
-	return ia < ib ? -1 : ia > ib;
+#define SIGNED_KEY(x) ((uint64_t) (int64_t) (x) ^ ((uint64_t) 1 << 63))
+
+static int
+cmp_harm_key(const void *a, const void *b, void *ctx)
+{
+	const HarmKey *x = a;
+	const HarmKey *y = b;
+
+	(void) ctx;
+	for (int i = 0; i < 5; i++)
+		if (x->k[i] != y->k[i])
+			return x->k[i] < y->k[i] ? -1 : 1;
+	return x->v < y->v ? -1 : x->v > y->v;
 }
 
-/*
- * R-E4 as it was, for tide-sim's comparison (evict_legacy_order): idle,
- * lower priority, most recently placed, larger id.
- */
-static int
-cmp_recent(const void *a, const void *b, void *ctx)
+/* The victims in R-E4's order (ev->harm), made when a preemptor first needs it. */
+static const int32_t *
+harm_order(TideWork *w)
 {
-	const Victim *vx = &((const Victim *) ctx)[*(const int32_t *) a];
-	const Victim *vy = &((const Victim *) ctx)[*(const int32_t *) b];
+	TideEvictWork *ev = w->ev;
+	bool		legacy = w->s->evict_legacy_order;
+	HarmKey    *keys;
 
-	if (vx->idle != vy->idle || vx->priority != vy->priority)
-		return cmp_harm(a, b, ctx);
-	if (vx->placed_at != vy->placed_at)
-		return vx->placed_at > vy->placed_at ? -1 : 1;
-	if (vx->job_id != vy->job_id)
-		return vx->job_id > vy->job_id ? -1 : 1;
-	return *(const int32_t *) a < *(const int32_t *) b ? -1 : 1;
+	if (ev->harm)
+		return ev->harm;
+	keys = tide_work_alloc_raw(w, sizeof(HarmKey) * (ev->nvictims + 1));
+	for (int i = 0; i < ev->nvictims; i++)
+	{
+		const Victim *v = &ev->victims[i];
+		HarmKey    *k = &keys[i];
+
+		k->k[0] = ((uint64_t) !v->idle << 32) | (uint32_t) ((uint32_t) v->priority ^ 0x80000000u);
+		k->k[1] = legacy ? 0 : SIGNED_KEY(v->harm);
+		k->k[2] = legacy ? 0 : SIGNED_KEY(v->gpu_milli);
+		k->k[3] = ~SIGNED_KEY(v->placed_at);
+		k->k[4] = ~SIGNED_KEY(v->job_id);
+		k->v = i;
+	}
+	tide_sort(keys, ev->nvictims, sizeof(HarmKey), cmp_harm_key, NULL);
+	ev->harm = tide_work_alloc_raw(w, sizeof(int32_t) * (ev->nvictims + 1));
+	for (int i = 0; i < ev->nvictims; i++)
+		ev->harm[i] = keys[i].v;
+	tide_work_release(w, keys);
+	return ev->harm;
+}
+
+/* The victims in the order preemptor j takes them (R-E4; R-E7 in a tree). */
+static const int32_t *
+victim_order(TideWork *w, int j)
+{
+	harm_order(w);
+	return w->ev->tree_order ? tide_evict_tree_order(w, j) : w->ev->harm;
+}
+
+/* Is the order preemptor j takes the victims in made already? */
+static bool
+order_made(const TideWork *w, int j)
+{
+	return w->ev->harm && (!w->ev->tree_order || tide_evict_tree_order_made(w, j));
 }
 
 /*
@@ -329,77 +421,6 @@ victim_sum(TideWork *w, int j, const Victim *v, const bool *usable, int64_t *fre
 }
 
 /*
- * The key of what decides whether job j can evict: its shape (the shape
- * cache's hash) and what the rules look at.  Nothing a failed preemptor
- * could use comes back later in the pass (victims only go, held resources
- * only grow), so a key that failed fails again.  0: not cacheable.
- */
-static uint64_t
-fail_key(const TideWork *w, int j, bool e3)
-{
-	const TideJob *job = &w->s->jobs[j];
-	uint64_t	h;
-
-	if (!w->info[j].cacheable)
-		return 0;
-	h = tide_hash_mix(w->info[j].hash, (uint64_t) job->queue + 1);
-	h = tide_hash_mix(h, (uint64_t) w->r->outcomes[j].klass);
-	h = tide_hash_mix(h, (uint64_t) job->service);
-	h = tide_hash_mix(h, job->preemptable);
-	h = tide_hash_mix(h, e3 ? (uint64_t) (int64_t) job->priority : 0);
-	/* R-A4: with an owner limit, what the owner holds decides too */
-	if (w->s->queues[job->queue].owner_cap)
-		h = tide_hash_mix(h, (uint64_t) (int64_t) job->owner);
-	return h ? h : 1;
-}
-
-/*
- * Look up (insert false) or record (insert true) a failed key.  The table
- * holds distinct failed shapes, few: it starts at 256 slots and doubles
- * at half full.
- */
-static bool
-fail_seen(TideWork *w, uint64_t key, bool insert)
-{
-	TideEvictWork *ev = w->ev;
-	uint64_t	k;
-
-	if (insert && (uint64_t) (ev->nfailed + 1) * 2 > ev->failed_mask)
-	{
-		uint64_t   *old = ev->failed;
-		uint64_t	n = old ? ev->failed_mask + 1 : 0;
-
-		ev->failed_mask = old ? ev->failed_mask * 2 + 1 : 255;
-		ev->failed = tide_work_alloc(w, sizeof(uint64_t) * (ev->failed_mask + 1));
-		for (uint64_t i = 0; i < n; i++)
-			if (old[i])
-			{
-				k = tide_hash_slot(old[i], ev->failed_mask);
-				while (ev->failed[k])
-					k = (k + 1) & ev->failed_mask;
-				ev->failed[k] = old[i];
-			}
-		if (old)
-			tide_work_release(w, old);
-	}
-	if (!ev->failed)
-		return false;
-	k = tide_hash_slot(key, ev->failed_mask);
-	while (ev->failed[k])
-	{
-		if (ev->failed[k] == key)
-			return true;
-		k = (k + 1) & ev->failed_mask;
-	}
-	if (insert)
-	{
-		ev->failed[k] = key;
-		ev->nfailed++;
-	}
-	return false;
-}
-
-/*
  * The nodes job j could use (usable), what is free on them (free_sum) and
  * their capacity (cap_sum); false when there is none.
  */
@@ -439,6 +460,37 @@ typedef struct Preemptor
 	int64_t    *cap_sum;		/* [nres] */
 } Preemptor;
 
+/* Does victim v hold something on a node preemptor p could use? */
+static bool
+victim_useful(const TideWork *w, const Preemptor *p, const Victim *v)
+{
+	for (int k = 0; k < v->count; k++)
+		if (p->usable[w->s->running[w->ev->order[v->first + k]].node])
+			return true;
+	return false;
+}
+
+/*
+ * Is some victim a candidate for p (a rule allows it and, when useful is
+ * set, it holds something p could use)?  Asked in the victims' own order,
+ * before the order p takes them in is made: most preemptors find none,
+ * and then need no order at all.
+ */
+static bool
+any_candidate(const TideWork *w, const Preemptor *p, bool useful)
+{
+	const TideEvictWork *ev = w->ev;
+
+	for (int i = 0; i < ev->nvictims; i++)
+	{
+		const Victim *v = &ev->victims[i];
+
+		if (victim_rule(w, p->j, p->e1, p->e2, p->e3, v) && (!useful || victim_useful(w, p, v)))
+			return true;
+	}
+	return false;
+}
+
 /*
  * Greedy, least harm first: release candidates (a rule allows them, they
  * hold something j could use) until a dry run places j.  A dry run is
@@ -449,26 +501,23 @@ typedef struct Preemptor
 static bool
 release_until_fit(TideWork *w, const Preemptor *p, Cand *chosen, int *nch)
 {
-	TideSnapshot *s = w->s;
 	TideEvictWork *ev = w->ev;
 	int			j = p->j;
 	bool		dirty = false;
 	int			start;
-	/* R-E7: in a tree, the candidates nearest first, each pass in harm order */
-	const int32_t *list = ev->tree_order ? tide_evict_tree_order(w, j) : ev->harm;
+	const int32_t *list;
 
+	if (!order_made(w, j) && !any_candidate(w, p, true))
+		return false;
+	/* R-E7: in a tree, the candidates nearest first, each pass in harm order */
+	list = victim_order(w, j);
 	for (int h = 0; h < ev->nvictims; h++)
 	{
 		int			vi = list[h];
 		Victim	   *v = &ev->victims[vi];
 		int			rule = victim_rule(w, j, p->e1, p->e2, p->e3, v);
-		bool		useful = false;
 
-		if (!rule)
-			continue;
-		for (int k = 0; k < v->count && !useful; k++)
-			useful = p->usable[s->running[ev->order[v->first + k]].node];
-		if (!useful)
+		if (!rule || !victim_useful(w, p, v))
 			continue;
 		victim_apply(w, v, -1);
 		dirty |= victim_sum(w, j, v, p->usable, p->free_sum);
@@ -728,15 +777,15 @@ record_eviction(TideWork *w, int j, int start, const Cand *chosen, int nch)
 
 /* Try to make room for job j by evicting; true when it evicted. */
 static bool
-evict_for(TideWork *w, int j, Cand *chosen, bool *usable, int64_t *free_sum, int64_t *cap_sum)
+evict_for(TideWork *w, int j, bool *usable, int64_t *free_sum, int64_t *cap_sum)
 {
 	TideSnapshot *s = w->s;
 	const TideJob *job = &s->jobs[j];
 	TideOutcome *o = &w->r->outcomes[j];
 	Preemptor	p;
+	Cand	   *chosen;
 	int			nch = 0;
 	int			start = w->r->nplacements;
-	uint64_t	key;
 
 	p.j = j;
 	p.e1 = o->klass == TIDE_CLASS_GUARANTEED;
@@ -747,32 +796,43 @@ evict_for(TideWork *w, int j, Cand *chosen, bool *usable, int64_t *free_sum, int
 	p.cap_sum = cap_sum;
 	if (!(p.e1 || p.e2 || p.e3))
 		return false;
-	key = fail_key(w, j, p.e3);
-	if (key && fail_seen(w, key, false))
+	if (tide_evict_failed(w, j, false))
 		return false;
+
+	/*
+	 * Before this pass's first eviction only victims can make room: when
+	 * no rule lets j take any, j fails whatever nodes it could use, and
+	 * they need not be counted.
+	 */
+	if (w->r->nevictions == 0 && (!victims_ready(w) || !any_candidate(w, &p, false)))
+	{
+		tide_evict_failed(w, j, true);
+		return false;
+	}
 	if (!usable_space(w, j, usable, free_sum, cap_sum))
 	{
-		if (key)
-			fail_seen(w, key, true);
+		tide_evict_failed(w, j, true);
 		return false;
 	}
 	/* what this cycle's victims free beyond their preemptors' needs first */
 	if (w->r->nevictions > 0 && dry_run(w, j, p.e1 || p.e2, &start))
 	{
-		record_eviction(w, j, start, chosen, 0);
+		record_eviction(w, j, start, NULL, 0);
 		return true;
 	}
+	if (!victims_ready(w))
+		return false;			/* nothing runs: nothing to evict */
+	chosen = w->ev->chosen;
 	if (!release_until_fit(w, &p, chosen, &nch))
 	{
 		for (int k = nch - 1; k >= 0; k--)
 			victim_apply(w, &w->ev->victims[chosen[k].v], +1);
-		if (key)
-			fail_seen(w, key, true);
+		tide_evict_failed(w, j, true);
 		return false;
 	}
 	nch = reprieve(w, &p, chosen, nch);
 	if (!s->evict_legacy_order)
-		nch = one_node(w, &p, w->ev->tree_order ? w->ev->tree_order : w->ev->harm, chosen, nch);
+		nch = one_node(w, &p, victim_order(w, j), chosen, nch);
 
 	/* the placement that is held for j (R-E6): charged as if j ran */
 	if (!dry_run(w, j, p.e1 || p.e2, &start))
@@ -786,67 +846,76 @@ evict_for(TideWork *w, int j, Cand *chosen, bool *usable, int64_t *free_sum, int
 }
 
 /*
+ * The jobs that may evict, as a set of walk positions (one bit each):
+ * left pending, not idle, not in error, not waiting for earlier victims,
+ * and of a class or queue that some rule lets evict (R-E1: guaranteed,
+ * R-E2: an inference job that may borrow, R-E3: a queue that preempts
+ * within).  None of that changes during the pass.  Read in job order, not
+ * walk order: the jobs' data is then read in the order it lies in memory.
+ * NULL when there is none.
+ */
+static uint64_t *
+preemptor_set(TideWork *w)
+{
+	TideSnapshot *s = w->s;
+	TideResult *r = w->r;
+	uint64_t   *set = NULL;
+
+	for (int j = 0; j < s->njobs; j++)
+	{
+		const TideOutcome *o = &r->outcomes[j];
+		const TideJob *job = &s->jobs[j];
+
+		if (o->status != TIDE_PENDING || o->walk_pos < 0 || job->idle || w->info[j].bad ||
+			o->evict_state == TIDE_EV_WAITING)
+			continue;
+		if (o->klass != TIDE_CLASS_GUARANTEED &&
+			!(job->service == TIDE_SVC_INFERENCE && o->klass != TIDE_CLASS_NONE) &&
+			s->queues[job->queue].preemption_within != TIDE_PREEMPT_LOWER_PRIORITY)
+			continue;
+		if (!set)
+			set = tide_work_alloc(w, sizeof(uint64_t) * ((size_t) r->nwalk / 64 + 1));
+		set[o->walk_pos / 64] |= (uint64_t) 1 << (o->walk_pos % 64);
+	}
+	return set;
+}
+
+/*
  * The eviction pass, after the walk: claim owners first (waiting or
- * lapsed, claims.c), then every job left pending, in walk order, may
- * evict.
+ * lapsed, claims.c), then every job left pending that may evict, in walk
+ * order.
  */
 void
 tide_evict_pass(TideWork *w)
 {
 	TideSnapshot *s = w->s;
-	TideEvictWork *ev;
 	TideResult *r = w->r;
 	int64_t		total = 0;
-	Cand	   *chosen;
+	uint64_t   *set;
 	bool	   *usable;
 	int64_t    *free_sum;
 	int64_t    *cap_sum;
 
 	if (!s->evict)
 		return;
-	ev = tide_work_alloc(w, sizeof(TideEvictWork));
-	w->ev = ev;
+	w->ev = tide_work_alloc(w, sizeof(TideEvictWork));
 	for (int j = 0; j < s->njobs; j++)
 		total += w->info[j].total_replicas;
-	r->evictions = tide_work_alloc(w, sizeof(TideEviction) * (s->nrunning + 1));
-	r->new_claims = tide_work_alloc(w, sizeof(TideClaim) * (total + 1));
+	/* written before read: pages are touched only as far as they are used */
+	r->evictions = tide_work_alloc_raw(w, sizeof(TideEviction) * (s->nrunning + 1));
+	r->new_claims = tide_work_alloc_raw(w, sizeof(TideClaim) * (total + 1));
 
 	tide_claims_settle(w);
 
-	build_victims(w);
-	if (ev->nvictims == 0)
+	if (s->nrunning == 0)
+		return;					/* nothing to evict */
+	set = preemptor_set(w);
+	if (!set)
 		return;
-	chosen = tide_work_alloc(w, sizeof(Cand) * (ev->nvictims + 1));
-	ev->harm = tide_work_alloc(w, sizeof(int32_t) * (ev->nvictims + 1));
-	for (int i = 0; i < ev->nvictims; i++)
-		ev->harm[i] = i;
-	tide_sort(ev->harm, ev->nvictims, sizeof(int32_t),
-			  s->evict_legacy_order ? cmp_recent : cmp_harm, ev->victims);
-	if (w->ix->max_depth > 1)
-	{
-		ev->tree_order = tide_work_alloc(w, sizeof(int32_t) * (ev->nvictims + 1));
-		ev->tree_pass = tide_work_alloc(w, sizeof(int8_t) * (ev->nvictims + 1));
-		ev->memo_leaf = -1;
-		ev->order_leaf = -1;
-		ev->qpass = tide_work_alloc(w, sizeof(int8_t) * (s->nqueues + 1));
-		ev->qbelow_p = tide_work_alloc(w, sizeof(int32_t) * (s->nqueues + 1));
-		ev->qbelow_v = tide_work_alloc(w, sizeof(int32_t) * (s->nqueues + 1));
-	}
-	ev->node_first = tide_work_alloc(w, sizeof(int32_t) * (s->nnodes + 1));
-	ev->node_victims = tide_work_alloc(w, sizeof(int32_t) * (s->nrunning + 1));
-	ev->alt = tide_work_alloc(w, sizeof(Cand) * (ev->nvictims + 1));
 	usable = tide_work_alloc(w, sizeof(bool) * (s->nnodes + 1));
 	free_sum = tide_work_alloc(w, sizeof(int64_t) * (w->nres + 1));
 	cap_sum = tide_work_alloc(w, sizeof(int64_t) * (w->nres + 1));
-
-	for (int i = 0; i < r->nwalk; i++)
-	{
-		int			j = r->walk[i];
-		TideOutcome *o = &r->outcomes[j];
-
-		if (o->status != TIDE_PENDING || s->jobs[j].idle || w->info[j].bad ||
-			o->evict_state == TIDE_EV_WAITING)
-			continue;
-		evict_for(w, j, chosen, usable, free_sum, cap_sum);
-	}
+	for (int b = 0; b <= r->nwalk / 64; b++)
+		for (uint64_t word = set[b]; word; word &= word - 1)
+			evict_for(w, r->walk[b * 64 + __builtin_ctzll(word)], usable, free_sum, cap_sum);
 }

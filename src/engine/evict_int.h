@@ -37,11 +37,18 @@ typedef struct TideEvictWork
 	int32_t    *order;			/* running indexes by job id */
 	Victim	   *victims;
 	int32_t		nvictims;
-	int32_t    *harm;			/* victim indexes, least harm first (R-E4) */
+	int32_t    *harm;			/* victim indexes, least harm first (R-E4),
+								 * NULL until a preemptor needs it */
+	Cand	   *chosen;			/* [nvictims] a preemptor's victims */
 	int32_t    *tree_order;		/* R-E7: harm regrouped per preemptor by
 								 * tree_pass(), NULL in a flat set of queues */
 	int8_t	   *tree_pass;		/* [nvictims] scratch for it */
 	int32_t		order_leaf;		/* the preemptor leaf tree_order is for, -1 */
+	int32_t    *kept;			/* orders kept for their leaves, nvictims
+								 * each, at most nkept_max of them */
+	int32_t    *kept_at;		/* [nqueues] a leaf's order number + 1, 0 none */
+	int32_t		nkept;
+	int32_t		nkept_max;
 	/* R-E7, per victim queue, for the preemptor leaf memo_leaf: */
 	int32_t		memo_leaf;		/* -1: none yet */
 	int8_t	   *qpass;			/* [nqueues] tree_pass() of its victims */
@@ -52,9 +59,12 @@ typedef struct TideEvictWork
 	int32_t    *node_victims;	/* [nrunning] */
 	Cand	   *alt;			/* [nvictims] */
 	/* preemptor shapes that found no eviction: they find none later either */
-	uint64_t   *failed;			/* open addressing, 0 = empty */
+	int32_t    *failed;			/* their first jobs + 1, 0 = empty (hash.h) */
 	uint64_t	failed_mask;
 	int32_t		nfailed;
 } TideEvictWork;
+
+/* evict_fail.c: has a preemptor like j failed (or record that j did)? */
+extern bool tide_evict_failed(TideWork *w, int j, bool insert);
 
 #endif							/* TIDE_EVICT_INT_H */

@@ -128,20 +128,55 @@ tide_evict_tree_pass(const TideWork *w, int j, const Victim *v)
 	return w->ev->qpass[v->queue];
 }
 
+/* Is the order of tide_evict_tree_order() for preemptor j's leaf made? */
+bool
+tide_evict_tree_order_made(const TideWork *w, int j)
+{
+	int			leaf = w->s->jobs[j].queue;
+
+	return w->ev->kept_at[leaf] > 0 || w->ev->order_leaf == leaf;
+}
+
 /*
  * The victims in the order preemptor j takes them in a tree (R-E7): by
- * tide_evict_tree_pass(), each pass in harm order (a stable counting sort of harm[]).
+ * tide_evict_tree_pass(), each pass in harm order (a stable counting sort
+ * of harm[]).  The order depends on the preemptor's leaf alone, and the
+ * walk alternates between leaves: each leaf's order is made once and kept
+ * (up to TREE_ORDERS_KEPT victim indexes in all; past that, a leaf's order
+ * is made again whenever the preemptors' leaf changes).
  */
+#define TREE_ORDERS_KEPT (8 * 1024 * 1024)
+
 const int32_t *
 tide_evict_tree_order(TideWork *w, int j)
 {
 	TideEvictWork *ev = w->ev;
+	int			leaf = w->s->jobs[j].queue;
 	int32_t		at[TIDE_MAX_DEPTH + 2] = {0};
+	int32_t    *order;
 
-	/* the order depends on the preemptor's leaf alone: theirs come in a row */
-	if (ev->order_leaf == w->s->jobs[j].queue)
+	if (ev->kept_at[leaf] > 0)
+		return ev->kept + (size_t) (ev->kept_at[leaf] - 1) * ev->nvictims;
+	if (ev->order_leaf == leaf)
 		return ev->tree_order;
-	ev->order_leaf = w->s->jobs[j].queue;
+	if (!ev->kept)
+	{
+		ev->nkept_max = TREE_ORDERS_KEPT / (ev->nvictims + 1);
+		if (ev->nkept_max > w->s->nqueues)
+			ev->nkept_max = w->s->nqueues;
+		/* not zeroed: a page is touched only when an order is written there */
+		ev->kept = tide_work_alloc_raw(w, sizeof(int32_t) * ((size_t) ev->nkept_max * ev->nvictims + 1));
+	}
+	if (ev->nkept < ev->nkept_max)
+	{
+		order = ev->kept + (size_t) ev->nkept++ * ev->nvictims;
+		ev->kept_at[leaf] = ev->nkept;
+	}
+	else
+	{
+		order = ev->tree_order;
+		ev->order_leaf = leaf;
+	}
 	for (int h = 0; h < ev->nvictims; h++)
 	{
 		ev->tree_pass[h] = (int8_t) tide_evict_tree_pass(w, j, &ev->victims[ev->harm[h]]);
@@ -150,6 +185,6 @@ tide_evict_tree_order(TideWork *w, int j)
 	for (int k = 1; k <= TIDE_MAX_DEPTH + 1; k++)
 		at[k] += at[k - 1];
 	for (int h = 0; h < ev->nvictims; h++)
-		ev->tree_order[at[ev->tree_pass[h]]++] = ev->harm[h];
-	return ev->tree_order;
+		order[at[ev->tree_pass[h]]++] = ev->harm[h];
+	return order;
 }

@@ -10,5 +10,6 @@ extern int	tide_evict_tree_rule(const TideWork *w, const TideJob *p, bool e1, bo
 extern bool tide_evict_tree_back(const TideWork *w, const Victim *v, int j);
 extern int	tide_evict_tree_pass(const TideWork *w, int j, const Victim *v);
 extern const int32_t *tide_evict_tree_order(TideWork *w, int j);
+extern bool tide_evict_tree_order_made(const TideWork *w, int j);
 
 #endif							/* TIDE_EVICT_TREE_H */

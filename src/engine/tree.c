@@ -238,20 +238,18 @@ tide_tree_reclaimable(const TideWork *w, int leaf, int upto, bool borrowed)
 }
 
 /*
- * The depth of the nearest queue above job j's leaf that has quota left to
- * lend for the job's minimum (usage plus the minimum within its quota on
- * every resource it names); 0 when none has.
+ * The depth of the nearest queue above leaf that has quota left to lend
+ * for the minimum need (usage plus need within its quota on every
+ * resource need names); 0 when none has.
  */
 static int
-lender_depth(const TideWork *w, int j)
+lender_depth(const TideWork *w, int leaf, const int64_t *need)
 {
 	const TideSnapshot *s = w->s;
-	const int64_t *need = tide_job_minreq(w, j);
-	uint64_t	quotas = w->tree_quotas[s->jobs[j].queue] & need_mask(w, need);
+	uint64_t	quotas = w->tree_quotas[leaf] & need_mask(w, need);
 	int			d = 1;
 
-	for (const TideQueue *a = up(s, &s->queues[s->jobs[j].queue]); a && d < TIDE_MAX_DEPTH;
-		 a = up(s, a), d++)
+	for (const TideQueue *a = up(s, &s->queues[leaf]); a && d < TIDE_MAX_DEPTH; a = up(s, a), d++)
 	{
 		bool		room = a->has_quota;
 
@@ -272,26 +270,54 @@ lender_depth(const TideWork *w, int j)
  * R-A3's borrowing order: the jobs set aside by the walk, nearest lender
  * first (the deepest queue above the leaf with quota to lend), then the
  * rest; within a depth in the order they were set aside (a stable counting
- * sort).
+ * sort).  The depth depends on the leaf and the job's minimum alone, and
+ * the usage does not change while they are ranked: it is worked out once
+ * per pair (a backlog has few distinct minimums), and the pairs are read
+ * first in a loop of their own, whose reads of scattered jobs overlap.
  */
 void
 tide_tree_order_lenders(TideWork *w, int32_t *deferred, int ndeferred)
 {
+	const TideSnapshot *s = w->s;
 	int32_t    *depth;
 	int32_t    *tmp;
 	int32_t		count[TIDE_MAX_DEPTH + 2];
 	int32_t		at[TIDE_MAX_DEPTH + 2];
 	int			k = 0;
+	int			stride = w->nres > 0 ? w->nres : 1;
 
 	if (ndeferred < 2)
 		return;
-	depth = tide_work_alloc(w, sizeof(int32_t) * ndeferred);
-	tmp = tide_work_alloc(w, sizeof(int32_t) * ndeferred);
+	depth = tide_work_alloc_raw(w, sizeof(int32_t) * ndeferred);
+	tmp = tide_work_alloc_raw(w, sizeof(int32_t) * ndeferred);
 	memset(count, 0, sizeof(count));
-	for (int i = 0; i < ndeferred; i++)
+	if ((int64_t) s->nqueues * w->nminreq > (int64_t) ndeferred * 4 + 4096)
 	{
-		depth[i] = lender_depth(w, deferred[i]);
-		count[depth[i]]++;
+		/* too many pairs to keep: each job on its own */
+		for (int i = 0; i < ndeferred; i++)
+		{
+			depth[i] = lender_depth(w, s->jobs[deferred[i]].queue, tide_job_minreq(w, deferred[i]));
+			count[depth[i]]++;
+		}
+	}
+	else
+	{
+		/* depth + 1 per pair (leaf * distinct minimums + the minimum's), 0: not yet */
+		int8_t	   *memo = tide_work_alloc(w, (size_t) s->nqueues * w->nminreq + 1);
+
+		for (int i = 0; i < ndeferred; i++)
+			depth[i] = s->jobs[deferred[i]].queue * w->nminreq + w->info[deferred[i]].minreq / stride;
+		for (int i = 0; i < ndeferred; i++)
+		{
+			int			pair = depth[i];
+
+			if (!memo[pair])
+				memo[pair] = (int8_t) (1 + lender_depth(w, pair / w->nminreq,
+														w->minreq + (size_t) (pair % w->nminreq) * stride));
+			depth[i] = memo[pair] - 1;
+			count[depth[i]]++;
+		}
+		tide_work_release(w, memo);
 	}
 	/* deepest first, no lender (0) last */
 	for (int d = TIDE_MAX_DEPTH; d >= 0; d--)
@@ -302,6 +328,8 @@ tide_tree_order_lenders(TideWork *w, int32_t *deferred, int ndeferred)
 	for (int i = 0; i < ndeferred; i++)
 		tmp[at[depth[i]]++] = deferred[i];
 	memcpy(deferred, tmp, sizeof(int32_t) * ndeferred);
+	tide_work_release(w, tmp);
+	tide_work_release(w, depth);
 }
 
 /* The tree heap (R-O5) */
