@@ -1,8 +1,9 @@
 /*
  * bench_util.h: what the engine benchmarks share: an allocator that counts
  * what it hands out (the engine's memory figure), a monotonic clock in
- * milliseconds, and a fixed-seed xorshift generator so that every run
- * decides the same synthetic cluster.
+ * milliseconds, a fixed-seed xorshift generator so that every run
+ * decides the same synthetic cluster, and qsort's order of doubles (the
+ * repeated runs' minimum and median).
  */
 #ifndef TIDE_BENCH_UTIL_H
 #define TIDE_BENCH_UTIL_H
@@ -43,6 +44,16 @@ rnd(uint32_t n)
 	rng ^= rng >> 7;
 	rng ^= rng << 17;
 	return (uint32_t) (rng % n);
+}
+
+/* qsort comparator of doubles, ascending. */
+static inline int
+cmp_double(const void *a, const void *b)
+{
+	double		x = *(const double *) a,
+				y = *(const double *) b;
+
+	return x < y ? -1 : x > y;
 }
 
 #endif							/* TIDE_BENCH_UTIL_H */

@@ -294,15 +294,6 @@ cpu_ms(void)
 	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
-static int
-cmp_double(const void *a, const void *b)
-{
-	double		x = *(const double *) a,
-				y = *(const double *) b;
-
-	return x < y ? -1 : x > y;
-}
-
 int
 main(int argc, char **argv)
 {

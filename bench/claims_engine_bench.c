@@ -26,15 +26,6 @@
 #include "engine.h"
 #include "bench_util.h"
 
-static int
-cmp_double(const void *a, const void *b)
-{
-	double		x = *(const double *) a,
-				y = *(const double *) b;
-
-	return x < y ? -1 : x > y;
-}
-
 /* One line of the outcome counters, and a checksum of the reasons' texts. */
 static void
 print_counters(const char *what, const TideSnapshot *s, const TideResult *r, double ms)

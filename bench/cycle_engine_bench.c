@@ -51,15 +51,6 @@ cpu_ms(void)
 	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
-static int
-cmp_double(const void *a, const void *b)
-{
-	double		x = *(const double *) a,
-				y = *(const double *) b;
-
-	return x < y ? -1 : x > y;
-}
-
 /*
  * A digest of r's decisions: the walk order, each job's status and class,
  * and every placement's job, node and GPUs.  Equal digests before and
