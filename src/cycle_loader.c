@@ -9,7 +9,6 @@
 #include "catalog/pg_type.h"
 #include "common/hashfn.h"
 #include "utils/builtins.h"
-#include "utils/hsearch.h"
 #include "utils/memutils.h"
 
 #include "cycle_loader.h"
@@ -95,47 +94,67 @@ loader_name_index_len(const NameMap *m, const char *key, int len)
  */
 #define NAME_KEY_LEN 320		/* a reason with a card type of up to 255 bytes */
 
-typedef struct NameEntry
+/* Room in tab for one more name, at most half full: made or grown, its n names rehashed. */
+static void
+intern_table_fit(Loader *ld, InternTable *tab, int n)
 {
-	char		key[NAME_KEY_LEN];
-	int32		id;
-} NameEntry;
+	uint32		size = tab->slot ? tab->mask + 1 : 64;
+
+	if (tab->slot && (uint32) (n + 1) * 2 <= size)
+		return;
+	while ((uint32) (n + 1) * 2 > size)
+		size <<= 1;
+	if (tab->slot)
+		pfree(tab->slot);
+	tab->slot = MemoryContextAllocZero(ld->l->mcxt, sizeof(int32) * size);
+	tab->mask = size - 1;
+	for (int id = 0; id < n; id++)
+	{
+		uint32		h = tab->hash[id] & tab->mask;
+
+		while (tab->slot[h] != 0)
+			h = (h + 1) & tab->mask;
+		tab->slot[h] = id + 1;
+	}
+}
 
 static int32
-intern_name(Loader *ld, HTAB **tab, const char *what, const char *name, int len,
+intern_name(Loader *ld, InternTable *tab, const char *name, int len,
 			const char ***names, int *n, int *cap)
 {
-	char		key[NAME_KEY_LEN];
-	NameEntry  *e;
-	bool		found;
+	uint32		h;
+	uint32		at;
+	char	   *copy;
 
-	if (*tab == NULL)
-	{
-		HASHCTL		ctl;
-
-		ctl.keysize = NAME_KEY_LEN;
-		ctl.entrysize = sizeof(NameEntry);
-		ctl.hcxt = ld->l->mcxt;
-		*tab = hash_create(what, 64, &ctl, HASH_ELEM | HASH_STRINGS | HASH_CONTEXT);
-	}
 	if (len > NAME_KEY_LEN - 1)
 		len = NAME_KEY_LEN - 1;
-	memcpy(key, name, len);
-	key[len] = '\0';
-	e = hash_search(*tab, key, HASH_ENTER, &found);
-	if (!found)
+	intern_table_fit(ld, tab, *n);
+	h = hash_bytes((const unsigned char *) name, len);
+	for (at = h & tab->mask; tab->slot[at] != 0; at = (at + 1) & tab->mask)
 	{
-		if (*n == *cap)
-		{
-			*cap = *cap == 0 ? 64 : *cap * 2;
-			*names = *n == 0
-				? MemoryContextAlloc(ld->l->mcxt, sizeof(char *) * *cap)
-				: repalloc(*names, sizeof(char *) * *cap);
-		}
-		(*names)[*n] = MemoryContextStrdup(ld->l->mcxt, key);
-		e->id = (*n)++;
+		int32		id = tab->slot[at] - 1;
+		const char *x = (*names)[id];
+
+		if (tab->hash[id] == h && strncmp(x, name, len) == 0 && x[len] == '\0')
+			return id;
 	}
-	return e->id;
+	if (*n == *cap)
+	{
+		*cap = *cap == 0 ? 64 : *cap * 2;
+		*names = *n == 0
+			? MemoryContextAlloc(ld->l->mcxt, sizeof(char *) * *cap)
+			: repalloc(*names, sizeof(char *) * *cap);
+		tab->hash = tab->hash == NULL
+			? MemoryContextAlloc(ld->l->mcxt, sizeof(uint32) * *cap)
+			: repalloc(tab->hash, sizeof(uint32) * *cap);
+	}
+	copy = MemoryContextAlloc(ld->l->mcxt, len + 1);
+	memcpy(copy, name, len);
+	copy[len] = '\0';
+	(*names)[*n] = copy;
+	tab->hash[*n] = h;
+	tab->slot[at] = *n + 1;
+	return (*n)++;
 }
 
 /*
@@ -149,7 +168,7 @@ intern_name(Loader *ld, HTAB **tab, const char *what, const char *name, int len,
 int32
 loader_unknown_name(Loader *ld, const char *reason)
 {
-	return 1 + intern_name(ld, &ld->unknown, "tide unknown names", reason, (int) strlen(reason),
+	return 1 + intern_name(ld, &ld->unknown, reason, (int) strlen(reason),
 						   &ld->unknown_names, &ld->nunknown, &ld->unknown_cap);
 }
 
@@ -161,7 +180,7 @@ loader_unknown_name(Loader *ld, const char *reason)
 int32
 loader_owner_id(Loader *ld, const char *name, int len)
 {
-	return intern_name(ld, &ld->owners, "tide owners", name, len,
+	return intern_name(ld, &ld->owners, name, len,
 					   &ld->owner_names, &ld->nowners, &ld->owners_cap);
 }
 

@@ -8,7 +8,6 @@
 #define TIDE_CYCLE_LOADER_H
 
 #include "executor/spi.h"
-#include "utils/hsearch.h"
 
 #include "cycle_cache.h"
 #include "cycle_snapshot.h"
@@ -88,6 +87,20 @@ loader_unpack_short(Datum d, ShortBuf *buf)
 	return PointerGetDatum(buf->data);
 }
 
+/*
+ * Names interned into small integers in order of first appearance (the
+ * owners of jobs and allocations, the names only jobs use): open
+ * addressing over the names' ids, the names themselves in the caller's
+ * array.  A dynahash table copied and compared fixed-size keys of 320
+ * bytes for each of 100k jobs.
+ */
+typedef struct InternTable
+{
+	int32	   *slot;			/* id + 1, 0 empty; NULL until the first name */
+	uint32	   *hash;			/* by id: each name's hash, for growing */
+	uint32		mask;
+} InternTable;
+
 /* One load in progress. */
 typedef struct Loader
 {
@@ -106,12 +119,12 @@ typedef struct Loader
 	NameMap		queue_names;
 	char	  **group_names;	/* resource group ids, in order of appearance */
 	int			ngroups;
-	HTAB	   *unknown;		/* what jobs ask for that nothing offers */
+	InternTable unknown;		/* what jobs ask for that nothing offers */
 	const char **unknown_names; /* the snapshot's unknown_names, by id */
 	int			nunknown;
 	int			unknown_cap;
-	HTAB	   *owners;			/* owner name -> id, for queues with an
-								 * owner limit (R-A4) */
+	InternTable owners;			/* owner name -> id, for queues with an
+								 * owner limit (R-A4) or order (R-O7) */
 	const char **owner_names;	/* the snapshot's owner_names, by id */
 	int			nowners;
 	int			owners_cap;
