@@ -7,19 +7,36 @@
 #include "postgres.h"
 
 #include "catalog/pg_type.h"
-#include "common/hashfn.h"
 #include "utils/builtins.h"
 #include "utils/memutils.h"
 
 #include "cycle_loader.h"
+#include "hash.h"
 #include "cycle_recv.h"
 #include "resvec.h"
 
-/* Is the map's name i the len bytes at key? */
-static inline bool
-name_is(const NameMap *m, int i, const char *key, int len)
+/* A name looked up in a NameMap or an InternTable, and the names it is looked for among. */
+typedef struct NameKey
 {
-	return strncmp(m->names[i], key, len) == 0 && m->names[i][len] == '\0';
+	const char *const *names;
+	const char *key;
+	int			len;
+} NameKey;
+
+/* Is names[entry] the len bytes at key?  (a TideTableSame) */
+static bool
+name_same(const void *ctx, int32 entry)
+{
+	const NameKey *k = ctx;
+	const char *x = k->names[entry];
+
+	return strncmp(x, k->key, k->len) == 0 && x[k->len] == '\0';
+}
+
+static uint64
+name_hash(const char *key, int len)
+{
+	return tide_hash_bytes(key, len, TIDE_HASH_BASIS);
 }
 
 void
@@ -33,14 +50,12 @@ loader_name_map_hash(NameMap *m, MemoryContext mcxt)
 	m->slot = MemoryContextAllocZero(mcxt, sizeof(int32) * size);
 	for (int i = 0; i < m->n; i++)
 	{
-		int			len = (int) strlen(m->names[i]);
-		uint32		h = hash_bytes((const unsigned char *) m->names[i], len) & m->mask;
+		NameKey		k = {(const char *const *) m->names, m->names[i], (int) strlen(m->names[i])};
+		uint64		at = tide_table_find(m->slot, m->mask, name_hash(k.key, k.len), name_same, &k);
 
 		/* names are unique (primary keys); a repeat keeps the first */
-		while (m->slot[h] != 0 && !name_is(m, m->slot[h] - 1, m->names[i], len))
-			h = (h + 1) & m->mask;
-		if (m->slot[h] == 0)
-			m->slot[h] = i + 1;
+		if (m->slot[at] == 0)
+			m->slot[at] = i + 1;
 	}
 }
 
@@ -62,12 +77,10 @@ loader_name_index_len(const NameMap *m, const char *key, int len)
 
 	if (m->slot)
 	{
-		uint32		h = hash_bytes((const unsigned char *) key, len) & m->mask;
+		NameKey		k = {(const char *const *) m->names, key, len};
+		uint64		at = tide_table_find(m->slot, m->mask, name_hash(key, len), name_same, &k);
 
-		for (; m->slot[h] != 0; h = (h + 1) & m->mask)
-			if (name_is(m, m->slot[h] - 1, key, len))
-				return m->slot[h] - 1;
-		return -1;
+		return m->slot[at] - 1;
 	}
 
 	while (lo <= hi)
@@ -94,50 +107,45 @@ loader_name_index_len(const NameMap *m, const char *key, int len)
  */
 #define NAME_KEY_LEN 320		/* a reason with a card type of up to 255 bytes */
 
-/* Room in tab for one more name, at most half full: made or grown, its n names rehashed. */
-static void
-intern_table_fit(Loader *ld, InternTable *tab, int n)
+/* An interned name's hash, kept by id for growing (a TideTableHash). */
+static uint64
+interned_hash(const void *ctx, int32 entry)
 {
-	uint32		size = tab->slot ? tab->mask + 1 : 64;
-
-	if (tab->slot && (uint32) (n + 1) * 2 <= size)
-		return;
-	while ((uint32) (n + 1) * 2 > size)
-		size <<= 1;
-	if (tab->slot)
-		pfree(tab->slot);
-	tab->slot = MemoryContextAllocZero(ld->l->mcxt, sizeof(int32) * size);
-	tab->mask = size - 1;
-	for (int id = 0; id < n; id++)
-	{
-		uint32		h = tab->hash[id] & tab->mask;
-
-		while (tab->slot[h] != 0)
-			h = (h + 1) & tab->mask;
-		tab->slot[h] = id + 1;
-	}
+	return ((const InternTable *) ctx)->hash[entry];
 }
 
 static int32
 intern_name(Loader *ld, InternTable *tab, const char *name, int len,
 			const char ***names, int *n, int *cap)
 {
-	uint32		h;
-	uint32		at;
+	NameKey		k;
+	uint64		h;
+	uint64		at;
 	char	   *copy;
 
 	if (len > NAME_KEY_LEN - 1)
 		len = NAME_KEY_LEN - 1;
-	intern_table_fit(ld, tab, *n);
-	h = hash_bytes((const unsigned char *) name, len);
-	for (at = h & tab->mask; tab->slot[at] != 0; at = (at + 1) & tab->mask)
+	/* room for one more, at most half full (hash.h) */
+	if (tab->slot == NULL || (uint64) (*n + 1) * 2 > tab->mask + 1)
 	{
-		int32		id = tab->slot[at] - 1;
-		const char *x = (*names)[id];
+		uint64		size = tab->slot ? (tab->mask + 1) * 2 : 64;
+		int32	   *slot = MemoryContextAllocZero(ld->l->mcxt, sizeof(int32) * size);
 
-		if (tab->hash[id] == h && strncmp(x, name, len) == 0 && x[len] == '\0')
-			return id;
+		if (tab->slot)
+		{
+			tide_table_rehash(slot, size - 1, tab->slot, tab->mask + 1, interned_hash, tab);
+			pfree(tab->slot);
+		}
+		tab->slot = slot;
+		tab->mask = size - 1;
 	}
+	k.names = *names;
+	k.key = name;
+	k.len = len;
+	h = name_hash(name, len);
+	at = tide_table_find(tab->slot, tab->mask, h, name_same, &k);
+	if (tab->slot[at] != 0)
+		return tab->slot[at] - 1;
 	if (*n == *cap)
 	{
 		*cap = *cap == 0 ? 64 : *cap * 2;
@@ -145,8 +153,8 @@ intern_name(Loader *ld, InternTable *tab, const char *name, int len,
 			? MemoryContextAlloc(ld->l->mcxt, sizeof(char *) * *cap)
 			: repalloc(*names, sizeof(char *) * *cap);
 		tab->hash = tab->hash == NULL
-			? MemoryContextAlloc(ld->l->mcxt, sizeof(uint32) * *cap)
-			: repalloc(tab->hash, sizeof(uint32) * *cap);
+			? MemoryContextAlloc(ld->l->mcxt, sizeof(uint64) * *cap)
+			: repalloc(tab->hash, sizeof(uint64) * *cap);
 	}
 	copy = MemoryContextAlloc(ld->l->mcxt, len + 1);
 	memcpy(copy, name, len);

@@ -39,8 +39,8 @@ typedef struct NameMap
 {
 	char	  **names;
 	int			n;
-	int32	   *slot;			/* open addressing: index + 1, 0 empty; or NULL */
-	uint32		mask;
+	int32	   *slot;			/* hash.h's open addressing: index + 1, 0 empty; or NULL */
+	uint64		mask;
 } NameMap;
 
 /*
@@ -89,7 +89,7 @@ loader_unpack_short(Datum d, ShortBuf *buf)
 
 /*
  * Names interned into small integers in order of first appearance (the
- * owners of jobs and allocations, the names only jobs use): open
+ * owners of jobs and allocations, the names only jobs use): hash.h's open
  * addressing over the names' ids, the names themselves in the caller's
  * array.  A dynahash table copied and compared fixed-size keys of 320
  * bytes for each of 100k jobs.
@@ -97,8 +97,8 @@ loader_unpack_short(Datum d, ShortBuf *buf)
 typedef struct InternTable
 {
 	int32	   *slot;			/* id + 1, 0 empty; NULL until the first name */
-	uint32	   *hash;			/* by id: each name's hash, for growing */
-	uint32		mask;
+	uint64	   *hash;			/* by id: each name's hash, for growing */
+	uint64		mask;
 } InternTable;
 
 /* One load in progress. */
