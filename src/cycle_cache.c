@@ -383,6 +383,12 @@ cycle_cache_rows(CycleDelta *d, bool jobs, int job_col, const CycleRowSet *fresh
 	return set;
 }
 
+MemoryContext
+cycle_cache_context(const CycleDelta *d)
+{
+	return d->keep ? cache.cxt : NULL;
+}
+
 void
 cycle_cache_loaded(const CycleDelta *d)
 {

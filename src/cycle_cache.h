@@ -43,6 +43,13 @@ extern void cycle_cache_begin(CycleDelta *d, bool cycle, bool keep, bool whole);
  */
 extern CycleRowSet *cycle_cache_rows(CycleDelta *d, bool jobs, int job_col, const CycleRowSet *fresh);
 
+/*
+ * The context what is kept lives in, for a load that keeps its rows (else
+ * NULL): what a load makes under it for the next one (the converted jobs,
+ * cycle_jobs.c) is dropped with the kept rows, on abort too.
+ */
+extern MemoryContext cycle_cache_context(const CycleDelta *d);
+
 /* The load completed: what it kept stands for its snapshot (until abort). */
 extern void cycle_cache_loaded(const CycleDelta *d);
 

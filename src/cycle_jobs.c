@@ -2,19 +2,35 @@
  * cycle_jobs.c: the pending jobs of the load (cycle_load.c) with their
  * tasks, streamed from one query (cycle_recv.c) into the snapshot's job
  * and role arrays (see cycle_loader.h).
+ *
+ * A load that keeps its rows for the next (cycle_cache.c) keeps its
+ * converted jobs too: the arrays it made, and the texts and vectors they
+ * point to (JobMemo).  The next, incremental, load copies an unchanged
+ * job's entries from there instead of taking its kept rows apart and
+ * converting them again, which at 100k pending jobs was a fifth of a busy
+ * cycle.  Only what a full load would make the same is copied: the
+ * resources and queues must be the ones the memo was made with (indexes),
+ * and a job whose conversion depends on the order of what earlier jobs
+ * interned (label ids of a node selector, the reasons of unknown names)
+ * or on the nodes (failed attempts' node indexes) is converted again from
+ * its rows.  Owner ids are interned again, in job order, as a full load
+ * does.
  */
 #include "postgres.h"
 
+#include "access/htup_details.h"
 #include "catalog/pg_type.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/memutils.h"
 #include "utils/timestamp.h"
 
+#include "cycle_cache.h"
 #include "cycle_jobs.h"
 #include "cycle_labels.h"
 #include "cycle_loader.h"
 #include "cycle_recv.h"
+#include "settings.h"
 
 /*
  * The pending jobs with their tasks, one row per task (a job without any:
@@ -125,6 +141,49 @@ load_avoid(Loader *ld, TideJob *j, Datum d)
 #define JOBS_INITIAL 256
 
 /*
+ * The converted jobs of the last load that kept its rows, for the next
+ * (see the top of the file): its arrays, which were its snapshot's, in
+ * arrays; the texts and request vectors they point to in strings, which
+ * later loads add to (a copied job's texts stay where they are).  Both
+ * contexts live under the kept rows' (cycle_cache_context()) and go with
+ * them; their reset callbacks forget them here.
+ */
+typedef struct JobMemo
+{
+	MemoryContext arrays;		/* NULL: no memo */
+	MemoryContext strings;
+	Size		strings_live;	/* bytes of strings the memo's jobs use */
+	int			njobs;
+	const TideJob *jobs;		/* in id order */
+	const int32 *role_base;
+	const int32 *str_bytes;		/* bytes of strings each job made */
+	const TideRole *roles;
+	const int64 *requests;		/* nres a role */
+	const ItemPointerData *job_tid;
+	const ItemPointerData *role_tid;
+	char	  **job_reason;
+	char	  **role_name;
+	const Datum *role_request;
+	/* what the indexes in the jobs mean */
+	int			nres;
+	char	  **res_names;
+	int			nqueues;
+	char	  **queue_names;
+	char	  **owner_names;	/* by the memo's owner ids */
+	int			nowners;
+} JobMemo;
+
+static JobMemo memo;
+
+/* Where the load in progress puts its job arrays and its strings. */
+static MemoryContext load_arrays;
+static MemoryContext load_strings;
+static int32 *load_str_bytes;	/* [jobs_cap] */
+static Size load_arena_used;	/* bytes the load took from load_strings */
+static Size load_mark;			/* load_arena_used when the last fresh job began */
+static int	load_mark_job = -1; /* that job, or -1 */
+
+/*
  * The reason of a job that asks for a gpu_type or a resource no node of its
  * group has (R-A2), worded by the engine's table of reasons (palloc'd).
  */
@@ -153,10 +212,11 @@ jobs_grow(Loader *ld)
 	CycleLoad  *l = ld->l;
 	int			cap = ld->jobs_cap ? ld->jobs_cap * 2 : JOBS_INITIAL;
 
-	ld->s->jobs = grow_array(l->mcxt, ld->s->jobs, sizeof(TideJob), cap);
-	l->role_base = grow_array(l->mcxt, l->role_base, sizeof(int32), cap);
-	l->job_tid = grow_array(l->mcxt, l->job_tid, sizeof(ItemPointerData), cap);
-	l->job_reason = grow_array(l->mcxt, l->job_reason, sizeof(char *), cap);
+	ld->s->jobs = grow_array(load_arrays, ld->s->jobs, sizeof(TideJob), cap);
+	l->role_base = grow_array(load_arrays, l->role_base, sizeof(int32), cap);
+	l->job_tid = grow_array(load_arrays, l->job_tid, sizeof(ItemPointerData), cap);
+	l->job_reason = grow_array(load_arrays, l->job_reason, sizeof(char *), cap);
+	load_str_bytes = grow_array(load_arrays, load_str_bytes, sizeof(int32), cap);
 	ld->jobs_cap = cap;
 }
 
@@ -166,11 +226,11 @@ roles_grow(Loader *ld)
 	CycleLoad  *l = ld->l;
 	int			cap = ld->roles_cap ? ld->roles_cap * 2 : JOBS_INITIAL;
 
-	ld->s->roles = grow_array(l->mcxt, ld->s->roles, sizeof(TideRole), cap);
-	ld->requests = grow_array(l->mcxt, ld->requests, sizeof(int64) * ld->s->nres, cap);
-	l->role_request = grow_array(l->mcxt, l->role_request, sizeof(Datum), cap);
-	l->role_name = grow_array(l->mcxt, l->role_name, sizeof(char *), cap);
-	l->role_tid = grow_array(l->mcxt, l->role_tid, sizeof(ItemPointerData), cap);
+	ld->s->roles = grow_array(load_arrays, ld->s->roles, sizeof(TideRole), cap);
+	ld->requests = grow_array(load_arrays, ld->requests, sizeof(int64) * ld->s->nres, cap);
+	l->role_request = grow_array(load_arrays, l->role_request, sizeof(Datum), cap);
+	l->role_name = grow_array(load_arrays, l->role_name, sizeof(char *), cap);
+	l->role_tid = grow_array(load_arrays, l->role_tid, sizeof(ItemPointerData), cap);
 	ld->roles_cap = cap;
 }
 
@@ -188,11 +248,12 @@ arena_alloc(Loader *ld, Size len)
 	if (ld->arena_left < MAXALIGN(len))
 	{
 		ld->arena_left = Max(ARENA_BLOCK, MAXALIGN(len));
-		ld->arena = MemoryContextAllocHuge(ld->l->mcxt, ld->arena_left);
+		ld->arena = MemoryContextAllocHuge(load_strings, ld->arena_left);
 	}
 	p = ld->arena;
 	ld->arena += MAXALIGN(len);
 	ld->arena_left -= MAXALIGN(len);
+	load_arena_used += MAXALIGN(len);
 	return p;
 }
 
@@ -223,6 +284,15 @@ arena_text(Loader *ld, Datum d)
 	return p;
 }
 
+/* The strings the last job converted from its rows made, counted. */
+static void
+fresh_job_end(void)
+{
+	if (load_mark_job >= 0)
+		load_str_bytes[load_mark_job] = (int32) Min(load_arena_used - load_mark, PG_INT32_MAX);
+	load_mark_job = -1;
+}
+
 /* The job columns of a job's first row. */
 static void
 job_start(Loader *ld, const Datum *v, const bool *nulls)
@@ -235,6 +305,9 @@ job_start(Loader *ld, const Datum *v, const bool *nulls)
 
 	if (ji == ld->jobs_cap)
 		jobs_grow(ld);
+	fresh_job_end();
+	load_mark_job = ji;
+	load_mark = load_arena_used;
 	j = &s->jobs[ji];
 	memset(j, 0, sizeof(TideJob));
 	j->id = DatumGetInt64(v[Anum_jobs_id - 1]);
@@ -338,28 +411,14 @@ job_row(void *arg, const Datum *v, const bool *nulls)
 		role_add(ld, v);
 }
 
-void
-cycle_load_jobs(Loader *ld)
+/* The arrays stay where they are now: point into them, then sort roles. */
+static void
+jobs_finish(Loader *ld)
 {
-	Oid			types[LOADER_NARGS];
-	Datum		args[LOADER_NARGS];
-	bool		nulls[LOADER_NARGS];
 	CycleLoad  *l = ld->l;
 	TideSnapshot *s = ld->s;
 
-	s->njobs = s->nroles = 0;
-	jobs_grow(ld);
-	roles_grow(ld);
-	if (ld->delta.incremental)
-		/* the changed jobs read again, the kept rows with them (cycle_cache.c) */
-		cycle_rows_replay(loader_changed_rows(ld, true, Q_JOBS_CHANGED, Anum_jobs_id), job_row, ld);
-	else
-	{
-		loader_query_args(ld, types, args, nulls);
-		cycle_stream_keep(Q_JOBS, 3, types, args, nulls, job_row, ld,
-						  cycle_cache_rows(&ld->delta, true, Anum_jobs_id, NULL));
-	}
-	/* the arrays stay where they are now: point into them, then sort roles */
+	fresh_job_end();
 	for (int ri = 0; ri < s->nroles; ri++)
 		s->roles[ri].request = ld->requests + (size_t) s->nres * ri;
 	for (int ji = 0; ji < s->njobs; ji++)
@@ -367,6 +426,469 @@ cycle_load_jobs(Loader *ld)
 		s->jobs[ji].roles = &s->roles[l->role_base[ji]];
 		sort_roles(l, l->role_base[ji], s->jobs[ji].nroles);
 	}
+}
+
+/* The load's job arrays, to set aside and put back. */
+typedef struct JobArrays
+{
+	TideJob    *jobs;
+	int			njobs;
+	TideRole   *roles;
+	int			nroles;
+	int			jobs_cap,
+				roles_cap;
+	int64	   *requests;
+	int32	   *role_base;
+	ItemPointerData *job_tid,
+			   *role_tid;
+	char	  **job_reason,
+			  **role_name;
+	Datum	   *role_request;
+	int32	   *str_bytes;
+	MemoryContext arrays,
+				strings;
+	char	   *arena,
+			   *last_role_name;
+	Size		arena_left,
+				arena_used;
+} JobArrays;
+
+static void
+arrays_swap(Loader *ld, JobArrays *a, bool save)
+{
+	CycleLoad  *l = ld->l;
+	TideSnapshot *s = ld->s;
+	JobArrays	now = {s->jobs, s->njobs, s->roles, s->nroles, ld->jobs_cap, ld->roles_cap, ld->requests,
+		l->role_base, l->job_tid, l->role_tid, l->job_reason, l->role_name, l->role_request,
+	load_str_bytes, load_arrays, load_strings, ld->arena, ld->role_name, ld->arena_left, load_arena_used};
+
+	if (!save)
+	{
+		s->jobs = a->jobs;
+		s->njobs = a->njobs;
+		s->roles = a->roles;
+		s->nroles = a->nroles;
+		ld->jobs_cap = a->jobs_cap;
+		ld->roles_cap = a->roles_cap;
+		ld->requests = a->requests;
+		l->role_base = a->role_base;
+		l->job_tid = a->job_tid;
+		l->role_tid = a->role_tid;
+		l->job_reason = a->job_reason;
+		l->role_name = a->role_name;
+		l->role_request = a->role_request;
+		load_str_bytes = a->str_bytes;
+		load_arrays = a->arrays;
+		load_strings = a->strings;
+		ld->arena = a->arena;
+		ld->role_name = a->last_role_name;
+		ld->arena_left = a->arena_left;
+		load_arena_used = a->arena_used;
+	}
+	*a = now;
+}
+
+static bool
+same_text(const char *a, const char *b)
+{
+	return a == NULL ? b == NULL : b != NULL && strcmp(a, b) == 0;
+}
+
+static bool
+same_ints(const int32 *a, const int32 *b, int n)
+{
+	return n == 0 || memcmp(a, b, sizeof(int32) * n) == 0;
+}
+
+/* What differs between job ji as copied (c) and as converted from its rows (now), or NULL. */
+static const char *
+job_differs(const Loader *ld, const JobArrays *c, int ji)
+{
+	const CycleLoad *l = ld->l;
+	const TideSnapshot *s = ld->s;
+	const TideJob *a = &c->jobs[ji],
+			   *b = &s->jobs[ji];
+
+	if (a->id != b->id || a->queue != b->queue || a->priority != b->priority ||
+		a->created_at != b->created_at || a->idle != b->idle || a->reserve != b->reserve ||
+		a->is_retry != b->is_retry || a->preemptable != b->preemptable || a->service != b->service ||
+		a->min_available != b->min_available || a->gpu_type != b->gpu_type ||
+		a->time_limit != b->time_limit || a->unknown_name != b->unknown_name || a->owner != b->owner)
+		return "its columns";
+	if (a->nselector != b->nselector || !same_ints(a->selector, b->selector, a->nselector) ||
+		a->navoid != b->navoid || !same_ints(a->avoid, b->avoid, a->navoid))
+		return "its node selector or avoided nodes";
+	if (!same_text(c->job_reason[ji], l->job_reason[ji]) ||
+		!ItemPointerEquals(&c->job_tid[ji], &l->job_tid[ji]))
+		return "its pending reason or row";
+	if (a->nroles != b->nroles)
+		return "its roles";
+	for (int k = 0; k < a->nroles; k++)
+	{
+		int			ra = c->role_base[ji] + k,
+					rb = l->role_base[ji] + k;
+		Datum		da = c->role_request[ra],
+					db = l->role_request[rb];
+
+		if (strcmp(c->roles[ra].name, s->roles[rb].name) != 0 || c->roles[ra].replicas != s->roles[rb].replicas ||
+			memcmp(c->roles[ra].request, s->roles[rb].request, sizeof(int64) * s->nres) != 0 ||
+			!ItemPointerEquals(&c->role_tid[ra], &l->role_tid[rb]) ||
+			VARSIZE_ANY(DatumGetPointer(da)) != VARSIZE_ANY(DatumGetPointer(db)) ||
+			memcmp(DatumGetPointer(da), DatumGetPointer(db), VARSIZE_ANY(DatumGetPointer(da))) != 0)
+			return "a role";
+	}
+	return NULL;
+}
+
+/*
+ * tide.check_incremental_load: convert every job from its rows again, in
+ * the snapshot's context, and fail where that differs from what the load
+ * made (copied from the kept load's or not); then put the load's arrays
+ * back.  Interning again what is interned already gives the same ids.
+ */
+static void
+memo_check(Loader *ld, const CycleRowSet *rows)
+{
+	JobArrays	copied;
+	TideSnapshot *s = ld->s;
+
+	arrays_swap(ld, &copied, true);
+	s->jobs = NULL;
+	s->roles = NULL;
+	ld->requests = NULL;
+	ld->l->role_base = NULL;
+	ld->l->job_tid = ld->l->role_tid = NULL;
+	ld->l->job_reason = ld->l->role_name = NULL;
+	ld->l->role_request = NULL;
+	load_str_bytes = NULL;
+	ld->jobs_cap = ld->roles_cap = 0;
+	ld->arena = ld->role_name = NULL;
+	ld->arena_left = 0;
+	load_arrays = load_strings = ld->l->mcxt;
+	s->njobs = s->nroles = 0;
+	jobs_grow(ld);
+	roles_grow(ld);
+	cycle_rows_replay(rows, job_row, ld);
+	jobs_finish(ld);
+	if (s->njobs != copied.njobs || s->nroles != copied.nroles)
+		ereport(ERROR,
+				(errcode(ERRCODE_INTERNAL_ERROR),
+				 errmsg("tide.run_cycle: the incremental load made %d jobs and %d roles, their rows %d and %d",
+						copied.njobs, copied.nroles, s->njobs, s->nroles)));
+	for (int ji = 0; ji < s->njobs; ji++)
+	{
+		const char *what = job_differs(ld, &copied, ji);
+
+		if (what)
+			ereport(ERROR,
+					(errcode(ERRCODE_INTERNAL_ERROR),
+					 errmsg("tide.run_cycle: the incremental load's job " INT64_FORMAT " differs from its rows in %s",
+							s->jobs[ji].id, what)));
+	}
+	arrays_swap(ld, &copied, false);
+}
+
+/* A reset callback: the memo's arrays or strings are gone. */
+static void
+memo_gone(void *arg)
+{
+	MemoryContext cxt = (MemoryContext) arg;
+
+	if (memo.arrays == cxt || memo.strings == cxt)
+	{
+		memo.arrays = NULL;		/* no memo without both */
+		if (memo.strings == cxt)
+			memo.strings = NULL;
+	}
+}
+
+/* Forget cxt here when it goes (the callback lives in it). */
+static void
+memo_watch(MemoryContext cxt)
+{
+	MemoryContextCallback *cb = MemoryContextAlloc(cxt, sizeof(MemoryContextCallback));
+
+	cb->func = memo_gone;
+	cb->arg = cxt;
+	MemoryContextRegisterResetCallback(cxt, cb);
+}
+
+static char **
+copy_names(MemoryContext cxt, char *const *names, int n)
+{
+	char	  **copy = MemoryContextAlloc(cxt, sizeof(char *) * (n + 1));
+
+	for (int i = 0; i < n; i++)
+		copy[i] = MemoryContextStrdup(cxt, names[i]);
+	return copy;
+}
+
+static bool
+same_names(char *const *a, const char *const *b, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (strcmp(a[i], b[i]) != 0)
+			return false;
+	return true;
+}
+
+/*
+ * Does the memo mean what this load's indexes mean: the same resources in
+ * the same order (vectors, card types) and the same queues (queue indexes)?
+ */
+static bool
+memo_fits(const Loader *ld)
+{
+	const TideSnapshot *s = ld->s;
+
+	return memo.arrays != NULL && memo.strings == load_strings &&
+		memo.nres == s->nres && same_names(memo.res_names, s->res_names, s->nres) &&
+		memo.nqueues == ld->queue_names.n &&
+		same_names(memo.queue_names, (const char *const *) ld->queue_names.names, ld->queue_names.n);
+}
+
+/*
+ * Can memo job m be copied as it is, its owner id made again?  Not when
+ * its conversion interned what a full load interns in job order (label
+ * ids, unknown names' reasons), named nodes by index, or did not read the
+ * owner its queue now looks at.
+ */
+static bool
+memo_copyable(const Loader *ld, int m)
+{
+	const TideJob *mj = &memo.jobs[m];
+	const TideQueue *q = &ld->s->queues[mj->queue];
+
+	return mj->nselector == 0 && mj->navoid == 0 && mj->unknown_name == 0 &&
+		(mj->owner >= 0 || !(q->owner_cap || q->owner_fair));
+}
+
+/*
+ * Memo job m as the load's next job: its entries copied, its strings
+ * shared.  owner_map caches the load's id of each memo owner id (-1 not
+ * yet interned): interning it on first use, in job order, gives the ids a
+ * full load gives.
+ */
+static void
+memo_copy_job(Loader *ld, int m, int32 *owner_map)
+{
+	CycleLoad  *l = ld->l;
+	TideSnapshot *s = ld->s;
+	const TideJob *mj = &memo.jobs[m];
+	int			ji = s->njobs;
+	int			mr = memo.role_base[m];
+	TideJob    *j;
+
+	if (ji == ld->jobs_cap)
+		jobs_grow(ld);
+	fresh_job_end();
+	j = &s->jobs[ji];
+	*j = *mj;
+	if (mj->owner >= 0)
+	{
+		const TideQueue *q = &s->queues[mj->queue];
+
+		if (!(q->owner_cap || q->owner_fair))
+			j->owner = -1;
+		else
+		{
+			if (owner_map[mj->owner] < 0)
+				owner_map[mj->owner] = loader_owner_id(ld, memo.owner_names[mj->owner],
+													   (int) strlen(memo.owner_names[mj->owner]));
+			j->owner = owner_map[mj->owner];
+		}
+	}
+	l->job_reason[ji] = memo.job_reason[m];
+	l->job_tid[ji] = memo.job_tid[m];
+	l->role_base[ji] = s->nroles;
+	load_str_bytes[ji] = memo.str_bytes[m];
+	for (int k = mr; k < mr + mj->nroles; k++)
+	{
+		int			ri = s->nroles;
+
+		if (ri == ld->roles_cap)
+			roles_grow(ld);
+		s->roles[ri] = memo.roles[k];
+		l->role_name[ri] = memo.role_name[k];
+		l->role_request[ri] = memo.role_request[k];
+		l->role_tid[ri] = memo.role_tid[k];
+		memcpy(ld->requests + (size_t) s->nres * ri, memo.requests + (size_t) s->nres * k,
+			   sizeof(int64) * s->nres);
+		s->nroles++;
+	}
+	s->njobs++;
+}
+
+/* Kept row i taken apart and handed to job_row(), as cycle_rows_replay() does. */
+static void
+replay_row(Loader *ld, const CycleRowSet *set, int64 i, Datum *values, bool *nulls, MemoryContext rowcxt)
+{
+	MinimalTuple mt = set->rows[i].tup;
+	HeapTupleData htup;
+	MemoryContext old;
+
+	htup.t_len = mt->t_len + MINIMAL_TUPLE_OFFSET;
+	htup.t_data = (HeapTupleHeader) ((char *) mt - MINIMAL_TUPLE_OFFSET);
+	heap_deform_tuple(&htup, set->desc, values, nulls);
+	old = MemoryContextSwitchTo(rowcxt);
+	job_row(ld, values, nulls);
+	MemoryContextSwitchTo(old);
+	MemoryContextReset(rowcxt);
+}
+
+/*
+ * An incremental load's jobs: the merged rows (kept and re-read, in job id
+ * order) walked beside the memo (in id order too); an unchanged job the
+ * memo can give is copied from it, every other job converted from its
+ * rows.
+ */
+static void
+load_with_memo(Loader *ld, const CycleRowSet *set)
+{
+	const CycleDelta *d = &ld->delta;
+	int			m = 0,
+				c = 0;
+	int64		i = 0;
+	int32	   *owner_map = palloc(sizeof(int32) * (memo.nowners + 1));
+	Datum	   *values = palloc(sizeof(Datum) * (set->desc ? set->desc->natts : 1));
+	bool	   *nulls = palloc(sizeof(bool) * (set->desc ? set->desc->natts : 1));
+	MemoryContext rowcxt = AllocSetContextCreate(CurrentMemoryContext, "tide load row", ALLOCSET_SMALL_SIZES);
+	int			copied = 0;
+
+	for (int k = 0; k < memo.nowners; k++)
+		owner_map[k] = -1;
+	while (i < set->n)
+	{
+		int64		id = set->rows[i].job_id;
+		int64		end = i + 1;
+
+		while (end < set->n && set->rows[end].job_id == id)
+			end++;
+		while (m < memo.njobs && memo.jobs[m].id < id)
+			m++;
+		while (c < d->nchanged && d->changed[c] < id)
+			c++;
+		if (m < memo.njobs && memo.jobs[m].id == id && !(c < d->nchanged && d->changed[c] == id) &&
+			memo_copyable(ld, m))
+		{
+			memo_copy_job(ld, m, owner_map);
+			copied++;
+		}
+		else
+			for (; i < end; i++)
+				replay_row(ld, set, i, values, nulls, rowcxt);
+		i = end;
+	}
+	MemoryContextDelete(rowcxt);
+	elog(DEBUG1, "tide.run_cycle: %d of %d jobs copied from the kept load's", copied, ld->s->njobs);
+}
+
+/*
+ * Where this load puts its arrays and strings: under the kept rows'
+ * context when it keeps them (its arrays become the next load's memo), a
+ * new strings context when there is none or the old one holds more than
+ * twice what the jobs use; else the snapshot's context.
+ */
+static void
+memo_begin(Loader *ld)
+{
+	MemoryContext keep = cycle_cache_context(&ld->delta);
+
+	load_arena_used = 0;
+	load_mark_job = -1;
+	load_str_bytes = NULL;
+	if (keep == NULL)
+	{
+		load_arrays = load_strings = ld->l->mcxt;
+		return;
+	}
+	load_arrays = AllocSetContextCreate(keep, "tide kept jobs", ALLOCSET_DEFAULT_SIZES);
+	if (memo.strings == NULL || !ld->delta.incremental ||
+		MemoryContextMemAllocated(memo.strings, false) > 2 * memo.strings_live + ARENA_BLOCK * 64)
+	{
+		load_strings = AllocSetContextCreate(keep, "tide kept job texts", ALLOCSET_DEFAULT_SIZES);
+		memo_watch(load_strings);
+	}
+	else
+		load_strings = memo.strings;
+}
+
+/* The load's jobs are in: its arrays are the next load's memo. */
+static void
+memo_install(Loader *ld)
+{
+	CycleLoad  *l = ld->l;
+	TideSnapshot *s = ld->s;
+	MemoryContext old_arrays = memo.arrays;
+	MemoryContext old_strings = memo.strings;
+	Size		live = 0;
+
+	fresh_job_end();
+	if (load_arrays == l->mcxt)
+		return;
+	for (int ji = 0; ji < s->njobs; ji++)
+		live += load_str_bytes[ji];
+	memo.arrays = NULL;			/* while it is made */
+	memo.strings = load_strings;
+	memo.strings_live = live;
+	memo.njobs = s->njobs;
+	memo.jobs = s->jobs;
+	memo.role_base = l->role_base;
+	memo.str_bytes = load_str_bytes;
+	memo.roles = s->roles;
+	memo.requests = ld->requests;
+	memo.job_tid = l->job_tid;
+	memo.role_tid = l->role_tid;
+	memo.job_reason = l->job_reason;
+	memo.role_name = l->role_name;
+	memo.role_request = l->role_request;
+	memo.nres = s->nres;
+	memo.res_names = copy_names(load_arrays, (char *const *) s->res_names, s->nres);
+	memo.nqueues = ld->queue_names.n;
+	memo.queue_names = copy_names(load_arrays, ld->queue_names.names, ld->queue_names.n);
+	memo.nowners = ld->nowners;
+	memo.owner_names = copy_names(load_arrays, (char *const *) ld->owner_names, ld->nowners);
+	memo_watch(load_arrays);
+	memo.arrays = load_arrays;
+	/* the last load's snapshot is gone: so is what only it used */
+	if (old_arrays && old_arrays != load_arrays)
+		MemoryContextDelete(old_arrays);
+	if (old_strings && old_strings != load_strings)
+		MemoryContextDelete(old_strings);
+}
+
+void
+cycle_load_jobs(Loader *ld)
+{
+	Oid			types[LOADER_NARGS];
+	Datum		args[LOADER_NARGS];
+	bool		nulls[LOADER_NARGS];
+	TideSnapshot *s = ld->s;
+	CycleRowSet *rows = NULL;
+
+	s->njobs = s->nroles = 0;
+	memo_begin(ld);
+	jobs_grow(ld);
+	roles_grow(ld);
+	if (ld->delta.incremental)
+	{
+		/* the changed jobs read again, the kept rows with them (cycle_cache.c) */
+		rows = loader_changed_rows(ld, true, Q_JOBS_CHANGED, Anum_jobs_id);
+		if (memo_fits(ld))
+			load_with_memo(ld, rows);
+		else
+			cycle_rows_replay(rows, job_row, ld);
+	}
+	else
+	{
+		loader_query_args(ld, types, args, nulls);
+		cycle_stream_keep(Q_JOBS, 3, types, args, nulls, job_row, ld,
+						  cycle_cache_rows(&ld->delta, true, Anum_jobs_id, NULL));
+	}
+	jobs_finish(ld);
+	if (tide_check_incremental_load && ld->delta.incremental)
+		memo_check(ld, rows);
 	s->nunknown = ld->nunknown;
 	s->unknown_names = ld->unknown_names;
+	memo_install(ld);
 }

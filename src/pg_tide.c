@@ -51,6 +51,7 @@ int			tide_start_attempts = 3;
 int			tide_fair_share_half_life = 0;
 int			tide_eviction_restart_cost = 300;
 bool		tide_incremental_load = true;
+bool		tide_check_incremental_load = false;
 
 /* read by SQL only (tide._create_retries, 26_rollup.sql), through current_setting */
 static int	tide_retry_backoff = 10;
@@ -221,6 +222,14 @@ _PG_init(void)
 							 &tide_incremental_load,
 							 true,
 							 PGC_SUSET, 0,
+							 NULL, NULL, NULL);
+
+	DefineCustomBoolVariable("tide.check_incremental_load",
+							 "Makes an incremental load check the jobs it copied from the last load against their rows.",
+							 "For tests: a difference is an error.  It costs what the copy saves.",
+							 &tide_check_incremental_load,
+							 false,
+							 PGC_SUSET, GUC_NOT_IN_SAMPLE,
 							 NULL, NULL, NULL);
 
 	define_history_settings();

@@ -59,4 +59,11 @@ extern int	tide_eviction_restart_cost;
  */
 extern bool tide_incremental_load;
 
+/*
+ * GUC tide.check_incremental_load (for tests, not in the sample): an
+ * incremental load also converts every job from its rows again and fails
+ * if what it copied from the kept load's differs (cycle_jobs.c).
+ */
+extern bool tide_check_incremental_load;
+
 #endif							/* TIDE_SETTINGS_H */

@@ -5,6 +5,7 @@ Prints one line per check: "ok<TAB>description" or
 (connection settings from PGHOST, PGPORT, PGUSER).
 """
 import os
+import re
 import sys
 import time
 
@@ -34,7 +35,11 @@ def report(good, what, detail=""):
 
 cycles = connect()              # the one backend every cycle runs in
 cur = cycles.cursor()
+cur.execute("SET client_min_messages = debug1")    # the cycle's lines: jobs copied
+# every job the load copies from the last load's is checked against its rows
+cur.execute("SET tide.check_incremental_load = on")
 writer = None
+copied_rounds = 0
 for r in range(1, rounds + 1):
     what = one(cur, "SELECT inc.changes(%s)", r)
     if r in (12, 20):
@@ -68,7 +73,10 @@ for r in range(1, rounds + 1):
     elif r == 42:
         cur.execute("RESET tide.incremental_load")
         what += ", incremental loads on"
+    del cycles.notices[:]
     diffs = one(cur, "SELECT inc.check(%s, %s)", r, what)
+    if any(re.search(r"run_cycle: [1-9][0-9]* of [0-9]+ jobs copied", n) for n in cycles.notices):
+        copied_rounds += 1
     load = one(cur, "SELECT load FROM inc.rounds WHERE round = %s", r)
     report(diffs == "", "round %d (%s load; %s): the cycle decides what a full load decides"
            % (r, load, what or "no change"), diffs)
@@ -83,6 +91,9 @@ report(loads.get(41) == "full" and loads.get(42) == "full",
 incremental = sum(1 for l in loads.values() if l == "incremental")
 report(incremental >= rounds * 2 // 3,
        "most rounds load incrementally, so the comparison covers them", "%d of %d" % (incremental, rounds))
+report(copied_rounds >= incremental // 2,
+       "most incremental loads copied unchanged jobs from the kept load's, so the comparison covers that too",
+       "%d of %d" % (copied_rounds, incremental))
 placed = one(cur, "SELECT count(*) FROM tide.cycles WHERE load = 'incremental' AND jobs_placed > 0")
 report(placed > 5, "more than five incremental cycles placed jobs", placed)
 report(one(cur, "SELECT count(*) FROM tide.evictions") > 0, "the rounds evicted jobs too")

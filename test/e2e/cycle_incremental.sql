@@ -107,6 +107,25 @@ BEGIN
         UPDATE tide.queues SET quota = format('gpu=%s', 4 + floor(random() * 8))::tide.resvec WHERE name = 'batch';
         did := did || 'batch quota'::text;
     END IF;
+    -- what changes how a kept job converts (cycle_jobs.c's memo): owners
+    -- looked at or not, names nothing offers, new queues and resources
+    IF random() < 0.08 THEN
+        UPDATE tide.queues SET owner_fair_share = NOT owner_fair_share WHERE name = 'batch';
+        did := did || 'batch owner order switched'::text;
+    END IF;
+    IF random() < 0.08 THEN
+        x := tide.submit('batch', CASE WHEN random() < 0.5 THEN 'cpu=1, fpga=1' ELSE 'cpu=1, gpu=1' END::tide.resvec,
+                         gpu_type => CASE WHEN random() < 0.5 THEN 'NVIDIA-B200' END);
+        did := did || format('job %s asks for what no node has', x);
+    END IF;
+    IF random() < 0.04 THEN
+        INSERT INTO tide.queues (name, quota) VALUES (format('q%s', r), 'gpu=2');
+        did := did || format('queue q%s', r);
+    END IF;
+    IF random() < 0.03 THEN
+        PERFORM tide.register_node(format('x%s', r), 'cpu=8, memory=32Gi, gpu=1, fpga=1'::tide.resvec, 'NVIDIA-B200');
+        did := did || format('node x%s with an fpga', r);
+    END IF;
     RETURN array_to_string(did, ', ');
 END $$;
 
