@@ -269,7 +269,8 @@ cycle_cache_begin(CycleDelta *d, bool cycle, bool keep, bool whole)
 	else if (pruned > cache.xmin)
 		d->why_full = "changes pruned by another backend";
 	else if (cache.jobs.bytes + cache.allocs.bytes > 0 &&
-			 MemoryContextMemAllocated(cache.cxt, true) - rows_arrays_bytes() >
+			 /* the rows only: the contexts under it weigh themselves (cycle_jobs.c) */
+			 MemoryContextMemAllocated(cache.cxt, false) - rows_arrays_bytes() >
 			 2 * (cache.jobs.bytes + cache.allocs.bytes) + 16 * 1024 * 1024)
 		d->why_full = "the kept rows grew past twice their size";
 	else
