@@ -397,6 +397,9 @@ cycle_cache_loaded(const CycleDelta *d)
 		return;
 	cache.xmin = d->xmin;
 	cache.valid = true;
+	elog(DEBUG1, "tide.run_cycle: kept " INT64_FORMAT " job rows and " INT64_FORMAT " allocation rows, %.1f MB of tuples in %.1f MB",
+		 cache.jobs.n, cache.allocs.n, (cache.jobs.bytes + cache.allocs.bytes) / 1048576.0,
+		 (MemoryContextMemAllocated(cache.cxt, false) - rows_arrays_bytes()) / 1048576.0);
 }
 
 void
