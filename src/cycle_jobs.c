@@ -236,9 +236,13 @@ roles_grow(Loader *ld)
 
 /*
  * Room for small copies kept for the whole cycle (request vectors, pending
- * reasons, role names): many copies in few allocations.
+ * reasons, role names): many copies in few allocations.  An incremental
+ * load makes few, into a context kept across loads: smaller blocks.
  */
 #define ARENA_BLOCK (64 * 1024)
+#define ARENA_BLOCK_INCREMENTAL (4 * 1024)
+/* Kept texts past twice what the jobs use and this: convert anew. */
+#define STRINGS_SLACK (4 * 1024 * 1024)
 
 static char *
 arena_alloc(Loader *ld, Size len)
@@ -247,7 +251,7 @@ arena_alloc(Loader *ld, Size len)
 
 	if (ld->arena_left < MAXALIGN(len))
 	{
-		ld->arena_left = Max(ARENA_BLOCK, MAXALIGN(len));
+		ld->arena_left = Max(ld->delta.incremental ? ARENA_BLOCK_INCREMENTAL : ARENA_BLOCK, MAXALIGN(len));
 		ld->arena = MemoryContextAllocHuge(load_strings, ld->arena_left);
 	}
 	p = ld->arena;
@@ -804,7 +808,7 @@ memo_begin(Loader *ld)
 	}
 	load_arrays = AllocSetContextCreate(keep, "tide kept jobs", ALLOCSET_DEFAULT_SIZES);
 	if (memo.strings == NULL || !ld->delta.incremental ||
-		MemoryContextMemAllocated(memo.strings, false) > 2 * memo.strings_live + ARENA_BLOCK * 64)
+		MemoryContextMemAllocated(memo.strings, false) > 2 * memo.strings_live + STRINGS_SLACK)
 	{
 		load_strings = AllocSetContextCreate(keep, "tide kept job texts", ALLOCSET_DEFAULT_SIZES);
 		memo_watch(load_strings);
