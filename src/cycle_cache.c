@@ -55,6 +55,7 @@ typedef struct CycleCache
 	bool		dirty;			/* changed in the running transaction */
 	bool		poisoned;		/* a subtransaction aborted since: drop at its end */
 	CacheKey	key;
+	MemoryContext tuples;		/* a full load's rows, packed (in cxt) */
 	uint64		xmin;			/* the kept load's */
 	CycleRowSet jobs;
 	CycleRowSet allocs;
@@ -241,6 +242,18 @@ rows_arrays_bytes(void)
 							   cache.jobs_spare_cap + cache.allocs_spare_cap);
 }
 
+/*
+ * What the kept rows take: a full load's tuples, packed, and the fresh
+ * ones merged in since (in cxt itself), less the arrays; not the contexts
+ * others keep under cxt (cycle_jobs.c).
+ */
+static Size
+rows_bytes(void)
+{
+	return MemoryContextMemAllocated(cache.cxt, false) +
+		(cache.tuples ? MemoryContextMemAllocated(cache.tuples, false) : 0) - rows_arrays_bytes();
+}
+
 void
 cycle_cache_begin(CycleDelta *d, bool cycle, bool keep, bool whole)
 {
@@ -269,8 +282,7 @@ cycle_cache_begin(CycleDelta *d, bool cycle, bool keep, bool whole)
 	else if (pruned > cache.xmin)
 		d->why_full = "changes pruned by another backend";
 	else if (cache.jobs.bytes + cache.allocs.bytes > 0 &&
-			 /* the rows only: the contexts under it weigh themselves (cycle_jobs.c) */
-			 MemoryContextMemAllocated(cache.cxt, false) - rows_arrays_bytes() >
+			 rows_bytes() >
 			 2 * (cache.jobs.bytes + cache.allocs.bytes) + 16 * 1024 * 1024)
 		d->why_full = "the kept rows grew past twice their size";
 	else
@@ -280,8 +292,16 @@ cycle_cache_begin(CycleDelta *d, bool cycle, bool keep, bool whole)
 		elog(DEBUG1, "tide.run_cycle: full load (%s)", d->why_full);
 		cache_reset();
 		cache_touch();
-		cycle_rowset_init(&cache.jobs, cache.cxt, 1);
-		cycle_rowset_init(&cache.allocs, cache.cxt, 2);
+		/*
+		 * A full load's tuples one after another in a generation context
+		 * (an AllocSet's power-of-two chunks took 32 MB for 18 MB of them
+		 * at 100k pending, each page a fault on first touch); freed in any
+		 * order as their jobs change, a block at a time once empty.  The
+		 * few merged in later go to cxt, which reuses what it frees.
+		 */
+		cache.tuples = GenerationContextCreate(cache.cxt, "tide kept rows", 0, 64 * 1024, 8 * 1024 * 1024);
+		cycle_rowset_init(&cache.jobs, cache.tuples, 1);
+		cycle_rowset_init(&cache.allocs, cache.tuples, 2);
 	}
 	else
 	{
@@ -399,7 +419,7 @@ cycle_cache_loaded(const CycleDelta *d)
 	cache.valid = true;
 	elog(DEBUG1, "tide.run_cycle: kept " INT64_FORMAT " job rows and " INT64_FORMAT " allocation rows, %.1f MB of tuples in %.1f MB",
 		 cache.jobs.n, cache.allocs.n, (cache.jobs.bytes + cache.allocs.bytes) / 1048576.0,
-		 (MemoryContextMemAllocated(cache.cxt, false) - rows_arrays_bytes()) / 1048576.0);
+		 rows_bytes() / 1048576.0);
 }
 
 void

@@ -17,8 +17,14 @@ rounds = int(sys.argv[2]) if len(sys.argv) > 2 else 60
 
 def connect():
     # the cycle remakes frag's typical shapes every minute before it loads,
-    # tide.dry_run() never does: both use the same ones here
-    c = psycopg2.connect(dbname=db, options="-c tide.frag_shapes_refresh=-1 " + os.environ.get("INC_OPTIONS", ""))
+    # tide.dry_run() never does: both use the same ones here.  Before it
+    # loads, the cycle also wakes retries whose backoff has passed (R-T5),
+    # sends back the jobs of nodes silent past the node timeout (no
+    # launcher beats here) and of allocations not started in time (R-C3,
+    # R-T4): the dry run just before it saw those jobs waiting or placed,
+    # and on a slow machine the clock got there mid-run.  None happens here.
+    c = psycopg2.connect(dbname=db, options="-c tide.frag_shapes_refresh=-1 -c tide.retry_backoff=0 "
+                         "-c tide.node_timeout=6h -c tide.start_timeout=6h " + os.environ.get("INC_OPTIONS", ""))
     c.autocommit = True
     return c
 

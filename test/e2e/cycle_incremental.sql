@@ -163,6 +163,15 @@ BEGIN
              UNION ALL
              (SELECT 'done only: ' || d FROM done EXCEPT ALL SELECT 'done only: ' || d FROM listed))
     SELECT string_agg(x, '; ' ORDER BY x) INTO diffs FROM (SELECT * FROM diff LIMIT 6) t(x);
+    IF diffs IS NOT NULL THEN
+        -- what the dry run said of the first job named, and its row
+        diffs := diffs || coalesce(' || dry run of that job: ' || (
+            SELECT string_agg(concat_ws(' ', d.kind, d.rule, d.node, d.reason), ' / ')
+              FROM inc.dry d WHERE d.job_id = substring(diffs FROM '(?:pending|place|unschedulable|evict|hold) ([0-9]+)')::bigint), '')
+          || coalesce(' || its row: ' || (
+            SELECT concat_ws(' ', j.state, j.held, j.waiting, j.reserve, j.idle, j.avoid_nodes::text, j.queue)
+              FROM tide.jobs j WHERE j.id = substring(diffs FROM '(?:pending|place|unschedulable|evict|hold) ([0-9]+)')::bigint), '');
+    END IF;
     INSERT INTO inc.rounds VALUES (r, cid, (SELECT c.load FROM tide.cycles c WHERE c.id = cid), what, coalesce(diffs, ''));
     RETURN coalesce(diffs, '');
 END $$;
