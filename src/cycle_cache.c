@@ -55,7 +55,7 @@ typedef struct CycleCache
 	bool		dirty;			/* changed in the running transaction */
 	bool		poisoned;		/* a subtransaction aborted since: drop at its end */
 	CacheKey	key;
-	MemoryContext tuples;		/* a full load's rows, packed (in cxt) */
+	MemoryContext side;			/* what loads keep beside the rows (cycle_jobs.c) */
 	uint64		xmin;			/* the kept load's */
 	CycleRowSet jobs;
 	CycleRowSet allocs;
@@ -105,6 +105,8 @@ static int32 prune_batch = PRUNE_ROWS;
 static void
 cache_reset(void)
 {
+	if (cache.side)
+		MemoryContextDelete(cache.side);
 	if (cache.cxt)
 		MemoryContextDelete(cache.cxt);
 	memset(&cache, 0, sizeof(cache));
@@ -159,7 +161,10 @@ cache_touch(void)
 		callbacks_registered = true;
 	}
 	if (cache.cxt == NULL)
+	{
 		cache.cxt = AllocSetContextCreate(TopMemoryContext, "tide kept load", ALLOCSET_DEFAULT_SIZES);
+		cache.side = AllocSetContextCreate(TopMemoryContext, "tide kept beside the load", ALLOCSET_SMALL_SIZES);
+	}
 	cache.dirty = true;
 	cache.valid = false;		/* until cycle_cache_loaded() */
 }
@@ -242,16 +247,11 @@ rows_arrays_bytes(void)
 							   cache.jobs_spare_cap + cache.allocs_spare_cap);
 }
 
-/*
- * What the kept rows take: a full load's tuples, packed, and the fresh
- * ones merged in since (in cxt itself), less the arrays; not the contexts
- * others keep under cxt (cycle_jobs.c).
- */
+/* What the kept rows take (their contexts), less the arrays. */
 static Size
 rows_bytes(void)
 {
-	return MemoryContextMemAllocated(cache.cxt, false) +
-		(cache.tuples ? MemoryContextMemAllocated(cache.tuples, false) : 0) - rows_arrays_bytes();
+	return MemoryContextMemAllocated(cache.cxt, true) - rows_arrays_bytes();
 }
 
 void
@@ -292,16 +292,8 @@ cycle_cache_begin(CycleDelta *d, bool cycle, bool keep, bool whole)
 		elog(DEBUG1, "tide.run_cycle: full load (%s)", d->why_full);
 		cache_reset();
 		cache_touch();
-		/*
-		 * A full load's tuples one after another in a generation context
-		 * (an AllocSet's power-of-two chunks took 32 MB for 18 MB of them
-		 * at 100k pending, each page a fault on first touch); freed in any
-		 * order as their jobs change, a block at a time once empty.  The
-		 * few merged in later go to cxt, which reuses what it frees.
-		 */
-		cache.tuples = GenerationContextCreate(cache.cxt, "tide kept rows", 0, 64 * 1024, 8 * 1024 * 1024);
-		cycle_rowset_init(&cache.jobs, cache.tuples, 1);
-		cycle_rowset_init(&cache.allocs, cache.tuples, 2);
+		cycle_rowset_init(&cache.jobs, cache.cxt, 1);
+		cycle_rowset_init(&cache.allocs, cache.cxt, 2);
 	}
 	else
 	{
@@ -407,7 +399,7 @@ cycle_cache_rows(CycleDelta *d, bool jobs, int job_col, const CycleRowSet *fresh
 MemoryContext
 cycle_cache_context(const CycleDelta *d)
 {
-	return d->keep ? cache.cxt : NULL;
+	return d->keep ? cache.side : NULL;
 }
 
 void
