@@ -179,6 +179,8 @@ static JobMemo memo;
 static MemoryContext load_arrays;
 static MemoryContext load_strings;
 static int32 *load_str_bytes;	/* [jobs_cap] */
+static char *load_arena;		/* free room in load_strings (arena_alloc) */
+static Size load_arena_left;
 static Size load_arena_used;	/* bytes the load took from load_strings */
 static Size load_mark;			/* load_arena_used when the last fresh job began */
 static int	load_mark_job = -1; /* that job, or -1 */
@@ -249,14 +251,14 @@ arena_alloc(Loader *ld, Size len)
 {
 	char	   *p;
 
-	if (ld->arena_left < MAXALIGN(len))
+	if (load_arena_left < MAXALIGN(len))
 	{
-		ld->arena_left = Max(ld->delta.incremental ? ARENA_BLOCK_INCREMENTAL : ARENA_BLOCK, MAXALIGN(len));
-		ld->arena = MemoryContextAllocHuge(load_strings, ld->arena_left);
+		load_arena_left = Max(ld->delta.incremental ? ARENA_BLOCK_INCREMENTAL : ARENA_BLOCK, MAXALIGN(len));
+		load_arena = MemoryContextAllocHuge(load_strings, load_arena_left);
 	}
-	p = ld->arena;
-	ld->arena += MAXALIGN(len);
-	ld->arena_left -= MAXALIGN(len);
+	p = load_arena;
+	load_arena += MAXALIGN(len);
+	load_arena_left -= MAXALIGN(len);
 	load_arena_used += MAXALIGN(len);
 	return p;
 }
@@ -464,7 +466,7 @@ arrays_swap(Loader *ld, JobArrays *a, bool save)
 	TideSnapshot *s = ld->s;
 	JobArrays	now = {s->jobs, s->njobs, s->roles, s->nroles, ld->jobs_cap, ld->roles_cap, ld->requests,
 		l->role_base, l->job_tid, l->role_tid, l->job_reason, l->role_name, l->role_request,
-	load_str_bytes, load_arrays, load_strings, ld->arena, ld->role_name, ld->arena_left, load_arena_used};
+	load_str_bytes, load_arrays, load_strings, load_arena, ld->role_name, load_arena_left, load_arena_used};
 
 	if (!save)
 	{
@@ -484,9 +486,9 @@ arrays_swap(Loader *ld, JobArrays *a, bool save)
 		load_str_bytes = a->str_bytes;
 		load_arrays = a->arrays;
 		load_strings = a->strings;
-		ld->arena = a->arena;
+		load_arena = a->arena;
 		ld->role_name = a->last_role_name;
-		ld->arena_left = a->arena_left;
+		load_arena_left = a->arena_left;
 		load_arena_used = a->arena_used;
 	}
 	*a = now;
@@ -566,8 +568,8 @@ memo_check(Loader *ld, const CycleRowSet *rows)
 	ld->l->role_request = NULL;
 	load_str_bytes = NULL;
 	ld->jobs_cap = ld->roles_cap = 0;
-	ld->arena = ld->role_name = NULL;
-	ld->arena_left = 0;
+	load_arena = ld->role_name = NULL;
+	load_arena_left = 0;
 	load_arrays = load_strings = ld->l->mcxt;
 	s->njobs = s->nroles = 0;
 	jobs_grow(ld);
@@ -798,6 +800,8 @@ memo_begin(Loader *ld)
 {
 	MemoryContext keep = cycle_cache_context(&ld->delta);
 
+	load_arena = NULL;
+	load_arena_left = 0;
 	load_arena_used = 0;
 	load_mark_job = -1;
 	load_str_bytes = NULL;
