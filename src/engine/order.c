@@ -250,7 +250,233 @@ sort_jobs(int32_t *list, int n, JobKey *keys, JobKey *spread)
 }
 
 /*
- * Non-idle jobs grouped by queue (counting sort), each queue sorted.
+ * The order memo.  A backlog changes little between two cycles, and a
+ * job's order key never changes while its row does not: the lists of the
+ * last decide, kept by the caller (s->order_memo), give most of this
+ * decide's order without a sort.  Per job in id order, its key, its list
+ * (its queue, or the idle list) and its place there.  The snapshot's jobs
+ * come in id order (the load's), and both are read side by side: a job
+ * with the same id, list and key as in the memo keeps its place; the kept
+ * jobs of a list come out in the order of their places, the others (new
+ * or changed, few in a busy cycle) are sorted and merged in.  Nothing in
+ * the memo is trusted: the kept jobs' keys must ascend as they are merged,
+ * places out of range or repeated are refused, and a memo that serves
+ * fewer than half of a list's jobs is dropped; then the list is sorted as
+ * without a memo.  A memo of other jobs, or of another queue layout, costs
+ * time; the order is the keys' total order either way.  Jobs whose ids do
+ * not ascend (no load gives them, some tests do) neither use a memo nor
+ * leave one.
+ */
+typedef struct MemoEntry
+{
+	int64_t		id;
+	int64_t		lane;			/* job_lane() */
+	int64_t		created_at;
+	int32_t		list;			/* its queue, or -1: the idle list */
+	int32_t		pos;			/* its place: index into the queues' list
+								 * (queue q's range is starts[q] to
+								 * starts[q + 1]) or the idle list; -1 none */
+} MemoEntry;
+
+struct TideOrderMemo
+{
+	TideMem		mem;			/* what it was allocated with */
+	int32_t		njobs;
+	int32_t		nqueues;
+	int32_t		nidle;
+	int32_t		kept;			/* jobs whose place came from the memo before */
+	int32_t    *starts;			/* [nqueues + 1] the queues' ranges */
+	MemoEntry  *e;				/* [njobs], ascending ids */
+};
+
+/* Whether the snapshot's job ids ascend strictly (the memo's merge needs it). */
+static bool
+ids_ascend(const TideSnapshot *s)
+{
+	for (int j = 1; j < s->njobs; j++)
+		if (s->jobs[j].id <= s->jobs[j - 1].id)
+			return false;
+	return true;
+}
+
+/*
+ * The memo this decide leaves for the next (r->order_memo), when the
+ * caller asks for one (s->order_mem) and the ids ascend: every job's id,
+ * key and list now; the places as the lists are made.
+ */
+static TideOrderMemo *
+memo_begin(TideWork *w, bool ascending)
+{
+	const TideSnapshot *s = w->s;
+	size_t		head = (sizeof(TideOrderMemo) + 7) & ~(size_t) 7;
+	TideOrderMemo *m;
+
+	if (!s->order_mem.alloc || !ascending)
+		return NULL;
+	m = s->order_mem.alloc(s->order_mem.ctx, head + sizeof(MemoEntry) * s->njobs +
+						   sizeof(int32_t) * (s->nqueues + 1));
+	m->mem = s->order_mem;
+	m->njobs = s->njobs;
+	m->nqueues = s->nqueues;
+	m->nidle = 0;
+	m->kept = 0;
+	m->e = (MemoEntry *) ((char *) m + head);
+	m->starts = (int32_t *) (m->e + s->njobs);
+	for (int j = 0; j < s->njobs; j++)
+	{
+		const TideJob *job = &s->jobs[j];
+		MemoEntry  *e = &m->e[j];
+
+		e->id = job->id;
+		e->lane = job_lane(job);
+		e->created_at = job->created_at;
+		e->list = job->idle ? -1 : job->queue;
+		e->pos = -1;
+	}
+	w->r->order_memo = m;
+	return m;
+}
+
+void
+tide_order_memo_free(TideOrderMemo *m)
+{
+	if (m && m->mem.free)
+		m->mem.free(m->mem.ctx, m);
+}
+
+int32_t
+tide_order_memo_kept(const TideOrderMemo *m)
+{
+	return m ? m->kept : 0;
+}
+
+/*
+ * The lists of the idle jobs (idle: one list, 0) or of the non-idle jobs
+ * (by queue, ngroups of them) from memo m, into list (the ranges of
+ * starts); the number of jobs placed from the memo, or -1 when the memo
+ * does not serve (list is then half written: the caller sorts).
+ */
+static int
+order_from_memo(TideWork *w, const TideOrderMemo *m, bool idle, int ngroups,
+				const int32_t *starts, int32_t *list)
+{
+	const TideSnapshot *s = w->s;
+	int32_t		idle_starts[2] = {0, m->nidle};
+	const int32_t *mstarts = idle ? idle_starts : m->starts;
+	int			mgroups = idle ? 1 : m->nqueues;
+	int			nprev = mstarts[mgroups],
+				n = starts[ngroups],
+				nkept = 0,
+				nfresh = 0,
+				i = 0;
+	JobKey	   *kept,
+			   *fresh,
+			   *grouped = NULL;
+	uint8_t    *have;
+	int32_t    *fstart = NULL;
+
+	if (n == 0 || nprev == 0)
+		return -1;
+	kept = tide_work_alloc_raw(w, sizeof(JobKey) * (nprev + 1));
+	have = tide_work_alloc(w, nprev + 1);
+	fresh = tide_work_alloc_raw(w, sizeof(JobKey) * (n + 1));
+
+	/* the jobs and the memo side by side, both in id order */
+	for (int j = 0; j < s->njobs; j++)
+	{
+		const TideJob *job = &s->jobs[j];
+		const MemoEntry *e;
+		int			g;
+		JobKey		k;
+
+		if (job->idle != idle)
+			continue;
+		g = idle ? 0 : job->queue;
+		key_of(s, j, &k);
+		while (i < m->njobs && m->e[i].id < job->id)
+			i++;
+		e = &m->e[i];
+		if (i < m->njobs && e->id == job->id && e->list == (idle ? -1 : g) &&
+			e->lane == k.lane && e->created_at == k.created_at && g < mgroups &&
+			e->pos >= mstarts[g] && e->pos < mstarts[g + 1] && !have[e->pos])
+		{
+			have[e->pos] = 1;
+			kept[e->pos] = k;
+			nkept++;
+		}
+		else
+			fresh[nfresh++] = k;
+	}
+	if (nkept * 2 < n)
+	{
+		nkept = -1;
+		goto done;
+	}
+
+	/* the fresh jobs by list (stable counting), each list sorted */
+	fstart = tide_work_alloc(w, sizeof(int32_t) * (ngroups + 2));
+	grouped = tide_work_alloc_raw(w, sizeof(JobKey) * (nfresh + 1));
+	for (int f = 0; f < nfresh; f++)
+		fstart[(idle ? 0 : s->jobs[fresh[f].j].queue) + 2]++;
+	for (int g = 0; g < ngroups; g++)
+		fstart[g + 2] += fstart[g + 1];
+	for (int f = 0; f < nfresh; f++)
+		grouped[fstart[(idle ? 0 : s->jobs[fresh[f].j].queue) + 1]++] = fresh[f];
+	for (int g = 0; g < ngroups; g++)
+		sort_keys(grouped + fstart[g], fstart[g + 1] - fstart[g],
+				  sort_depth(fstart[g + 1] - fstart[g]));
+
+	/* each list: its kept jobs in the memo's order, the fresh merged in */
+	for (int g = 0; g < ngroups; g++)
+	{
+		int			at = starts[g],
+					f = fstart[g],
+					fe = fstart[g + 1],
+					p = g < mgroups ? mstarts[g] : 0,
+					pe = g < mgroups ? mstarts[g + 1] : 0,
+					prev = -1;
+
+		for (;;)
+		{
+			while (p < pe && !have[p])
+				p++;
+			if (p < pe && (f == fe || key_cmp(&kept[p], &grouped[f]) < 0))
+			{
+				/* the memo's order must be the keys' */
+				if (prev >= 0 && key_cmp(&kept[prev], &kept[p]) >= 0)
+				{
+					nkept = -1;
+					goto done;
+				}
+				prev = p;
+				list[at++] = kept[p++].j;
+			}
+			else if (f < fe)
+				list[at++] = grouped[f++].j;
+			else
+				break;
+		}
+		if (at != starts[g + 1])
+		{
+			nkept = -1;
+			goto done;
+		}
+	}
+done:
+	if (grouped)
+	{
+		tide_work_release(w, grouped);
+		tide_work_release(w, fstart);
+	}
+	tide_work_release(w, fresh);
+	tide_work_release(w, have);
+	tide_work_release(w, kept);
+	return nkept;
+}
+
+/*
+ * Non-idle jobs grouped by queue (counting sort), each queue sorted, or
+ * taken from the memo of the decide before (s->order_memo).
  * starts[q]..starts[q+1] is queue q's range in the returned array.
  */
 int32_t *
@@ -260,6 +486,9 @@ tide_order_queue_jobs(TideWork *w, int32_t *starts)
 	int32_t    *list = tide_work_alloc(w, sizeof(int32_t) * (s->njobs + 1));
 	int32_t    *fill = tide_work_alloc(w, sizeof(int32_t) * (s->nqueues + 1));
 	int32_t		most = 0;
+	bool		ascending = ids_ascend(s);
+	TideOrderMemo *out = memo_begin(w, ascending);
+	int			kept = -1;
 	JobKey	   *keys,
 			   *spread;
 
@@ -270,54 +499,86 @@ tide_order_queue_jobs(TideWork *w, int32_t *starts)
 			starts[s->jobs[j].queue + 1]++;
 	for (int q = 0; q < s->nqueues; q++)
 		starts[q + 1] += starts[q];
-	for (int q = 0; q < s->nqueues; q++)
+	if (ascending && s->order_memo)
+		kept = order_from_memo(w, s->order_memo, false, s->nqueues, starts, list);
+	if (kept < 0)
 	{
-		fill[q] = starts[q];
-		if (starts[q + 1] - starts[q] > most)
-			most = starts[q + 1] - starts[q];
-	}
-	keys = tide_work_alloc_raw(w, sizeof(JobKey) * (starts[s->nqueues] + 1));
-	spread = tide_work_alloc_raw(w, sizeof(JobKey) * (most + 1));
-	for (int j = 0; j < s->njobs; j++)
-		if (!s->jobs[j].idle)
+		for (int q = 0; q < s->nqueues; q++)
 		{
-			int32_t		at = fill[s->jobs[j].queue]++;
-
-			list[at] = j;
-			key_of(s, j, &keys[at]);
+			fill[q] = starts[q];
+			if (starts[q + 1] - starts[q] > most)
+				most = starts[q + 1] - starts[q];
 		}
-	for (int q = 0; q < s->nqueues; q++)
-		sort_jobs(list + starts[q], starts[q + 1] - starts[q], keys + starts[q], spread);
-	tide_work_release(w, spread);
-	tide_work_release(w, keys);
+		keys = tide_work_alloc_raw(w, sizeof(JobKey) * (starts[s->nqueues] + 1));
+		spread = tide_work_alloc_raw(w, sizeof(JobKey) * (most + 1));
+		for (int j = 0; j < s->njobs; j++)
+			if (!s->jobs[j].idle)
+			{
+				int32_t		at = fill[s->jobs[j].queue]++;
+
+				list[at] = j;
+				key_of(s, j, &keys[at]);
+			}
+		for (int q = 0; q < s->nqueues; q++)
+			sort_jobs(list + starts[q], starts[q + 1] - starts[q], keys + starts[q], spread);
+		tide_work_release(w, spread);
+		tide_work_release(w, keys);
+	}
+	if (out)
+	{
+		memcpy(out->starts, starts, sizeof(int32_t) * (s->nqueues + 1));
+		for (int p = 0; p < starts[s->nqueues]; p++)
+			out->e[list[p]].pos = p;
+		out->kept = kept > 0 ? kept : 0;
+	}
+	tide_work_release(w, fill);
 	return list;
 }
 
-/* Idle jobs of all groups, retry lane first then R-O1 (groups never interact). */
+/*
+ * Idle jobs of all groups, retry lane first then R-O1 (groups never
+ * interact), sorted or taken from the memo as the queues' lists are.
+ */
 int32_t *
 tide_order_idle_jobs(TideWork *w, int32_t *nidle)
 {
 	TideSnapshot *s = w->s;
 	int32_t    *list = tide_work_alloc(w, sizeof(int32_t) * (s->njobs + 1));
-	int			n = 0;
+	TideOrderMemo *out = w->r->order_memo;
+	int32_t		starts[2] = {0, 0};
+	int			n = 0,
+				kept = -1;
 	JobKey	   *keys,
 			   *spread;
 
 	for (int j = 0; j < s->njobs; j++)
 		if (s->jobs[j].idle)
 			n++;
-	keys = tide_work_alloc_raw(w, sizeof(JobKey) * (n + 1));
-	spread = tide_work_alloc_raw(w, sizeof(JobKey) * (n + 1));
-	n = 0;
-	for (int j = 0; j < s->njobs; j++)
-		if (s->jobs[j].idle)
-		{
-			list[n] = j;
-			key_of(s, j, &keys[n++]);
-		}
-	sort_jobs(list, n, keys, spread);
-	tide_work_release(w, spread);
-	tide_work_release(w, keys);
+	starts[1] = n;
+	if (s->order_memo && ids_ascend(s))
+		kept = order_from_memo(w, s->order_memo, true, 1, starts, list);
+	if (kept < 0)
+	{
+		keys = tide_work_alloc_raw(w, sizeof(JobKey) * (n + 1));
+		spread = tide_work_alloc_raw(w, sizeof(JobKey) * (n + 1));
+		n = 0;
+		for (int j = 0; j < s->njobs; j++)
+			if (s->jobs[j].idle)
+			{
+				list[n] = j;
+				key_of(s, j, &keys[n++]);
+			}
+		sort_jobs(list, n, keys, spread);
+		tide_work_release(w, spread);
+		tide_work_release(w, keys);
+	}
+	if (out)
+	{
+		out->nidle = n;
+		for (int p = 0; p < n; p++)
+			out->e[list[p]].pos = p;
+		out->kept += kept > 0 ? kept : 0;
+	}
 	*nidle = n;
 	return list;
 }
