@@ -289,32 +289,25 @@ struct TideOrderMemo
 	MemoEntry  *e;				/* [njobs], ascending ids */
 };
 
-/* Whether the snapshot's job ids ascend strictly (the memo's merge needs it). */
-static bool
-ids_ascend(const TideSnapshot *s)
-{
-	for (int j = 1; j < s->njobs; j++)
-		if (s->jobs[j].id <= s->jobs[j - 1].id)
-			return false;
-	return true;
-}
-
 /*
- * The memo this decide leaves for the next (r->order_memo), when the
- * caller asks for one (s->order_mem) and the ids ascend: every job's id,
- * key and list now; the places as the lists are made.
+ * This decide's entries (pos -1 until the lists are made), in the memo it
+ * leaves when the caller asks for one (s->order_mem), else in scratch;
+ * starts[q + 1] counts queue q's non-idle jobs, *nidle the idle ones.
+ * NULL when the ids do not ascend (no memo used or left).
  */
-static TideOrderMemo *
-memo_begin(TideWork *w, bool ascending)
+static MemoEntry *
+memo_entries(TideWork *w, int32_t *starts, int32_t *nidle)
 {
 	const TideSnapshot *s = w->s;
 	size_t		head = (sizeof(TideOrderMemo) + 7) & ~(size_t) 7;
+	size_t		size = head + sizeof(MemoEntry) * s->njobs + sizeof(int32_t) * (s->nqueues + 1);
 	TideOrderMemo *m;
+	int64_t		last = INT64_MIN;
+	bool		ascending = true;
+	int32_t		n = 0;
 
-	if (!s->order_mem.alloc || !ascending)
-		return NULL;
-	m = s->order_mem.alloc(s->order_mem.ctx, head + sizeof(MemoEntry) * s->njobs +
-						   sizeof(int32_t) * (s->nqueues + 1));
+	m = s->order_mem.alloc ? s->order_mem.alloc(s->order_mem.ctx, size)
+		: tide_work_alloc_raw(w, size);
 	m->mem = s->order_mem;
 	m->njobs = s->njobs;
 	m->nqueues = s->nqueues;
@@ -327,14 +320,24 @@ memo_begin(TideWork *w, bool ascending)
 		const TideJob *job = &s->jobs[j];
 		MemoEntry  *e = &m->e[j];
 
+		ascending &= job->id > last || j == 0;
+		last = job->id;
 		e->id = job->id;
 		e->lane = job_lane(job);
 		e->created_at = job->created_at;
 		e->list = job->idle ? -1 : job->queue;
 		e->pos = -1;
+		if (job->idle)
+			n++;
+		else
+			starts[job->queue + 1]++;
 	}
-	w->r->order_memo = m;
-	return m;
+	*nidle = n;
+	if (s->order_mem.alloc && ascending)
+		w->r->order_memo = m;
+	else if (s->order_mem.alloc && s->order_mem.free)
+		s->order_mem.free(s->order_mem.ctx, m);
+	return ascending ? m->e : NULL;
 }
 
 void
@@ -351,21 +354,23 @@ tide_order_memo_kept(const TideOrderMemo *m)
 }
 
 /*
- * The lists of the idle jobs (idle: one list, 0) or of the non-idle jobs
- * (by queue, ngroups of them) from memo m, into list (the ranges of
- * starts); the number of jobs placed from the memo, or -1 when the memo
- * does not serve (list is then half written: the caller sorts).
+ * Every list from memo m and this decide's entries cur: the queues' into
+ * list (ranges starts[0..nqueues]), the idle one (nidle jobs) into
+ * w->idle_order.  Returns the number of jobs placed from the memo, or -1
+ * when the memo does not serve (list is then half written: the caller
+ * sorts).  One list is numbered like a queue here: the idle list is
+ * nqueues of this decide, m->nqueues of the memo's places (which follow
+ * the queues' there).
  */
 static int
-order_from_memo(TideWork *w, const TideOrderMemo *m, bool idle, int ngroups,
-				const int32_t *starts, int32_t *list)
+order_from_memo(TideWork *w, const TideOrderMemo *m, const MemoEntry *cur,
+				const int32_t *starts, int32_t nidle, int32_t *list)
 {
 	const TideSnapshot *s = w->s;
-	int32_t		idle_starts[2] = {0, m->nidle};
-	const int32_t *mstarts = idle ? idle_starts : m->starts;
-	int			mgroups = idle ? 1 : m->nqueues;
-	int			nprev = mstarts[mgroups],
-				n = starts[ngroups],
+	int			ngroups = s->nqueues + 1,
+				nq = m->starts[m->nqueues],
+				nprev = nq + m->nidle,
+				n = starts[s->nqueues] + nidle,
 				nkept = 0,
 				nfresh = 0,
 				i = 0;
@@ -373,39 +378,49 @@ order_from_memo(TideWork *w, const TideOrderMemo *m, bool idle, int ngroups,
 			   *fresh,
 			   *grouped = NULL;
 	uint8_t    *have;
-	int32_t    *fstart = NULL;
+	int32_t    *fstart = NULL,
+			   *idle;
 
 	if (n == 0 || nprev == 0)
 		return -1;
+	idle = tide_work_alloc_raw(w, sizeof(int32_t) * (nidle + 1));
 	kept = tide_work_alloc_raw(w, sizeof(JobKey) * (nprev + 1));
 	have = tide_work_alloc(w, nprev + 1);
 	fresh = tide_work_alloc_raw(w, sizeof(JobKey) * (n + 1));
 
-	/* the jobs and the memo side by side, both in id order */
+	/* this decide's jobs and the memo's side by side, both in id order */
 	for (int j = 0; j < s->njobs; j++)
 	{
-		const TideJob *job = &s->jobs[j];
-		const MemoEntry *e;
-		int			g;
+		const MemoEntry *c = &cur[j],
+				   *e;
+		int			lo,
+					hi;
 		JobKey		k;
 
-		if (job->idle != idle)
-			continue;
-		g = idle ? 0 : job->queue;
-		key_of(s, j, &k);
-		while (i < m->njobs && m->e[i].id < job->id)
+		k.lane = c->lane;
+		k.created_at = c->created_at;
+		k.id = c->id;
+		k.j = j;
+		while (i < m->njobs && m->e[i].id < c->id)
 			i++;
 		e = &m->e[i];
-		if (i < m->njobs && e->id == job->id && e->list == (idle ? -1 : g) &&
-			e->lane == k.lane && e->created_at == k.created_at && g < mgroups &&
-			e->pos >= mstarts[g] && e->pos < mstarts[g + 1] && !have[e->pos])
+		if (i == m->njobs || e->id != c->id || e->list != c->list ||
+			e->lane != c->lane || e->created_at != c->created_at)
 		{
-			have[e->pos] = 1;
-			kept[e->pos] = k;
-			nkept++;
-		}
-		else
 			fresh[nfresh++] = k;
+			continue;
+		}
+		/* its place among the memo's: the idle list's follow the queues' */
+		lo = c->list < 0 ? 0 : c->list < m->nqueues ? m->starts[c->list] : 0;
+		hi = c->list < 0 ? m->nidle : c->list < m->nqueues ? m->starts[c->list + 1] : 0;
+		if (e->pos < lo || e->pos >= hi || have[e->pos + (c->list < 0 ? nq : 0)])
+		{
+			fresh[nfresh++] = k;
+			continue;
+		}
+		have[e->pos + (c->list < 0 ? nq : 0)] = 1;
+		kept[e->pos + (c->list < 0 ? nq : 0)] = k;
+		nkept++;
 	}
 	if (nkept * 2 < n)
 	{
@@ -416,12 +431,14 @@ order_from_memo(TideWork *w, const TideOrderMemo *m, bool idle, int ngroups,
 	/* the fresh jobs by list (stable counting), each list sorted */
 	fstart = tide_work_alloc(w, sizeof(int32_t) * (ngroups + 2));
 	grouped = tide_work_alloc_raw(w, sizeof(JobKey) * (nfresh + 1));
+#define GROUP_OF(k) (cur[(k).j].list < 0 ? s->nqueues : cur[(k).j].list)
 	for (int f = 0; f < nfresh; f++)
-		fstart[(idle ? 0 : s->jobs[fresh[f].j].queue) + 2]++;
+		fstart[GROUP_OF(fresh[f]) + 2]++;
 	for (int g = 0; g < ngroups; g++)
 		fstart[g + 2] += fstart[g + 1];
 	for (int f = 0; f < nfresh; f++)
-		grouped[fstart[(idle ? 0 : s->jobs[fresh[f].j].queue) + 1]++] = fresh[f];
+		grouped[fstart[GROUP_OF(fresh[f]) + 1]++] = fresh[f];
+#undef GROUP_OF
 	for (int g = 0; g < ngroups; g++)
 		sort_keys(grouped + fstart[g], fstart[g + 1] - fstart[g],
 				  sort_depth(fstart[g + 1] - fstart[g]));
@@ -429,11 +446,14 @@ order_from_memo(TideWork *w, const TideOrderMemo *m, bool idle, int ngroups,
 	/* each list: its kept jobs in the memo's order, the fresh merged in */
 	for (int g = 0; g < ngroups; g++)
 	{
-		int			at = starts[g],
+		bool		is_idle = g == s->nqueues;
+		int32_t    *to = is_idle ? idle : list;
+		int			at = is_idle ? 0 : starts[g],
+					end = is_idle ? nidle : starts[g + 1],
 					f = fstart[g],
 					fe = fstart[g + 1],
-					p = g < mgroups ? mstarts[g] : 0,
-					pe = g < mgroups ? mstarts[g + 1] : 0,
+					p = is_idle ? nq : g < m->nqueues ? m->starts[g] : 0,
+					pe = is_idle ? nprev : g < m->nqueues ? m->starts[g + 1] : 0,
 					prev = -1;
 
 		for (;;)
@@ -449,19 +469,21 @@ order_from_memo(TideWork *w, const TideOrderMemo *m, bool idle, int ngroups,
 					goto done;
 				}
 				prev = p;
-				list[at++] = kept[p++].j;
+				to[at++] = kept[p++].j;
 			}
 			else if (f < fe)
-				list[at++] = grouped[f++].j;
+				to[at++] = grouped[f++].j;
 			else
 				break;
 		}
-		if (at != starts[g + 1])
+		if (at != end)
 		{
 			nkept = -1;
 			goto done;
 		}
 	}
+	w->idle_order = idle;
+	w->nidle_order = nidle;
 done:
 	if (grouped)
 	{
@@ -471,13 +493,15 @@ done:
 	tide_work_release(w, fresh);
 	tide_work_release(w, have);
 	tide_work_release(w, kept);
+	if (nkept < 0)
+		tide_work_release(w, idle);
 	return nkept;
 }
 
 /*
  * Non-idle jobs grouped by queue (counting sort), each queue sorted, or
- * taken from the memo of the decide before (s->order_memo).
- * starts[q]..starts[q+1] is queue q's range in the returned array.
+ * taken from the memo of the decide before (s->order_memo) with the idle
+ * list.  starts[q]..starts[q+1] is queue q's range in the returned array.
  */
 int32_t *
 tide_order_queue_jobs(TideWork *w, int32_t *starts)
@@ -485,22 +509,25 @@ tide_order_queue_jobs(TideWork *w, int32_t *starts)
 	TideSnapshot *s = w->s;
 	int32_t    *list = tide_work_alloc(w, sizeof(int32_t) * (s->njobs + 1));
 	int32_t    *fill = tide_work_alloc(w, sizeof(int32_t) * (s->nqueues + 1));
-	int32_t		most = 0;
-	bool		ascending = ids_ascend(s);
-	TideOrderMemo *out = memo_begin(w, ascending);
+	int32_t		most = 0,
+				nidle = 0;
+	MemoEntry  *cur = NULL;
 	int			kept = -1;
 	JobKey	   *keys,
 			   *spread;
 
 	for (int q = 0; q <= s->nqueues; q++)
 		starts[q] = 0;
-	for (int j = 0; j < s->njobs; j++)
-		if (!s->jobs[j].idle)
-			starts[s->jobs[j].queue + 1]++;
+	if (s->order_mem.alloc || s->order_memo)
+		cur = memo_entries(w, starts, &nidle);
+	else
+		for (int j = 0; j < s->njobs; j++)
+			if (!s->jobs[j].idle)
+				starts[s->jobs[j].queue + 1]++;
 	for (int q = 0; q < s->nqueues; q++)
 		starts[q + 1] += starts[q];
-	if (ascending && s->order_memo)
-		kept = order_from_memo(w, s->order_memo, false, s->nqueues, starts, list);
+	if (cur && s->order_memo)
+		kept = order_from_memo(w, s->order_memo, cur, starts, nidle, list);
 	if (kept < 0)
 	{
 		for (int q = 0; q < s->nqueues; q++)
@@ -524,8 +551,10 @@ tide_order_queue_jobs(TideWork *w, int32_t *starts)
 		tide_work_release(w, spread);
 		tide_work_release(w, keys);
 	}
-	if (out)
+	if (w->r->order_memo)
 	{
+		TideOrderMemo *out = w->r->order_memo;
+
 		memcpy(out->starts, starts, sizeof(int32_t) * (s->nqueues + 1));
 		for (int p = 0; p < starts[s->nqueues]; p++)
 			out->e[list[p]].pos = p;
@@ -537,28 +566,25 @@ tide_order_queue_jobs(TideWork *w, int32_t *starts)
 
 /*
  * Idle jobs of all groups, retry lane first then R-O1 (groups never
- * interact), sorted or taken from the memo as the queues' lists are.
+ * interact): sorted, or as the memo made them with the queues' lists.
  */
 int32_t *
 tide_order_idle_jobs(TideWork *w, int32_t *nidle)
 {
 	TideSnapshot *s = w->s;
-	int32_t    *list = tide_work_alloc(w, sizeof(int32_t) * (s->njobs + 1));
 	TideOrderMemo *out = w->r->order_memo;
-	int32_t		starts[2] = {0, 0};
-	int			n = 0,
-				kept = -1;
+	int32_t    *list = w->idle_order;
+	int			n = w->nidle_order;
 	JobKey	   *keys,
 			   *spread;
 
-	for (int j = 0; j < s->njobs; j++)
-		if (s->jobs[j].idle)
-			n++;
-	starts[1] = n;
-	if (s->order_memo && ids_ascend(s))
-		kept = order_from_memo(w, s->order_memo, true, 1, starts, list);
-	if (kept < 0)
+	if (!list)
 	{
+		list = tide_work_alloc(w, sizeof(int32_t) * (s->njobs + 1));
+		n = 0;
+		for (int j = 0; j < s->njobs; j++)
+			if (s->jobs[j].idle)
+				n++;
 		keys = tide_work_alloc_raw(w, sizeof(JobKey) * (n + 1));
 		spread = tide_work_alloc_raw(w, sizeof(JobKey) * (n + 1));
 		n = 0;
@@ -577,7 +603,6 @@ tide_order_idle_jobs(TideWork *w, int32_t *nidle)
 		out->nidle = n;
 		for (int p = 0; p < n; p++)
 			out->e[list[p]].pos = p;
-		out->kept += kept > 0 ? kept : 0;
 	}
 	*nidle = n;
 	return list;
