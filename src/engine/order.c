@@ -261,11 +261,13 @@ sort_jobs(int32_t *list, int n, JobKey *keys, JobKey *spread)
  * or changed, few in a busy cycle) are sorted and merged in.  Nothing in
  * the memo is trusted: the kept jobs' keys must ascend as they are merged,
  * places out of range or repeated are refused, and a memo that serves
- * fewer than half of a list's jobs is dropped; then the list is sorted as
+ * fewer than half of the jobs is dropped; then every list is sorted as
  * without a memo.  A memo of other jobs, or of another queue layout, costs
  * time; the order is the keys' total order either way.  Jobs whose ids do
  * not ascend (no load gives them, some tests do) neither use a memo nor
- * leave one.
+ * leave one.  One pass over the jobs writes their entries (the memo this
+ * decide leaves, 32 bytes a job, or scratch), and one merge of those with
+ * the memo makes every list, the idle one too.
  */
 typedef struct MemoEntry
 {
