@@ -294,6 +294,52 @@ record_state(const char *scope, int64 cycle_id, bool settled, int64 seq,
 }
 
 /*
+ * The order memo (src/engine/order.c): the job order of this backend's
+ * last decide, which the next decide of the same scope reuses for the jobs
+ * that did not change instead of sorting every queue again.  The engine
+ * checks it against the jobs themselves, so it need not follow aborts or
+ * full loads: a memo that no longer fits costs time, never a decision.  It
+ * lives in its own context under TopMemoryContext (about 32 bytes a pending
+ * job), a decide's new one in another until the decide returns, when the
+ * old one goes; a decide that errors leaves its context to the next.
+ */
+static MemoryContext order_memo_cxt = NULL;
+static MemoryContext order_memo_next = NULL;
+static const TideOrderMemo *order_memo = NULL;
+static const char *order_memo_scope = NULL;	/* in order_memo_cxt */
+
+static void *
+order_memo_alloc(void *ctx, size_t size)
+{
+	return MemoryContextAllocExtended((MemoryContext) ctx, size, MCXT_ALLOC_HUGE);
+}
+
+/* The memo for a decide of scope, and where it leaves its own. */
+static void
+order_memo_give(TideSnapshot *s, const char *scope)
+{
+	if (order_memo_next)
+		MemoryContextDelete(order_memo_next);
+	order_memo_next = AllocSetContextCreate(TopMemoryContext, "tide order memo", ALLOCSET_SMALL_SIZES);
+	s->order_memo = order_memo && strcmp(order_memo_scope, scope) == 0 ? order_memo : NULL;
+	s->order_mem.alloc = order_memo_alloc;
+	s->order_mem.free = NULL;
+	s->order_mem.ctx = order_memo_next;
+}
+
+/* The decide returned: the memo it left is kept, the one before goes. */
+static void
+order_memo_keep(const TideResult *r, const char *scope)
+{
+	if (order_memo_cxt)
+		MemoryContextDelete(order_memo_cxt);
+	order_memo_cxt = order_memo_next;
+	order_memo_next = NULL;
+	order_memo = r->order_memo;
+	order_memo_scope = MemoryContextStrdup(order_memo_cxt, scope);
+}
+
+/*
  * The cycle after its row: lost nodes, then quiet or load, decide, write.
  * Returns nothing; the caller owns the lock and the row.
  */
@@ -340,7 +386,9 @@ cycle_body(int64 cycle_id, TimestampTz started, const char *group)
 	load_ms = cycle_elapsed_ms(t0);
 
 	INSTR_TIME_SET_CURRENT(t0);
+	order_memo_give(l.s, scope);
 	r = tide_decide(l.s);
+	order_memo_keep(r, scope);
 	decide_ms = cycle_elapsed_ms(t0);
 
 	INSTR_TIME_SET_CURRENT(t0);

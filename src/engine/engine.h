@@ -376,6 +376,20 @@ typedef struct TideSnapshot
 	int32_t		nowners;
 	const char *const *owner_names;
 
+	/*
+	 * The order memo (order.c): the job order of an earlier decide, which
+	 * this one reuses for the jobs whose queue and order key (R-O3, R-O1)
+	 * did not change, instead of sorting every queue again.  NULL, or the
+	 * r->order_memo of an earlier decide, kept by the caller.  It is
+	 * checked against the jobs themselves: a memo of other jobs costs time,
+	 * never changes the order.  order_mem.alloc set: the decide leaves its
+	 * own memo in r->order_memo, allocated there, for the next; the caller
+	 * gives it back (tide_order_memo_free) or deletes what order_mem
+	 * allocates from.  Used only when the job ids ascend (the load's order).
+	 */
+	const struct TideOrderMemo *order_memo;
+	TideMem		order_mem;
+
 	struct TideIndex *index;	/* engine private */
 	struct TideOwners *owners;	/* engine private: usage per (queue, owner) */
 	struct TideOwnerFairs *owner_fair;	/* engine private: R-O7 averages */
@@ -511,6 +525,8 @@ typedef struct TideResult
 	/* the distinct reason lists of the outcomes, stored once each */
 	int32_t		nreasons;
 	TideReason *reasons;
+	/* the order memo for the next decide (s->order_mem set), the caller's */
+	struct TideOrderMemo *order_memo;
 } TideResult;
 
 /* The reasons of an outcome of r: o->nreasons of them. */
@@ -542,6 +558,10 @@ extern int	tide_job_index(const TideSnapshot *s, int64_t id);	/* -1: not pending
 
 /* engine.c */
 extern TideResult *tide_decide(TideSnapshot *s);
+
+/* order.c: an order memo (r->order_memo) given back; NULL is fine */
+typedef struct TideOrderMemo TideOrderMemo;
+extern void tide_order_memo_free(TideOrderMemo *m);
 
 /* share.c: every queue's decayed usage brought up to s->now (R-O6) */
 extern void tide_fair_decay(TideSnapshot *s);

@@ -120,6 +120,9 @@ typedef struct TideWork
 	int64_t    *vec;			/* [nres] scratch */
 	int64_t    *vec2;			/* [nres] scratch */
 	int64_t    *group_nonidle;	/* [ngroups * nres] for idle admission */
+	int32_t    *idle_order;		/* order.c: the idle list when the memo made it
+								 * with the queues', else NULL */
+	int32_t		nidle_order;
 	int32_t	   *run_start;		/* CSR of running allocations per node, or NULL */
 	int32_t	   *run_list;
 	int32_t	   *run_tmp;

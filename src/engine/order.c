@@ -250,8 +250,260 @@ sort_jobs(int32_t *list, int n, JobKey *keys, JobKey *spread)
 }
 
 /*
- * Non-idle jobs grouped by queue (counting sort), each queue sorted.
- * starts[q]..starts[q+1] is queue q's range in the returned array.
+ * The order memo.  A backlog changes little between two cycles, and a
+ * job's order key never changes while its row does not: the lists of the
+ * last decide, kept by the caller (s->order_memo), give most of this
+ * decide's order without a sort.  Per job in id order, its key, its list
+ * (its queue, or the idle list) and its place there.  The snapshot's jobs
+ * come in id order (the load's), and both are read side by side: a job
+ * with the same id, list and key as in the memo keeps its place; the kept
+ * jobs of a list come out in the order of their places, the others (new
+ * or changed, few in a busy cycle) are sorted and merged in.  Nothing in
+ * the memo is trusted: the kept jobs' keys must ascend as they are merged,
+ * places out of range or repeated are refused, and a memo that serves
+ * fewer than half of the jobs is dropped; then every list is sorted as
+ * without a memo.  A memo of other jobs, or of another queue layout, costs
+ * time; the order is the keys' total order either way.  Jobs whose ids do
+ * not ascend (no load gives them, some tests do) neither use a memo nor
+ * leave one.  One pass over the jobs writes their entries (the memo this
+ * decide leaves, 32 bytes a job, or scratch), and one merge of those with
+ * the memo makes every list, the idle one too.
+ */
+typedef struct MemoEntry
+{
+	int64_t		id;
+	int64_t		lane;			/* job_lane() */
+	int64_t		created_at;
+	int32_t		list;			/* its queue, or -1: the idle list */
+	int32_t		pos;			/* its place: index into the queues' list
+								 * (queue q's range is starts[q] to
+								 * starts[q + 1]) or the idle list; -1 none */
+} MemoEntry;
+
+struct TideOrderMemo
+{
+	TideMem		mem;			/* what it was allocated with */
+	int32_t		njobs;
+	int32_t		nqueues;
+	int32_t		nidle;
+	int32_t		kept;			/* jobs whose place came from the memo before */
+	int32_t    *starts;			/* [nqueues + 1] the queues' ranges */
+	MemoEntry  *e;				/* [njobs], ascending ids */
+};
+
+/*
+ * This decide's entries (pos -1 until the lists are made), in the memo it
+ * leaves when the caller asks for one (s->order_mem), else in scratch;
+ * starts[q + 1] counts queue q's non-idle jobs, *nidle the idle ones.
+ * NULL when the ids do not ascend (no memo used or left).
+ */
+static MemoEntry *
+memo_entries(TideWork *w, int32_t *starts, int32_t *nidle)
+{
+	const TideSnapshot *s = w->s;
+	size_t		head = (sizeof(TideOrderMemo) + 7) & ~(size_t) 7;
+	size_t		size = head + sizeof(MemoEntry) * s->njobs + sizeof(int32_t) * (s->nqueues + 1);
+	TideOrderMemo *m;
+	int64_t		last = INT64_MIN;
+	bool		ascending = true;
+	int32_t		n = 0;
+
+	m = s->order_mem.alloc ? s->order_mem.alloc(s->order_mem.ctx, size)
+		: tide_work_alloc_raw(w, size);
+	m->mem = s->order_mem;
+	m->njobs = s->njobs;
+	m->nqueues = s->nqueues;
+	m->nidle = 0;
+	m->kept = 0;
+	m->e = (MemoEntry *) ((char *) m + head);
+	m->starts = (int32_t *) (m->e + s->njobs);
+	for (int j = 0; j < s->njobs; j++)
+	{
+		const TideJob *job = &s->jobs[j];
+		MemoEntry  *e = &m->e[j];
+
+		ascending &= job->id > last || j == 0;
+		last = job->id;
+		e->id = job->id;
+		e->lane = job_lane(job);
+		e->created_at = job->created_at;
+		e->list = job->idle ? -1 : job->queue;
+		e->pos = -1;
+		if (job->idle)
+			n++;
+		else
+			starts[job->queue + 1]++;
+	}
+	*nidle = n;
+	if (s->order_mem.alloc && ascending)
+		w->r->order_memo = m;
+	else if (s->order_mem.alloc && s->order_mem.free)
+		s->order_mem.free(s->order_mem.ctx, m);
+	return ascending ? m->e : NULL;
+}
+
+void
+tide_order_memo_free(TideOrderMemo *m)
+{
+	if (m && m->mem.free)
+		m->mem.free(m->mem.ctx, m);
+}
+
+int32_t
+tide_order_memo_kept(const TideOrderMemo *m)
+{
+	return m ? m->kept : 0;
+}
+
+/*
+ * Every list from memo m and this decide's entries cur: the queues' into
+ * list (ranges starts[0..nqueues]), the idle one (nidle jobs) into
+ * w->idle_order.  Returns the number of jobs placed from the memo, or -1
+ * when the memo does not serve (list is then half written: the caller
+ * sorts).  One list is numbered like a queue here: the idle list is
+ * nqueues of this decide, m->nqueues of the memo's places (which follow
+ * the queues' there).
+ */
+static int
+order_from_memo(TideWork *w, const TideOrderMemo *m, const MemoEntry *cur,
+				const int32_t *starts, int32_t nidle, int32_t *list)
+{
+	const TideSnapshot *s = w->s;
+	int			ngroups = s->nqueues + 1,
+				nq = m->starts[m->nqueues],
+				nprev = nq + m->nidle,
+				n = starts[s->nqueues] + nidle,
+				nkept = 0,
+				nfresh = 0,
+				i = 0;
+	JobKey	   *kept,
+			   *fresh,
+			   *grouped = NULL;
+	uint8_t    *have;
+	int32_t    *fstart = NULL,
+			   *idle;
+
+	if (n == 0 || nprev == 0)
+		return -1;
+	idle = tide_work_alloc_raw(w, sizeof(int32_t) * (nidle + 1));
+	kept = tide_work_alloc_raw(w, sizeof(JobKey) * (nprev + 1));
+	have = tide_work_alloc(w, nprev + 1);
+	fresh = tide_work_alloc_raw(w, sizeof(JobKey) * (n + 1));
+
+	/* this decide's jobs and the memo's side by side, both in id order */
+	for (int j = 0; j < s->njobs; j++)
+	{
+		const MemoEntry *c = &cur[j],
+				   *e;
+		int			lo,
+					hi;
+		JobKey		k;
+
+		k.lane = c->lane;
+		k.created_at = c->created_at;
+		k.id = c->id;
+		k.j = j;
+		while (i < m->njobs && m->e[i].id < c->id)
+			i++;
+		e = &m->e[i];
+		if (i == m->njobs || e->id != c->id || e->list != c->list ||
+			e->lane != c->lane || e->created_at != c->created_at)
+		{
+			fresh[nfresh++] = k;
+			continue;
+		}
+		/* its place among the memo's: the idle list's follow the queues' */
+		lo = c->list < 0 ? 0 : c->list < m->nqueues ? m->starts[c->list] : 0;
+		hi = c->list < 0 ? m->nidle : c->list < m->nqueues ? m->starts[c->list + 1] : 0;
+		if (e->pos < lo || e->pos >= hi || have[e->pos + (c->list < 0 ? nq : 0)])
+		{
+			fresh[nfresh++] = k;
+			continue;
+		}
+		have[e->pos + (c->list < 0 ? nq : 0)] = 1;
+		kept[e->pos + (c->list < 0 ? nq : 0)] = k;
+		nkept++;
+	}
+	if (nkept * 2 < n)
+	{
+		nkept = -1;
+		goto done;
+	}
+
+	/* the fresh jobs by list (stable counting), each list sorted */
+	fstart = tide_work_alloc(w, sizeof(int32_t) * (ngroups + 2));
+	grouped = tide_work_alloc_raw(w, sizeof(JobKey) * (nfresh + 1));
+#define GROUP_OF(k) (cur[(k).j].list < 0 ? s->nqueues : cur[(k).j].list)
+	for (int f = 0; f < nfresh; f++)
+		fstart[GROUP_OF(fresh[f]) + 2]++;
+	for (int g = 0; g < ngroups; g++)
+		fstart[g + 2] += fstart[g + 1];
+	for (int f = 0; f < nfresh; f++)
+		grouped[fstart[GROUP_OF(fresh[f]) + 1]++] = fresh[f];
+#undef GROUP_OF
+	for (int g = 0; g < ngroups; g++)
+		sort_keys(grouped + fstart[g], fstart[g + 1] - fstart[g],
+				  sort_depth(fstart[g + 1] - fstart[g]));
+
+	/* each list: its kept jobs in the memo's order, the fresh merged in */
+	for (int g = 0; g < ngroups; g++)
+	{
+		bool		is_idle = g == s->nqueues;
+		int32_t    *to = is_idle ? idle : list;
+		int			at = is_idle ? 0 : starts[g],
+					end = is_idle ? nidle : starts[g + 1],
+					f = fstart[g],
+					fe = fstart[g + 1],
+					p = is_idle ? nq : g < m->nqueues ? m->starts[g] : 0,
+					pe = is_idle ? nprev : g < m->nqueues ? m->starts[g + 1] : 0,
+					prev = -1;
+
+		for (;;)
+		{
+			while (p < pe && !have[p])
+				p++;
+			if (p < pe && (f == fe || key_cmp(&kept[p], &grouped[f]) < 0))
+			{
+				/* the memo's order must be the keys' */
+				if (prev >= 0 && key_cmp(&kept[prev], &kept[p]) >= 0)
+				{
+					nkept = -1;
+					goto done;
+				}
+				prev = p;
+				to[at++] = kept[p++].j;
+			}
+			else if (f < fe)
+				to[at++] = grouped[f++].j;
+			else
+				break;
+		}
+		if (at != end)
+		{
+			nkept = -1;
+			goto done;
+		}
+	}
+	w->idle_order = idle;
+	w->nidle_order = nidle;
+done:
+	if (grouped)
+	{
+		tide_work_release(w, grouped);
+		tide_work_release(w, fstart);
+	}
+	tide_work_release(w, fresh);
+	tide_work_release(w, have);
+	tide_work_release(w, kept);
+	if (nkept < 0)
+		tide_work_release(w, idle);
+	return nkept;
+}
+
+/*
+ * Non-idle jobs grouped by queue (counting sort), each queue sorted, or
+ * taken from the memo of the decide before (s->order_memo) with the idle
+ * list.  starts[q]..starts[q+1] is queue q's range in the returned array.
  */
 int32_t *
 tide_order_queue_jobs(TideWork *w, int32_t *starts)
@@ -259,65 +511,101 @@ tide_order_queue_jobs(TideWork *w, int32_t *starts)
 	TideSnapshot *s = w->s;
 	int32_t    *list = tide_work_alloc(w, sizeof(int32_t) * (s->njobs + 1));
 	int32_t    *fill = tide_work_alloc(w, sizeof(int32_t) * (s->nqueues + 1));
-	int32_t		most = 0;
+	int32_t		most = 0,
+				nidle = 0;
+	MemoEntry  *cur = NULL;
+	int			kept = -1;
 	JobKey	   *keys,
 			   *spread;
 
 	for (int q = 0; q <= s->nqueues; q++)
 		starts[q] = 0;
-	for (int j = 0; j < s->njobs; j++)
-		if (!s->jobs[j].idle)
-			starts[s->jobs[j].queue + 1]++;
+	if (s->order_mem.alloc || s->order_memo)
+		cur = memo_entries(w, starts, &nidle);
+	else
+		for (int j = 0; j < s->njobs; j++)
+			if (!s->jobs[j].idle)
+				starts[s->jobs[j].queue + 1]++;
 	for (int q = 0; q < s->nqueues; q++)
 		starts[q + 1] += starts[q];
-	for (int q = 0; q < s->nqueues; q++)
+	if (cur && s->order_memo)
+		kept = order_from_memo(w, s->order_memo, cur, starts, nidle, list);
+	if (kept < 0)
 	{
-		fill[q] = starts[q];
-		if (starts[q + 1] - starts[q] > most)
-			most = starts[q + 1] - starts[q];
-	}
-	keys = tide_work_alloc_raw(w, sizeof(JobKey) * (starts[s->nqueues] + 1));
-	spread = tide_work_alloc_raw(w, sizeof(JobKey) * (most + 1));
-	for (int j = 0; j < s->njobs; j++)
-		if (!s->jobs[j].idle)
+		for (int q = 0; q < s->nqueues; q++)
 		{
-			int32_t		at = fill[s->jobs[j].queue]++;
-
-			list[at] = j;
-			key_of(s, j, &keys[at]);
+			fill[q] = starts[q];
+			if (starts[q + 1] - starts[q] > most)
+				most = starts[q + 1] - starts[q];
 		}
-	for (int q = 0; q < s->nqueues; q++)
-		sort_jobs(list + starts[q], starts[q + 1] - starts[q], keys + starts[q], spread);
-	tide_work_release(w, spread);
-	tide_work_release(w, keys);
+		keys = tide_work_alloc_raw(w, sizeof(JobKey) * (starts[s->nqueues] + 1));
+		spread = tide_work_alloc_raw(w, sizeof(JobKey) * (most + 1));
+		for (int j = 0; j < s->njobs; j++)
+			if (!s->jobs[j].idle)
+			{
+				int32_t		at = fill[s->jobs[j].queue]++;
+
+				list[at] = j;
+				key_of(s, j, &keys[at]);
+			}
+		for (int q = 0; q < s->nqueues; q++)
+			sort_jobs(list + starts[q], starts[q + 1] - starts[q], keys + starts[q], spread);
+		tide_work_release(w, spread);
+		tide_work_release(w, keys);
+	}
+	if (w->r->order_memo)
+	{
+		TideOrderMemo *out = w->r->order_memo;
+
+		memcpy(out->starts, starts, sizeof(int32_t) * (s->nqueues + 1));
+		for (int p = 0; p < starts[s->nqueues]; p++)
+			out->e[list[p]].pos = p;
+		out->kept = kept > 0 ? kept : 0;
+	}
+	tide_work_release(w, fill);
 	return list;
 }
 
-/* Idle jobs of all groups, retry lane first then R-O1 (groups never interact). */
+/*
+ * Idle jobs of all groups, retry lane first then R-O1 (groups never
+ * interact): sorted, or as the memo made them with the queues' lists.
+ */
 int32_t *
 tide_order_idle_jobs(TideWork *w, int32_t *nidle)
 {
 	TideSnapshot *s = w->s;
-	int32_t    *list = tide_work_alloc(w, sizeof(int32_t) * (s->njobs + 1));
-	int			n = 0;
+	TideOrderMemo *out = w->r->order_memo;
+	int32_t    *list = w->idle_order;
+	int			n = w->nidle_order;
 	JobKey	   *keys,
 			   *spread;
 
-	for (int j = 0; j < s->njobs; j++)
-		if (s->jobs[j].idle)
-			n++;
-	keys = tide_work_alloc_raw(w, sizeof(JobKey) * (n + 1));
-	spread = tide_work_alloc_raw(w, sizeof(JobKey) * (n + 1));
-	n = 0;
-	for (int j = 0; j < s->njobs; j++)
-		if (s->jobs[j].idle)
-		{
-			list[n] = j;
-			key_of(s, j, &keys[n++]);
-		}
-	sort_jobs(list, n, keys, spread);
-	tide_work_release(w, spread);
-	tide_work_release(w, keys);
+	if (!list)
+	{
+		list = tide_work_alloc(w, sizeof(int32_t) * (s->njobs + 1));
+		n = 0;
+		for (int j = 0; j < s->njobs; j++)
+			if (s->jobs[j].idle)
+				n++;
+		keys = tide_work_alloc_raw(w, sizeof(JobKey) * (n + 1));
+		spread = tide_work_alloc_raw(w, sizeof(JobKey) * (n + 1));
+		n = 0;
+		for (int j = 0; j < s->njobs; j++)
+			if (s->jobs[j].idle)
+			{
+				list[n] = j;
+				key_of(s, j, &keys[n++]);
+			}
+		sort_jobs(list, n, keys, spread);
+		tide_work_release(w, spread);
+		tide_work_release(w, keys);
+	}
+	if (out)
+	{
+		out->nidle = n;
+		for (int p = 0; p < n; p++)
+			out->e[list[p]].pos = p;
+	}
 	*nidle = n;
 	return list;
 }

@@ -24,4 +24,7 @@ extern void tide_queue_heap_pop(TideQueueHeap *h);
 extern void tide_queue_heap_update(TideQueueHeap *h);
 extern int32_t *tide_order_idle_jobs(TideWork *w, int32_t *nidle);
 
+/* Jobs whose place the decide that made memo m took from the memo before it. */
+extern int32_t tide_order_memo_kept(const TideOrderMemo *m);
+
 #endif							/* TIDE_ORDER_H */
