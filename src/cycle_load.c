@@ -150,7 +150,7 @@ run_select(Loader *ld, const char *sql)
 	loader_query_args(ld, types, args, nulls);
 	for (int i = 0; i < LOADER_NARGS; i++)
 		n[i] = nulls[i] ? 'n' : ' ';
-	ret = SPI_execute_with_args(sql, 3, types, args, n, true, 0);
+	ret = SPI_execute_plan(cycle_kept_plan(sql, 3, types, 0), args, n, true, 0);
 
 	if (ret != SPI_OK_SELECT)
 		elog(ERROR, "tide.run_cycle: query failed (%s): %s", SPI_result_code_string(ret), sql);
@@ -165,7 +165,7 @@ group_names(const char *group, const char *sql)
 	Datum		arg = CStringGetTextDatum(group);
 	bool		isnull;
 	Datum		d;
-	int			ret = SPI_execute_with_args(sql, 1, &argtype, &arg, NULL, true, 1);
+	int			ret = SPI_execute_plan(cycle_kept_plan(sql, 1, &argtype, 0), &arg, NULL, true, 1);
 
 	if (ret != SPI_OK_SELECT || SPI_processed != 1)
 		elog(ERROR, "tide.run_cycle: listing the group's names failed: %s", SPI_result_code_string(ret));

@@ -117,6 +117,60 @@ row_destroy(DestReceiver *self)
 {
 }
 
+/*
+ * Plans kept for the backend's life, one per query text, parameter types and
+ * options: the load's queries are the same every cycle, and at one cycle a
+ * second parsing and planning them again cost a tenth of a busy cycle's
+ * load.  The plan cache (plancache.c) replans a kept plan when what it
+ * depends on changes (DDL, statistics, search_path, the user).
+ */
+#define KEPT_PLANS 32
+#define KEPT_MAXARGS 8
+
+typedef struct KeptPlan
+{
+	char	   *sql;			/* a copy, in TopMemoryContext */
+	int			nargs;
+	Oid			argtypes[KEPT_MAXARGS];
+	int			options;
+	SPIPlanPtr	plan;
+} KeptPlan;
+
+static KeptPlan kept_plans[KEPT_PLANS];
+static int	nkept_plans = 0;
+
+SPIPlanPtr
+cycle_kept_plan(const char *sql, int nargs, const Oid *argtypes, int options)
+{
+	SPIPlanPtr	plan;
+	KeptPlan   *k;
+
+	for (int i = 0; i < nkept_plans; i++)
+	{
+		k = &kept_plans[i];
+		if (k->nargs == nargs && k->options == options &&
+			memcmp(k->argtypes, argtypes, sizeof(Oid) * nargs) == 0 && strcmp(k->sql, sql) == 0)
+			return k->plan;
+	}
+	plan = SPI_prepare_cursor(sql, nargs, (Oid *) argtypes, options);
+	if (plan == NULL)
+		elog(ERROR, "tide.run_cycle: query failed (%s): %s", SPI_result_code_string(SPI_result), sql);
+	/* more queries than expected: this one lives until SPI_finish() */
+	if (nkept_plans == KEPT_PLANS || nargs > KEPT_MAXARGS)
+		return plan;
+	if (SPI_keepplan(plan) != 0)
+		elog(ERROR, "tide.run_cycle: cannot keep the plan of: %s", sql);
+	k = &kept_plans[nkept_plans];
+	k->sql = MemoryContextStrdup(TopMemoryContext, sql);
+	k->nargs = nargs;
+	memset(k->argtypes, 0, sizeof(k->argtypes));
+	memcpy(k->argtypes, argtypes, sizeof(Oid) * nargs);
+	k->options = options;
+	k->plan = plan;
+	nkept_plans++;
+	return plan;
+}
+
 uint64
 cycle_stream(const char *sql, int nargs, const Oid *argtypes, const Datum *args,
 			 const bool *nulls, CycleRowFn fn, void *arg)
@@ -128,21 +182,25 @@ uint64
 cycle_stream_keep(const char *sql, int nargs, const Oid *argtypes, const Datum *args,
 				  const bool *nulls, CycleRowFn fn, void *arg, CycleRowSet *keep)
 {
-	SPIPlanPtr	plan;
+	return cycle_stream_plan(cycle_kept_plan(sql, nargs, argtypes, 0), args, nulls, fn, arg, keep);
+}
+
+uint64
+cycle_stream_plan(SPIPlanPtr plan, const Datum *args, const bool *nulls,
+				  CycleRowFn fn, void *arg, CycleRowSet *keep)
+{
+	int			nargs = SPI_getargcount(plan);
 	ParamListInfo params = makeParamList(nargs);
 	SPIExecuteOptions opts;
 	RowReceiver r;
 	int			ret;
 
-	plan = SPI_prepare(sql, nargs, (Oid *) argtypes);
-	if (plan == NULL)
-		elog(ERROR, "tide.run_cycle: query failed (%s): %s", SPI_result_code_string(SPI_result), sql);
 	for (int i = 0; i < nargs; i++)
 	{
 		params->params[i].value = args[i];
 		params->params[i].isnull = nulls[i];
 		params->params[i].pflags = PARAM_FLAG_CONST;
-		params->params[i].ptype = argtypes[i];
+		params->params[i].ptype = SPI_getargtypeid(plan, i);
 	}
 	memset(&r, 0, sizeof(r));
 	r.pub.receiveSlot = row_receive;
@@ -161,8 +219,7 @@ cycle_stream_keep(const char *sql, int nargs, const Oid *argtypes, const Datum *
 	opts.dest = &r.pub;
 	ret = SPI_execute_plan_extended(plan, &opts);
 	if (ret != SPI_OK_SELECT)
-		elog(ERROR, "tide.run_cycle: query failed (%s): %s", SPI_result_code_string(ret), sql);
-	SPI_freeplan(plan);
+		elog(ERROR, "tide.run_cycle: query failed (%s)", SPI_result_code_string(ret));
 	MemoryContextDelete(r.rowcxt);
 	return SPI_processed;
 }
