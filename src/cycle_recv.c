@@ -227,7 +227,13 @@ cycle_stream_plan(SPIPlanPtr plan, const Datum *args, const bool *nulls,
 void
 cycle_rows_replay(const CycleRowSet *set, CycleRowFn fn, void *arg)
 {
-	int			natts;
+	cycle_rows_replay_cols(set, set->desc ? set->desc->natts : 0, fn, arg);
+}
+
+void
+cycle_rows_replay_cols(const CycleRowSet *set, int ncols, CycleRowFn fn, void *arg)
+{
+	TupleDesc	desc;
 	Datum	   *values;
 	bool	   *nulls;
 	MemoryContext rowcxt,
@@ -235,9 +241,16 @@ cycle_rows_replay(const CycleRowSet *set, CycleRowFn fn, void *arg)
 
 	if (set->n == 0 || fn == NULL)
 		return;
-	natts = set->desc->natts;
-	values = palloc(sizeof(Datum) * natts);
-	nulls = palloc(sizeof(bool) * natts);
+	Assert(ncols >= 1 && ncols <= set->desc->natts);
+	desc = set->desc;
+	if (ncols < desc->natts)
+	{
+		/* heap_deform_tuple stops at the descriptor's last column */
+		desc = CreateTupleDescCopy(set->desc);
+		desc->natts = ncols;
+	}
+	values = palloc(sizeof(Datum) * ncols);
+	nulls = palloc(sizeof(bool) * ncols);
 	rowcxt = AllocSetContextCreate(CurrentMemoryContext, "tide load row", ALLOCSET_SMALL_SIZES);
 	for (int64 i = 0; i < set->n; i++)
 	{
@@ -247,7 +260,7 @@ cycle_rows_replay(const CycleRowSet *set, CycleRowFn fn, void *arg)
 		/* a minimal tuple read as a heap tuple (as the executor does) */
 		htup.t_len = mt->t_len + MINIMAL_TUPLE_OFFSET;
 		htup.t_data = (HeapTupleHeader) ((char *) mt - MINIMAL_TUPLE_OFFSET);
-		heap_deform_tuple(&htup, set->desc, values, nulls);
+		heap_deform_tuple(&htup, desc, values, nulls);
 		old = MemoryContextSwitchTo(rowcxt);
 		fn(arg, values, nulls);
 		MemoryContextSwitchTo(old);
@@ -256,4 +269,6 @@ cycle_rows_replay(const CycleRowSet *set, CycleRowFn fn, void *arg)
 	MemoryContextDelete(rowcxt);
 	pfree(values);
 	pfree(nulls);
+	if (desc != set->desc)
+		FreeTupleDesc(desc);
 }

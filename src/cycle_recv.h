@@ -80,4 +80,7 @@ extern uint64 cycle_stream_plan(SPIPlanPtr plan, const Datum *args, const bool *
 /* Each kept row to fn (NULL fn: nothing), in the set's order, as the query gave it. */
 extern void cycle_rows_replay(const CycleRowSet *set, CycleRowFn fn, void *arg);
 
+/* The same, fn given only the first ncols columns (the rest not read). */
+extern void cycle_rows_replay_cols(const CycleRowSet *set, int ncols, CycleRowFn fn, void *arg);
+
 #endif							/* TIDE_CYCLE_RECV_H */
