@@ -349,12 +349,11 @@ loader_changed_rows(Loader *ld, bool jobs, const char *changed_sql, int job_col)
 	loader_query_args(ld, types, args, nulls);
 	cycle_rowset_init(&fresh, ld->l->mcxt, job_col);
 	/*
-	 * A generic plan, made once: the changed jobs are looked up by key
-	 * whatever their number, and custom plans of this query cost more to
-	 * make than to run (some, estimating the ids past the statistics'
-	 * range, hashed a whole table).
+	 * Planned for each cycle's ids (a custom plan): a generic one, made for
+	 * some ten ids, may test each row against the whole array (no hashed
+	 * array for a parameter), rows x ids when thousands changed.
 	 */
-	cycle_stream_plan(cycle_kept_plan(changed_sql, LOADER_NARGS, types, CURSOR_OPT_GENERIC_PLAN),
+	cycle_stream_plan(cycle_kept_plan(changed_sql, LOADER_NARGS, types, CURSOR_OPT_CUSTOM_PLAN),
 					  args, nulls, NULL, NULL, &fresh);
 	return cycle_cache_rows(&ld->delta, jobs, job_col, &fresh);
 }

@@ -182,7 +182,13 @@ uint64
 cycle_stream_keep(const char *sql, int nargs, const Oid *argtypes, const Datum *args,
 				  const bool *nulls, CycleRowFn fn, void *arg, CycleRowSet *keep)
 {
-	return cycle_stream_plan(cycle_kept_plan(sql, nargs, argtypes, 0), args, nulls, fn, arg, keep);
+	/*
+	 * custom plans: the arrays of a resource group's names, thousands long,
+	 * are hashed when they are constants and searched row by row when
+	 * they are a generic plan's parameters
+	 */
+	return cycle_stream_plan(cycle_kept_plan(sql, nargs, argtypes, CURSOR_OPT_CUSTOM_PLAN),
+							 args, nulls, fn, arg, keep);
 }
 
 uint64
