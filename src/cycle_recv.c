@@ -26,7 +26,35 @@ typedef struct RowReceiver
 	void	   *arg;
 	MemoryContext rowcxt;		/* the callback's scratch, reset each row */
 	CycleRowSet *keep;			/* NULL: keep nothing */
+	MemoryContext tupcxt;		/* where keep's tuples go */
 } RowReceiver;
+
+/*
+ * The tuples a query streams into a set are allocated in a generation
+ * context under the set's context (made on first use, found again among
+ * the context's children by name): each one the size it is, where an
+ * allocation set rounds each of these (a few hundred bytes) up to a power
+ * of two, nearly twice the memory the first load of a big backlog faults
+ * in page by page.  They are still freed one by one (pfree), a block going
+ * back once all its tuples have; the few rows an incremental load adds
+ * later (cycle_rowset_add) go in the set's own context, whose free chunks
+ * are reused, so that the kept memory never grows past the first load's
+ * bulk and what lives after it.
+ */
+static const char kept_rows_name[] = "tide kept rows";
+
+#define KEPT_ROWS_INIT_BLOCK (8 * 1024)
+#define KEPT_ROWS_MAX_BLOCK (1024 * 1024)
+
+static MemoryContext
+rows_cxt(const CycleRowSet *set)
+{
+	for (MemoryContext c = set->cxt->firstchild; c != NULL; c = c->nextchild)
+		if (c->name == kept_rows_name)
+			return c;
+	return GenerationContextCreate(set->cxt, kept_rows_name, 0,
+								   KEPT_ROWS_INIT_BLOCK, KEPT_ROWS_MAX_BLOCK);
+}
 
 void
 cycle_rowset_init(CycleRowSet *set, MemoryContext cxt, int job_col)
@@ -81,7 +109,7 @@ row_receive(TupleTableSlot *slot, DestReceiver *self)
 	if (r->keep)
 	{
 		/* one copy, made where the set keeps it */
-		MemoryContextSwitchTo(r->keep->cxt);
+		MemoryContextSwitchTo(r->tupcxt);
 		rowset_adopt(r->keep, int8_col(slot, 1), int8_col(slot, r->keep->job_col),
 					 ExecCopySlotMinimalTuple(slot));
 		MemoryContextSwitchTo(r->rowcxt);
@@ -218,6 +246,7 @@ cycle_stream_plan(SPIPlanPtr plan, const Datum *args, const bool *nulls,
 	r.fn = fn;
 	r.arg = arg;
 	r.keep = keep;
+	r.tupcxt = keep ? rows_cxt(keep) : NULL;
 	r.rowcxt = AllocSetContextCreate(CurrentMemoryContext, "tide load row", ALLOCSET_SMALL_SIZES);
 	memset(&opts, 0, sizeof(opts));
 	opts.params = params;

@@ -43,7 +43,8 @@ typedef struct CycleRow
 
 typedef struct CycleRowSet
 {
-	MemoryContext cxt;			/* where the tuples, desc and rows live */
+	MemoryContext cxt;			/* where the tuples (streamed ones in a child
+								 * context), desc and rows live */
 	TupleDesc	desc;			/* the query's result */
 	int			job_col;		/* 1-based */
 	int64		n,
