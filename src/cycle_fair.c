@@ -28,6 +28,7 @@
 #include "utils/timestamp.h"
 
 #include "cycle_fair.h"
+#include "cycle_recv.h"
 #include "cycle_rows.h"
 #include "settings.h"
 
@@ -60,7 +61,7 @@ tide_cycle_fair_load(TideSnapshot *s, const NameMap *names, Datum group)
 	s->half_life = (int64) tide_fair_share_half_life * USECS_PER_SEC;
 	if (s->half_life <= 0)
 		return;
-	ret = SPI_execute_with_args(Q_FAIR, 1, &argtype, &group, group ? NULL : "n", true, 0);
+	ret = SPI_execute_plan(cycle_kept_plan(Q_FAIR, 1, &argtype, 0), &group, group ? NULL : "n", true, 0);
 	if (ret != SPI_OK_SELECT)
 		elog(ERROR, "tide.run_cycle: reading tide.queue_fair_usage failed: %s", SPI_result_code_string(ret));
 	for (uint64 i = 0; i < SPI_processed; i++)

@@ -45,8 +45,7 @@ static const char *const Q_NODES =
 "       n.allow_cpu_jobs,"
 "       n.labels,"
 "       n.heartbeat_at"
-"  FROM tide.nodes n WHERE ($1::text IS NULL OR n.resource_group = $1)"
-" ORDER BY n.name COLLATE \"C\"";
+"  FROM tide.nodes n WHERE ($1::text IS NULL OR n.resource_group = $1)";
 #define Anum_nodes_name				1
 #define Anum_nodes_resource_group	2
 #define Anum_nodes_capacity			3
@@ -56,6 +55,27 @@ static const char *const Q_NODES =
 #define Anum_nodes_allow_cpu_jobs	7
 #define Anum_nodes_labels			8
 #define Anum_nodes_heartbeat_at		9
+
+/*
+ * A node's row as Q_NODES streams it, its texts and varlenas copied into
+ * the load's arena (a value equal to the previous row's is that copy: most
+ * nodes share their group, capacity, card type and topology).  The query
+ * gives them in no order; they are sorted by name here (sort_nodes), as
+ * ORDER BY name COLLATE "C" did at a tuplesort's cost.
+ */
+typedef struct NodeRow
+{
+	const char *name;			/* NUL-terminated */
+	int			namelen;
+	const char *group;
+	Datum		capacity;		/* resvec, as stored (a short header stays) */
+	const char *gpu_type;		/* NULL: none */
+	Datum		topology;		/* int4[]; 0: none */
+	Datum		labels;			/* jsonb; 0: none */
+	int			state;
+	bool		allow_cpu_jobs;
+	TimestampTz heartbeat_at;
+} NodeRow;
 
 static const char *const Q_QUEUES =
 "SELECT q.name, q.resource_group, q.quota, q.capability, q.priority, q.placement,"
@@ -150,7 +170,7 @@ run_select(Loader *ld, const char *sql)
 	loader_query_args(ld, types, args, nulls);
 	for (int i = 0; i < LOADER_NARGS; i++)
 		n[i] = nulls[i] ? 'n' : ' ';
-	ret = SPI_execute_with_args(sql, 3, types, args, n, true, 0);
+	ret = SPI_execute_plan(cycle_kept_plan(sql, 3, types, 0), args, n, true, 0);
 
 	if (ret != SPI_OK_SELECT)
 		elog(ERROR, "tide.run_cycle: query failed (%s): %s", SPI_result_code_string(ret), sql);
@@ -165,7 +185,7 @@ group_names(const char *group, const char *sql)
 	Datum		arg = CStringGetTextDatum(group);
 	bool		isnull;
 	Datum		d;
-	int			ret = SPI_execute_with_args(sql, 1, &argtype, &arg, NULL, true, 1);
+	int			ret = SPI_execute_plan(cycle_kept_plan(sql, 1, &argtype, 0), &arg, NULL, true, 1);
 
 	if (ret != SPI_OK_SELECT || SPI_processed != 1)
 		elog(ERROR, "tide.run_cycle: listing the group's names failed: %s", SPI_result_code_string(ret));
@@ -274,28 +294,29 @@ intern_resvec_column(Loader *ld, SPITupleTable *t, int colno)
 	}
 }
 
-/* Intern the names of an allocation's resources (pass 1, a CycleRowFn). */
+/* The allocations' pass 1: the load, and the names last interned. */
+typedef struct AllocNames
+{
+	Loader	   *ld;
+	ResVecMemo	memo;
+} AllocNames;
+
+/*
+ * Intern the names of an allocation's resources (pass 1, a CycleRowFn
+ * given the columns up to Anum_allocs_resources): a run of allocations
+ * naming the same resources (nearly all do) interns them once.
+ */
 static void
 intern_alloc_row(void *arg, const Datum *v, const bool *nulls)
 {
-	Loader	   *ld = arg;
-	ResVec	   *rv = DatumGetResVecP(v[Anum_allocs_resources - 1]);
+	AllocNames *an = arg;
+	ShortBuf	buf;
+	ResVec	   *rv = DatumGetResVecP(loader_unpack_short(v[Anum_allocs_resources - 1], &buf));
 
+	if (loader_resvec_names_seen(&an->memo, rv))
+		return;
 	for (int k = 0; k < resvec_count(rv); k++)
-		intern_name(ld, resvec_name(rv, k));
-}
-
-/* Intern the names of a text column (card types) (pass 1). */
-static void
-intern_text_column(Loader *ld, SPITupleTable *t, int colno)
-{
-	for (uint64 i = 0; i < NROWS(t); i++)
-	{
-		char	   *name = col_text(ld, t, i, colno);
-
-		if (name)
-			intern_name(ld, name);
-	}
+		intern_name(an->ld, resvec_name(rv, k));
 }
 
 /* A limit vector: the names it lists limit, the others are unlimited (R-A1). */
@@ -334,26 +355,168 @@ col_micros(Loader *ld, SPITupleTable *t, uint64 row, int colno)
 	return isnull ? 0 : DatumGetInt64(d);
 }
 
+/* Is a text datum word (read in place)? */
+static bool
+text_is(Datum d, const char *word)
+{
+	text	   *t = DatumGetTextPP(d);
+	int			len = VARSIZE_ANY_EXHDR(t);
+
+	return len == (int) strlen(word) && memcmp(VARDATA_ANY(t), word, len) == 0;
+}
+
+/* A varlena column copied (loader_arena_copy), or prev when it holds the same bytes. */
+static Datum
+arena_varlena_same(Loader *ld, Datum d, Datum prev)
+{
+	struct varlena *v = (struct varlena *) DatumGetPointer(d);
+	struct varlena *p = (struct varlena *) DatumGetPointer(prev);
+
+	/* the header's bytes too: a short one and a long one differ */
+	if (p && !VARATT_IS_EXTERNAL(v) && !VARATT_IS_COMPRESSED(v) &&
+		VARSIZE_ANY(v) == VARSIZE_ANY(p) && memcmp(v, p, VARSIZE_ANY(v)) == 0)
+		return prev;
+	return loader_arena_copy(ld, d);
+}
+
+/* A text column as a NUL-terminated copy (*len its bytes), or prev when equal. */
+static const char *
+arena_text_same(Loader *ld, Datum d, const char *prev, int *len)
+{
+	text	   *t = DatumGetTextPP(d);
+	int			n = VARSIZE_ANY_EXHDR(t);
+	char	   *p;
+
+	if (len)
+		*len = n;
+	if (prev && strncmp(prev, VARDATA_ANY(t), n) == 0 && prev[n] == '\0')
+		return prev;
+	p = loader_arena_alloc(ld, n + 1);
+	memcpy(p, VARDATA_ANY(t), n);
+	p[n] = '\0';
+	return p;
+}
+
+/* One row of Q_NODES (a CycleRowFn): kept for sort_nodes and load_nodes. */
+static void
+node_row(void *arg, const Datum *v, const bool *nulls)
+{
+	Loader	   *ld = arg;
+	NodeRow    *prev = ld->nnode_rows > 0 ? ld->node_rows[ld->nnode_rows - 1] : NULL;
+	NodeRow    *n;
+	NodeRow		none = {0};
+
+	if (ld->nnode_rows == ld->node_rows_cap)
+	{
+		if (ld->node_rows_cap >= INT32_MAX / 4)
+			ereport(ERROR, (errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+							errmsg("too many rows for one scheduling cycle")));
+		ld->node_rows_cap = ld->node_rows_cap ? ld->node_rows_cap * 2 : 1024;
+		ld->node_rows = ld->node_rows == NULL
+			? MemoryContextAllocHuge(ld->l->mcxt, sizeof(NodeRow *) * ld->node_rows_cap)
+			: repalloc_huge(ld->node_rows, sizeof(NodeRow *) * ld->node_rows_cap);
+	}
+	if (prev == NULL)
+		prev = &none;
+	n = loader_arena_alloc(ld, sizeof(NodeRow));
+	ld->node_rows[ld->nnode_rows++] = n;
+	n->name = arena_text_same(ld, v[Anum_nodes_name - 1], NULL, &n->namelen);
+	n->group = arena_text_same(ld, v[Anum_nodes_resource_group - 1], prev->group, NULL);
+	n->capacity = arena_varlena_same(ld, v[Anum_nodes_capacity - 1], prev->capacity);
+	n->gpu_type = nulls[Anum_nodes_gpu_type - 1] ? NULL :
+		arena_text_same(ld, v[Anum_nodes_gpu_type - 1], prev->gpu_type, NULL);
+	n->topology = nulls[Anum_nodes_gpu_topology - 1] ? (Datum) 0 :
+		arena_varlena_same(ld, v[Anum_nodes_gpu_topology - 1], prev->topology);
+	n->labels = nulls[Anum_nodes_labels - 1] ? (Datum) 0 :
+		arena_varlena_same(ld, v[Anum_nodes_labels - 1], prev->labels);
+	n->state = text_is(v[Anum_nodes_state - 1], "ready") ? TIDE_NODE_READY :
+		text_is(v[Anum_nodes_state - 1], "draining") ? TIDE_NODE_DRAINING : TIDE_NODE_DOWN;
+	n->allow_cpu_jobs = DatumGetBool(v[Anum_nodes_allow_cpu_jobs - 1]);
+	n->heartbeat_at = nulls[Anum_nodes_heartbeat_at - 1] ? 0 :
+		DatumGetTimestampTz(v[Anum_nodes_heartbeat_at - 1]);
+}
+
+/* Names in COLLATE "C" order: bytes compared unsigned, a prefix first. */
+static int
+node_row_cmp(const void *a, const void *b)
+{
+	const NodeRow *x = *(NodeRow *const *) a;
+	const NodeRow *y = *(NodeRow *const *) b;
+	int			c = memcmp(x->name, y->name, Min(x->namelen, y->namelen));
+
+	if (c != 0)
+		return c;
+	return (x->namelen > y->namelen) - (x->namelen < y->namelen);
+}
+
+/* The nodes of the load: streamed (no tuple table), sorted by name. */
+static void
+select_nodes(Loader *ld)
+{
+	Oid			types[LOADER_NARGS];
+	Datum		args[LOADER_NARGS];
+	bool		nulls[LOADER_NARGS];
+
+	loader_query_args(ld, types, args, nulls);
+	cycle_stream_plan(cycle_kept_plan(Q_NODES, 3, types, 0), args, nulls, node_row, ld, NULL);
+	if (ld->nnode_rows > 1)
+		qsort(ld->node_rows, ld->nnode_rows, sizeof(NodeRow *), node_row_cmp);
+}
+
+/* Intern every name of the nodes' capacities, then of their card types (pass 1). */
+static void
+intern_node_names(Loader *ld)
+{
+	for (int i = 0; i < ld->nnode_rows; i++)
+	{
+		NodeRow    *n = ld->node_rows[i];
+		ShortBuf	buf;
+		ResVec	   *rv;
+
+		/* a copy shared with the node before: the same names, interned already */
+		if (i > 0 && n->capacity == ld->node_rows[i - 1]->capacity)
+			continue;
+		rv = DatumGetResVecP(loader_unpack_short(n->capacity, &buf));
+		for (int k = 0; k < resvec_count(rv); k++)
+			intern_name(ld, resvec_name(rv, k));
+	}
+	for (int i = 0; i < ld->nnode_rows; i++)
+	{
+		NodeRow    *n = ld->node_rows[i];
+
+		if (n->gpu_type && (i == 0 || n->gpu_type != ld->node_rows[i - 1]->gpu_type))
+			intern_name(ld, n->gpu_type);
+	}
+}
+
 static void
 load_nodes(Loader *ld)
 {
 	TideSnapshot *s = ld->s;
-	SPITupleTable *t = ld->nodes;
+	ResVecMemo	memo;
+	const char *group = NULL;
+	int			group_idx = -1;
 
-	ld->node_names.names = MemoryContextAlloc(ld->l->mcxt, sizeof(char *) * (NROWS(t) + 1));
-	ld->node_names.n = (int) NROWS(t);
-	for (uint64 i = 0; i < NROWS(t); i++)
+	memset(&memo, 0, sizeof(memo));
+	memo.count = -1;
+	ld->node_names.names = MemoryContextAlloc(ld->l->mcxt, sizeof(char *) * (ld->nnode_rows + 1));
+	ld->node_names.n = ld->nnode_rows;
+	for (int i = 0; i < ld->nnode_rows; i++)
 	{
+		const NodeRow *r = ld->node_rows[i];
+		const NodeRow *pr = i > 0 ? ld->node_rows[i - 1] : NULL;
 		TideNode   *n = &s->nodes[i];
-		bool		isnull;
-		Datum		d;
-		char	   *gt,
-				   *st;
+		ShortBuf	buf;
 
-		ld->node_names.names[i] = MemoryContextStrdup(ld->l->mcxt, col_text(ld, t, i, Anum_nodes_name));
-		n->name = ld->node_names.names[i];
-		n->group = group_id(ld, col_text(ld, t, i, Anum_nodes_resource_group));
-		loader_resvec_to_vec(s, col_notnull(ld, t, i, Anum_nodes_capacity), n->capacity);
+		ld->node_names.names[i] = (char *) r->name;
+		n->name = r->name;
+		if (r->group != group)
+		{
+			group = r->group;
+			group_idx = group_id(ld, group);
+		}
+		n->group = group_idx;
+		loader_resvec_to_vec_memo(s, &memo, loader_unpack_short(r->capacity, &buf), n->capacity);
 		/* compare before narrowing: a huge count must not wrap into range */
 		if (n->capacity[TIDE_RES_GPU] / TIDE_MILLI > TIDE_MAX_GPUS)
 		{
@@ -370,30 +533,41 @@ load_nodes(Loader *ld)
 		}
 		else
 			n->ngpus = (int) (n->capacity[TIDE_RES_GPU] / TIDE_MILLI);
-		gt = col_text(ld, t, i, Anum_nodes_gpu_type);
-		n->gpu_type = gt ? tide_res_lookup(s, gt) : -1;
-		d = col(ld, t, i, Anum_nodes_gpu_topology, &isnull);
-		if (!isnull)
+		if (r->gpu_type == NULL)
+			n->gpu_type = -1;
+		else if (pr && r->gpu_type == pr->gpu_type)
+			n->gpu_type = s->nodes[i - 1].gpu_type;
+		else
+			n->gpu_type = tide_res_lookup(s, r->gpu_type);
+		if (r->topology && pr && r->topology == pr->topology && n->ngpus == s->nodes[i - 1].ngpus)
+			memcpy(n->gpu_domain, s->nodes[i - 1].gpu_domain, sizeof(n->gpu_domain));
+		else if (r->topology)
 		{
 			Datum	   *doms;
 			bool	   *dnulls;
 			int			nd;
 
-			deconstruct_array(DatumGetArrayTypeP(d), INT4OID, 4, true, TYPALIGN_INT, &doms, &dnulls, &nd);
+			deconstruct_array(DatumGetArrayTypeP(r->topology), INT4OID, 4, true, TYPALIGN_INT,
+							  &doms, &dnulls, &nd);
 			for (int g = 0; g < nd && g < n->ngpus; g++)
 				n->gpu_domain[g] = dnulls[g] ? 0 : (int16) DatumGetInt32(doms[g]);
 		}
-		st = col_text(ld, t, i, Anum_nodes_state);
-		n->state = strcmp(st, "ready") == 0 ? TIDE_NODE_READY :
-			strcmp(st, "draining") == 0 ? TIDE_NODE_DRAINING : TIDE_NODE_DOWN;
-		if (n->unusable)
-			n->state = TIDE_NODE_DOWN;
-		n->allow_cpu_jobs = DatumGetBool(col_notnull(ld, t, i, Anum_nodes_allow_cpu_jobs));
-		d = col(ld, t, i, Anum_nodes_labels, &isnull);
-		if (!isnull)
-			n->labels = cycle_label_ids(s, ld->l->mcxt, d, &n->nlabels);
-		d = col(ld, t, i, Anum_nodes_heartbeat_at, &isnull);
-		n->heartbeat_at = isnull ? 0 : DatumGetTimestampTz(d);
+		n->state = n->unusable ? TIDE_NODE_DOWN : r->state;
+		n->allow_cpu_jobs = r->allow_cpu_jobs;
+		/* the same labels intern to the same ids: the array is shared (read only) */
+		if (r->labels && pr && r->labels == pr->labels)
+		{
+			n->labels = s->nodes[i - 1].labels;
+			n->nlabels = s->nodes[i - 1].nlabels;
+		}
+		else if (r->labels)
+		{
+			int32		nl;
+
+			n->labels = cycle_label_ids(s, ld->l->mcxt, r->labels, &nl);
+			n->nlabels = nl;
+		}
+		n->heartbeat_at = r->heartbeat_at;
 	}
 }
 
@@ -455,16 +629,6 @@ load_queues(Loader *ld)
 		if (parent)
 			s->queues[i].parent = name_index(&ld->queue_names, parent);
 	}
-}
-
-/* Is a text datum word (read in place)? */
-static bool
-text_is(Datum d, const char *word)
-{
-	text	   *t = DatumGetTextPP(d);
-	int			len = VARSIZE_ANY_EXHDR(t);
-
-	return len == (int) strlen(word) && memcmp(VARDATA_ANY(t), word, len) == 0;
 }
 
 /*
@@ -587,6 +751,7 @@ tide_cycle_load_kept(CycleLoad *l, MemoryContext mcxt, const char *group, bool c
 	TideMem		mem = {cycle_alloc, NULL, mcxt};
 	Loader	   *ld = palloc0(sizeof(Loader));
 	TideSnapshot *s;
+	AllocNames *an;
 	char		err[256];
 	instr_time	t0;
 	double		c0;
@@ -606,7 +771,7 @@ tide_cycle_load_kept(CycleLoad *l, MemoryContext mcxt, const char *group, bool c
 	}
 	INSTR_TIME_SET_CURRENT(t0);
 	c0 = cycle_cpu_ms();
-	ld->nodes = run_select(ld, Q_NODES);
+	select_nodes(ld);
 	ld->queues = run_select(ld, Q_QUEUES);
 	cycle_cache_begin(&ld->delta, cycle, group == NULL && tide_incremental_load, group == NULL);
 	l->kept = ld->delta.prune;
@@ -617,7 +782,7 @@ tide_cycle_load_kept(CycleLoad *l, MemoryContext mcxt, const char *group, bool c
 		 cycle_elapsed_ms(t0), cycle_cpu_ms() - c0);
 	INSTR_TIME_SET_CURRENT(t0);
 	c0 = cycle_cpu_ms();
-	if (NROWS(ld->nodes) > INT32_MAX / 4 || ld->allocs->n > INT32_MAX / 4)
+	if (ld->allocs->n > INT32_MAX / 4)
 		ereport(ERROR, (errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 						errmsg("too many rows for one scheduling cycle")));
 
@@ -629,15 +794,18 @@ tide_cycle_load_kept(CycleLoad *l, MemoryContext mcxt, const char *group, bool c
 	 * pass 1: every resource name the cluster offers or accounts, card types
 	 * included; jobs' names are looked up, never added (loader_unknown_name)
 	 */
-	intern_resvec_column(ld, ld->nodes, Anum_nodes_capacity);
-	intern_text_column(ld, ld->nodes, Anum_nodes_gpu_type);
+	intern_node_names(ld);
 	intern_resvec_column(ld, ld->queues, Anum_queues_quota);
 	intern_resvec_column(ld, ld->queues, Anum_queues_capability);
 	intern_resvec_column(ld, ld->queues, Anum_queues_owner_capability);
-	cycle_rows_replay(ld->allocs, intern_alloc_row, ld);
+	an = palloc0(sizeof(AllocNames));
+	an->ld = ld;
+	an->memo.count = -1;
+	cycle_rows_replay_cols(ld->allocs, Anum_allocs_resources, intern_alloc_row, an);
+	pfree(an);
 
 	/* pass 2: the rows (nodes and queues first: jobs name them) */
-	tide_snapshot_alloc_cluster(s, (int) NROWS(ld->nodes), (int) NROWS(ld->queues),
+	tide_snapshot_alloc_cluster(s, ld->nnode_rows, (int) NROWS(ld->queues),
 								(int) ld->allocs->n);
 	load_nodes(ld);
 	load_queues(ld);

@@ -23,6 +23,37 @@ typedef struct NameKey
 	int			len;
 } NameKey;
 
+#define ARENA_BLOCK (64 * 1024)
+
+void *
+loader_arena_alloc(Loader *ld, Size len)
+{
+	char	   *p;
+
+	if (ld->arena_left < MAXALIGN(len))
+	{
+		ld->arena_left = Max(ARENA_BLOCK, MAXALIGN(len));
+		ld->arena = MemoryContextAllocHuge(ld->l->mcxt, ld->arena_left);
+	}
+	p = ld->arena;
+	ld->arena += MAXALIGN(len);
+	ld->arena_left -= MAXALIGN(len);
+	return p;
+}
+
+Datum
+loader_arena_copy(Loader *ld, Datum d)
+{
+	struct varlena *v = (struct varlena *) DatumGetPointer(d);
+	char	   *p;
+
+	if (VARATT_IS_EXTENDED(v) && !VARATT_IS_SHORT(v))
+		v = PG_DETOAST_DATUM(d);	/* compressed or out of line */
+	p = loader_arena_alloc(ld, VARSIZE_ANY(v));
+	memcpy(p, v, VARSIZE_ANY(v));
+	return PointerGetDatum(p);
+}
+
 /* Is names[entry] the len bytes at key?  (a TideTableSame) */
 static bool
 name_same(const void *ctx, int32 entry)
@@ -238,6 +269,36 @@ memo_matches(const ResVecMemo *memo, const ResVec *rv)
 	return memcmp(memo->names, RESVEC_NAMES(rv), rv->names_size) == 0;
 }
 
+/* Remember rv's names in memo (their ids not set); false if they do not fit. */
+static bool
+memo_remember(ResVecMemo *memo, const ResVec *rv)
+{
+	if (rv->count > RESVEC_MEMO_MAX || rv->names_size > RESVEC_MEMO_BYTES)
+	{
+		memo->count = -1;
+		return false;
+	}
+	memo->count = rv->count;
+	memo->names_size = rv->names_size;
+	memcpy(memo->names, RESVEC_NAMES(rv), rv->names_size);
+	for (int k = 0; k < rv->count; k++)
+	{
+		memo->name_off[k] = rv->entries[k].name_off;
+		memo->name_len[k] = rv->entries[k].name_len;
+		memo->res[k] = -1;
+	}
+	return true;
+}
+
+bool
+loader_resvec_names_seen(ResVecMemo *memo, const ResVec *rv)
+{
+	if (memo_matches(memo, rv))
+		return true;
+	memo_remember(memo, rv);
+	return false;
+}
+
 const char *
 loader_resvec_to_vec_memo(TideSnapshot *s, ResVecMemo *memo, Datum d, int64 *v)
 {
@@ -246,20 +307,10 @@ loader_resvec_to_vec_memo(TideSnapshot *s, ResVecMemo *memo, Datum d, int64 *v)
 
 	if (!memo_matches(memo, rv))
 	{
-		if (rv->count > RESVEC_MEMO_MAX || rv->names_size > RESVEC_MEMO_BYTES)
-		{
-			memo->count = -1;
+		if (!memo_remember(memo, rv))
 			return loader_resvec_to_vec(s, PointerGetDatum(rv), v);
-		}
-		memo->count = rv->count;
-		memo->names_size = rv->names_size;
-		memcpy(memo->names, RESVEC_NAMES(rv), rv->names_size);
 		for (int k = 0; k < rv->count; k++)
-		{
-			memo->name_off[k] = rv->entries[k].name_off;
-			memo->name_len[k] = rv->entries[k].name_len;
 			memo->res[k] = tide_res_lookup(s, resvec_name(rv, k));
-		}
 	}
 	for (int k = 0; k < rv->count; k++)
 	{
@@ -297,6 +348,12 @@ loader_changed_rows(Loader *ld, bool jobs, const char *changed_sql, int job_col)
 
 	loader_query_args(ld, types, args, nulls);
 	cycle_rowset_init(&fresh, ld->l->mcxt, job_col);
-	cycle_stream_keep(changed_sql, LOADER_NARGS, types, args, nulls, NULL, NULL, &fresh);
+	/*
+	 * Planned for each cycle's ids (a custom plan): a generic one, made for
+	 * some ten ids, may test each row against the whole array (no hashed
+	 * array for a parameter), rows x ids when thousands changed.
+	 */
+	cycle_stream_plan(cycle_kept_plan(changed_sql, LOADER_NARGS, types, CURSOR_OPT_CUSTOM_PLAN),
+					  args, nulls, NULL, NULL, &fresh);
 	return cycle_cache_rows(&ld->delta, jobs, job_col, &fresh);
 }

@@ -101,13 +101,19 @@ typedef struct InternTable
 	uint64		mask;
 } InternTable;
 
+/* A node's row as Q_NODES streams it (cycle_load.c). */
+struct NodeRow;
+struct ResVec;
+
 /* One load in progress. */
 typedef struct Loader
 {
 	CycleLoad  *l;
 	TideSnapshot *s;
-	SPITupleTable *nodes,
-			   *queues,
+	struct NodeRow **node_rows; /* the nodes, by name once sorted */
+	int			nnode_rows;
+	int			node_rows_cap;
+	SPITupleTable *queues,
 			   *claims;
 	CycleRowSet *allocs;		/* the live allocations' rows (cycle_cache.c) */
 	int			nallocs_done;	/* of them in s->running */
@@ -137,6 +143,15 @@ typedef struct Loader
 	RowCache	cache[ROWCACHE_TABLES];
 	ResVecMemo	resvec_memo;	/* for the rows' vectors, once every name is in */
 } Loader;
+
+/*
+ * Room for small copies kept for the whole load (names, varlenas of rows
+ * that are not kept): many copies in few allocations of ld->l->mcxt.
+ */
+extern void *loader_arena_alloc(Loader *ld, Size len);
+
+/* A varlena datum copied there as stored (a short header stays short), detoasted if it is not. */
+extern Datum loader_arena_copy(Loader *ld, Datum d);
 
 /* Index of the name of len bytes at key (no NUL needed) in the map, or -1. */
 extern int	loader_name_index_len(const NameMap *m, const char *key, int len);
@@ -170,6 +185,13 @@ extern const char *loader_resvec_to_vec(TideSnapshot *s, Datum d, int64 *v);
  */
 extern const char *loader_resvec_to_vec_memo(TideSnapshot *s, ResVecMemo *memo, Datum d,
 											 int64 *v);
+
+/*
+ * Does memo hold the names of rv (in order)?  If not, it does now (the
+ * ids left unset): a run of vectors naming the same resources is
+ * interned once.  A memo given to this is not for the function above.
+ */
+extern bool loader_resvec_names_seen(ResVecMemo *memo, const struct ResVec *rv);
 
 /* The engine's service type of a service_type text of len bytes. */
 extern int	loader_service_of_len(const char *s, int len);

@@ -9,6 +9,7 @@
 
 #include "access/htup.h"
 #include "access/tupdesc.h"
+#include "executor/spi.h"
 
 /*
  * Called once a row: its columns (values[0] is column 1), valid only during
@@ -42,7 +43,8 @@ typedef struct CycleRow
 
 typedef struct CycleRowSet
 {
-	MemoryContext cxt;			/* where the tuples, desc and rows live */
+	MemoryContext cxt;			/* where the tuples (streamed ones in a child
+								 * context), desc and rows live */
 	TupleDesc	desc;			/* the query's result */
 	int			job_col;		/* 1-based */
 	int64		n,
@@ -64,7 +66,22 @@ extern void cycle_rowset_add(CycleRowSet *set, int64 key, int64 job_id, MinimalT
 extern uint64 cycle_stream_keep(const char *sql, int nargs, const Oid *argtypes, const Datum *args,
 								const bool *nulls, CycleRowFn fn, void *arg, CycleRowSet *keep);
 
+/*
+ * The plan of a load query (SPI_prepare_cursor with options, e.g.
+ * CURSOR_OPT_GENERIC_PLAN), made on its first use and kept for the
+ * backend's life (SPI_keepplan): one per query text, parameter types and
+ * options.  Inside SPI_connect().
+ */
+extern SPIPlanPtr cycle_kept_plan(const char *sql, int nargs, const Oid *argtypes, int options);
+
+/* cycle_stream_keep over a plan (cycle_kept_plan), with its parameters. */
+extern uint64 cycle_stream_plan(SPIPlanPtr plan, const Datum *args, const bool *nulls,
+								CycleRowFn fn, void *arg, CycleRowSet *keep);
+
 /* Each kept row to fn (NULL fn: nothing), in the set's order, as the query gave it. */
 extern void cycle_rows_replay(const CycleRowSet *set, CycleRowFn fn, void *arg);
+
+/* The same, fn given only the first ncols columns (the rest not read). */
+extern void cycle_rows_replay_cols(const CycleRowSet *set, int ncols, CycleRowFn fn, void *arg);
 
 #endif							/* TIDE_CYCLE_RECV_H */

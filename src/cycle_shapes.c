@@ -20,6 +20,7 @@
 #include "utils/timestamp.h"
 
 #include "cycle_labels.h"
+#include "cycle_recv.h"
 #include "cycle_shapes.h"
 #include "cycle_timer.h"
 #include "resvec.h"
@@ -132,7 +133,7 @@ tide_cycle_shapes_load(TideSnapshot *s, MemoryContext mcxt, const char *group)
 	if (!any)
 		return;
 	/* read only: in the snapshot of the rest of the load */
-	ret = SPI_execute_with_args(Q_SHAPES, 2, types, args, group ? NULL : "n ", true, 0);
+	ret = SPI_execute_plan(cycle_kept_plan(Q_SHAPES, 2, types, 0), args, group ? NULL : "n ", true, 0);
 	if (ret != SPI_OK_SELECT)
 		elog(ERROR, "tide.run_cycle: query failed (%s): %s", SPI_result_code_string(ret), Q_SHAPES);
 	ws = MemoryContextAllocZero(mcxt, sizeof(TideWorkShape) * (SPI_processed + 1));
