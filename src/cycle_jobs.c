@@ -18,7 +18,6 @@
  */
 #include "postgres.h"
 
-#include "access/htup_details.h"
 #include "catalog/pg_type.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
@@ -179,10 +178,8 @@ static JobMemo memo;
 static MemoryContext load_arrays;
 static MemoryContext load_strings;
 static int32 *load_str_bytes;	/* [jobs_cap] */
-static char *load_arena;		/* free room in load_strings (arena_alloc) */
-static Size load_arena_left;
-static Size load_arena_used;	/* bytes the load took from load_strings */
-static Size load_mark;			/* load_arena_used when the last fresh job began */
+static LoaderArena load_arena;	/* in load_strings */
+static Size load_mark;			/* load_arena.used when the last fresh job began */
 static int	load_mark_job = -1; /* that job, or -1 */
 
 /*
@@ -237,9 +234,9 @@ roles_grow(Loader *ld)
 }
 
 /*
- * Room for small copies kept for the whole cycle (request vectors, pending
- * reasons, role names): many copies in few allocations.  An incremental
- * load makes few, into a context kept across loads: smaller blocks.
+ * The job texts' arena (request vectors, pending reasons, role names):
+ * where the load keeps them, load_strings.  An incremental load makes
+ * few, into a context kept across loads: smaller blocks.
  */
 #define ARENA_BLOCK (64 * 1024)
 #define ARENA_BLOCK_INCREMENTAL (4 * 1024)
@@ -249,32 +246,14 @@ roles_grow(Loader *ld)
 static char *
 arena_alloc(Loader *ld, Size len)
 {
-	char	   *p;
-
-	if (load_arena_left < MAXALIGN(len))
-	{
-		load_arena_left = Max(ld->delta.incremental ? ARENA_BLOCK_INCREMENTAL : ARENA_BLOCK, MAXALIGN(len));
-		load_arena = MemoryContextAllocHuge(load_strings, load_arena_left);
-	}
-	p = load_arena;
-	load_arena += MAXALIGN(len);
-	load_arena_left -= MAXALIGN(len);
-	load_arena_used += MAXALIGN(len);
-	return p;
+	return loader_arena_take(&load_arena, len);
 }
 
 /* A varlena datum as stored (a short header stays short), detoasted if it is not. */
 static Datum
 arena_copy(Loader *ld, Datum d)
 {
-	struct varlena *v = (struct varlena *) DatumGetPointer(d);
-	char	   *p;
-
-	if (VARATT_IS_EXTENDED(v) && !VARATT_IS_SHORT(v))
-		v = PG_DETOAST_DATUM(d);	/* compressed or out of line */
-	p = arena_alloc(ld, VARSIZE_ANY(v));
-	memcpy(p, v, VARSIZE_ANY(v));
-	return PointerGetDatum(p);
+	return loader_arena_datum(&load_arena, d);
 }
 
 /* A text datum as a C string. */
@@ -295,7 +274,7 @@ static void
 fresh_job_end(void)
 {
 	if (load_mark_job >= 0)
-		load_str_bytes[load_mark_job] = (int32) Min(load_arena_used - load_mark, PG_INT32_MAX);
+		load_str_bytes[load_mark_job] = (int32) Min(load_arena.used - load_mark, PG_INT32_MAX);
 	load_mark_job = -1;
 }
 
@@ -313,7 +292,7 @@ job_start(Loader *ld, const Datum *v, const bool *nulls)
 		jobs_grow(ld);
 	fresh_job_end();
 	load_mark_job = ji;
-	load_mark = load_arena_used;
+	load_mark = load_arena.used;
 	j = &s->jobs[ji];
 	memset(j, 0, sizeof(TideJob));
 	j->id = DatumGetInt64(v[Anum_jobs_id - 1]);
@@ -453,10 +432,8 @@ typedef struct JobArrays
 	int32	   *str_bytes;
 	MemoryContext arrays,
 				strings;
-	char	   *arena,
-			   *last_role_name;
-	Size		arena_left,
-				arena_used;
+	LoaderArena arena;
+	char	   *last_role_name;
 } JobArrays;
 
 static void
@@ -466,7 +443,7 @@ arrays_swap(Loader *ld, JobArrays *a, bool save)
 	TideSnapshot *s = ld->s;
 	JobArrays	now = {s->jobs, s->njobs, s->roles, s->nroles, ld->jobs_cap, ld->roles_cap, ld->requests,
 		l->role_base, l->job_tid, l->role_tid, l->job_reason, l->role_name, l->role_request,
-	load_str_bytes, load_arrays, load_strings, load_arena, ld->role_name, load_arena_left, load_arena_used};
+	load_str_bytes, load_arrays, load_strings, load_arena, ld->role_name};
 
 	if (!save)
 	{
@@ -488,8 +465,6 @@ arrays_swap(Loader *ld, JobArrays *a, bool save)
 		load_strings = a->strings;
 		load_arena = a->arena;
 		ld->role_name = a->last_role_name;
-		load_arena_left = a->arena_left;
-		load_arena_used = a->arena_used;
 	}
 	*a = now;
 }
@@ -568,9 +543,11 @@ memo_check(Loader *ld, const CycleRowSet *rows)
 	ld->l->role_request = NULL;
 	load_str_bytes = NULL;
 	ld->jobs_cap = ld->roles_cap = 0;
-	load_arena = ld->role_name = NULL;
-	load_arena_left = 0;
+	ld->role_name = NULL;
 	load_arrays = load_strings = ld->l->mcxt;
+	memset(&load_arena, 0, sizeof(load_arena));
+	load_arena.cxt = load_strings;
+	load_arena.block = ARENA_BLOCK;
 	s->njobs = s->nroles = 0;
 	jobs_grow(ld);
 	roles_grow(ld);
@@ -729,13 +706,9 @@ memo_copy_job(Loader *ld, int m, int32 *owner_map)
 static void
 replay_row(Loader *ld, const CycleRowSet *set, int64 i, Datum *values, bool *nulls, MemoryContext rowcxt)
 {
-	MinimalTuple mt = set->rows[i].tup;
-	HeapTupleData htup;
 	MemoryContext old;
 
-	htup.t_len = mt->t_len + MINIMAL_TUPLE_OFFSET;
-	htup.t_data = (HeapTupleHeader) ((char *) mt - MINIMAL_TUPLE_OFFSET);
-	heap_deform_tuple(&htup, set->desc, values, nulls);
+	cycle_row_deform(set, set->desc, i, values, nulls);
 	old = MemoryContextSwitchTo(rowcxt);
 	job_row(ld, values, nulls);
 	MemoryContextSwitchTo(old);
@@ -800,25 +773,25 @@ memo_begin(Loader *ld)
 {
 	MemoryContext keep = cycle_cache_context(&ld->delta);
 
-	load_arena = NULL;
-	load_arena_left = 0;
-	load_arena_used = 0;
+	memset(&load_arena, 0, sizeof(load_arena));
+	load_arena.block = ld->delta.incremental ? ARENA_BLOCK_INCREMENTAL : ARENA_BLOCK;
 	load_mark_job = -1;
 	load_str_bytes = NULL;
 	if (keep == NULL)
-	{
 		load_arrays = load_strings = ld->l->mcxt;
-		return;
-	}
-	load_arrays = AllocSetContextCreate(keep, "tide kept jobs", ALLOCSET_DEFAULT_SIZES);
-	if (memo.strings == NULL || !ld->delta.incremental ||
-		MemoryContextMemAllocated(memo.strings, false) > 2 * memo.strings_live + STRINGS_SLACK)
-	{
-		load_strings = AllocSetContextCreate(keep, "tide kept job texts", ALLOCSET_DEFAULT_SIZES);
-		memo_watch(load_strings);
-	}
 	else
-		load_strings = memo.strings;
+	{
+		load_arrays = AllocSetContextCreate(keep, "tide kept jobs", ALLOCSET_DEFAULT_SIZES);
+		if (memo.strings == NULL || !ld->delta.incremental ||
+			MemoryContextMemAllocated(memo.strings, false) > 2 * memo.strings_live + STRINGS_SLACK)
+		{
+			load_strings = AllocSetContextCreate(keep, "tide kept job texts", ALLOCSET_DEFAULT_SIZES);
+			memo_watch(load_strings);
+		}
+		else
+			load_strings = memo.strings;
+	}
+	load_arena.cxt = load_strings;
 }
 
 /* The load's jobs are in: its arrays are the next load's memo. */

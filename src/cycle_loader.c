@@ -26,32 +26,57 @@ typedef struct NameKey
 #define ARENA_BLOCK (64 * 1024)
 
 void *
-loader_arena_alloc(Loader *ld, Size len)
+loader_arena_take(LoaderArena *a, Size len)
 {
 	char	   *p;
 
-	if (ld->arena_left < MAXALIGN(len))
+	if (a->left < MAXALIGN(len))
 	{
-		ld->arena_left = Max(ARENA_BLOCK, MAXALIGN(len));
-		ld->arena = MemoryContextAllocHuge(ld->l->mcxt, ld->arena_left);
+		a->left = Max(a->block, MAXALIGN(len));
+		a->next = MemoryContextAllocHuge(a->cxt, a->left);
 	}
-	p = ld->arena;
-	ld->arena += MAXALIGN(len);
-	ld->arena_left -= MAXALIGN(len);
+	p = a->next;
+	a->next += MAXALIGN(len);
+	a->left -= MAXALIGN(len);
+	a->used += MAXALIGN(len);
 	return p;
 }
 
 Datum
-loader_arena_copy(Loader *ld, Datum d)
+loader_arena_datum(LoaderArena *a, Datum d)
 {
 	struct varlena *v = (struct varlena *) DatumGetPointer(d);
 	char	   *p;
 
 	if (VARATT_IS_EXTENDED(v) && !VARATT_IS_SHORT(v))
 		v = PG_DETOAST_DATUM(d);	/* compressed or out of line */
-	p = loader_arena_alloc(ld, VARSIZE_ANY(v));
+	p = loader_arena_take(a, VARSIZE_ANY(v));
 	memcpy(p, v, VARSIZE_ANY(v));
 	return PointerGetDatum(p);
+}
+
+/* The load's own arena, in the snapshot's memory. */
+static LoaderArena *
+load_arena(Loader *ld)
+{
+	if (ld->arena.cxt == NULL)
+	{
+		ld->arena.cxt = ld->l->mcxt;
+		ld->arena.block = ARENA_BLOCK;
+	}
+	return &ld->arena;
+}
+
+void *
+loader_arena_alloc(Loader *ld, Size len)
+{
+	return loader_arena_take(load_arena(ld), len);
+}
+
+Datum
+loader_arena_copy(Loader *ld, Datum d)
+{
+	return loader_arena_datum(load_arena(ld), d);
 }
 
 /* Is names[entry] the len bytes at key?  (a TideTableSame) */

@@ -105,6 +105,25 @@ typedef struct InternTable
 struct NodeRow;
 struct ResVec;
 
+/*
+ * Room for small copies (names, texts, varlenas of rows): many copies in
+ * few allocations of cxt, block bytes at a time.
+ */
+typedef struct LoaderArena
+{
+	MemoryContext cxt;
+	Size		block;
+	char	   *next;
+	Size		left;
+	Size		used;			/* bytes taken so far */
+} LoaderArena;
+
+/* len bytes from the arena (MAXALIGNed). */
+extern void *loader_arena_take(LoaderArena *a, Size len);
+
+/* A varlena datum as stored (a short header stays short), detoasted if it is not. */
+extern Datum loader_arena_datum(LoaderArena *a, Datum d);
+
 /* One load in progress. */
 typedef struct Loader
 {
@@ -138,8 +157,7 @@ typedef struct Loader
 	int			roles_cap;		/* room in the role arrays */
 	int64	   *requests;		/* the roles' request vectors, nres each */
 	char	   *role_name;		/* the last role name copied */
-	char	   *arena;			/* free room for arena_copy */
-	Size		arena_left;
+	LoaderArena arena;			/* copies for the load (ld->l->mcxt) */
 	RowCache	cache[ROWCACHE_TABLES];
 	ResVecMemo	resvec_memo;	/* for the rows' vectors, once every name is in */
 } Loader;

@@ -260,6 +260,18 @@ cycle_stream_plan(SPIPlanPtr plan, const Datum *args, const bool *nulls,
 }
 
 void
+cycle_row_deform(const CycleRowSet *set, TupleDesc desc, int64 i, Datum *values, bool *nulls)
+{
+	MinimalTuple mt = set->rows[i].tup;
+	HeapTupleData htup;
+
+	/* a minimal tuple read as a heap tuple (as the executor does) */
+	htup.t_len = mt->t_len + MINIMAL_TUPLE_OFFSET;
+	htup.t_data = (HeapTupleHeader) ((char *) mt - MINIMAL_TUPLE_OFFSET);
+	heap_deform_tuple(&htup, desc, values, nulls);
+}
+
+void
 cycle_rows_replay(const CycleRowSet *set, CycleRowFn fn, void *arg)
 {
 	cycle_rows_replay_cols(set, set->desc ? set->desc->natts : 0, fn, arg);
@@ -289,13 +301,7 @@ cycle_rows_replay_cols(const CycleRowSet *set, int ncols, CycleRowFn fn, void *a
 	rowcxt = AllocSetContextCreate(CurrentMemoryContext, "tide load row", ALLOCSET_SMALL_SIZES);
 	for (int64 i = 0; i < set->n; i++)
 	{
-		MinimalTuple mt = set->rows[i].tup;
-		HeapTupleData htup;
-
-		/* a minimal tuple read as a heap tuple (as the executor does) */
-		htup.t_len = mt->t_len + MINIMAL_TUPLE_OFFSET;
-		htup.t_data = (HeapTupleHeader) ((char *) mt - MINIMAL_TUPLE_OFFSET);
-		heap_deform_tuple(&htup, desc, values, nulls);
+		cycle_row_deform(set, desc, i, values, nulls);
 		old = MemoryContextSwitchTo(rowcxt);
 		fn(arg, values, nulls);
 		MemoryContextSwitchTo(old);

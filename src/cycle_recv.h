@@ -79,6 +79,9 @@ extern uint64 cycle_stream_plan(SPIPlanPtr plan, const Datum *args, const bool *
 								CycleRowFn fn, void *arg, CycleRowSet *keep);
 
 /* Each kept row to fn (NULL fn: nothing), in the set's order, as the query gave it. */
+/* Row i of set taken apart into values and nulls (desc: set->desc or its first columns). */
+extern void cycle_row_deform(const CycleRowSet *set, TupleDesc desc, int64 i, Datum *values, bool *nulls);
+
 extern void cycle_rows_replay(const CycleRowSet *set, CycleRowFn fn, void *arg);
 
 /* The same, fn given only the first ncols columns (the rest not read). */
