@@ -92,14 +92,13 @@ hash_words(const TideReasonMemo *m, int n)
 }
 
 /*
- * Room for keys of up to words words: the scratch key and its multipliers
- * (the same ones every time: they depend only on the position).
+ * Room for keys of up to words words (more than there is): the scratch key
+ * and its multipliers (the same ones every time: they depend only on the
+ * position).
  */
 static void
 reserve_words(TideReasonMemo *m, int words)
 {
-	if (words <= m->scratch_words)
-		return;
 	words = words < 2 * m->scratch_words ? 2 * m->scratch_words : words;
 	m->scratch = tide_alloc(m->s, sizeof(int64_t) * words);
 	m->mult = tide_alloc(m->s, sizeof(uint64_t) * words);
@@ -273,7 +272,8 @@ tide_reason_memo_text(TideReasonMemo *m, int job, int32_t *text_id)
 	uint32_t	slot;
 	MemoEntry  *e;
 
-	reserve_words(m, KEY_WORDS(m->s, m->s->jobs[job].nselector));
+	if (KEY_WORDS(m->s, m->s->jobs[job].nselector) > m->scratch_words)
+		reserve_words(m, KEY_WORDS(m->s, m->s->jobs[job].nselector));
 	n = build_key(m, job);
 	h = hash_words(m, n);
 	if ((m->used + 1) * 2 > m->cap)
