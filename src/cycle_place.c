@@ -329,8 +329,10 @@ write_jobs(const CycleLoad *l, const TideResult *r, int64 cycle_id, const bool *
 	const char **fresh = palloc0(sizeof(char *) * (s->njobs + 1));
 	int32	   *text_id = palloc(sizeof(int32) * (s->njobs + 1));
 	Datum	   *text_datum = palloc0(sizeof(Datum) * (s->njobs + 1));
-	int		   *order = palloc(sizeof(int) * (s->njobs + 1));
-	int			norder = 0;
+	uint64	   *walked_fresh = palloc0(sizeof(uint64) * (s->njobs / 64 + 1));
+	int		   *unwalked_fresh = palloc(sizeof(int) * (s->njobs + 1));
+	int			nunwalked = 0;
+	int			nfresh = 0;
 	int			budget = tide_reason_updates_per_cycle < 0 ? INT_MAX : tide_reason_updates_per_cycle;
 	int32	   *defer_tid = palloc(sizeof(int32) * (s->njobs + 1));
 	const char **tid_text = palloc0(sizeof(char *) * (s->njobs + 1));
@@ -376,7 +378,15 @@ write_jobs(const CycleLoad *l, const TideResult *r, int64 cycle_id, const bool *
 			continue;
 		}
 		if (l->job_reason[j] != NULL && strcmp(l->job_reason[j], fresh[j]) == 0)
+		{
 			fresh[j] = NULL;	/* nothing new to say */
+			continue;
+		}
+		nfresh++;
+		if (o->walk_pos >= 0)
+			walked_fresh[j / 64] |= UINT64CONST(1) << (j % 64);
+		else
+			unwalked_fresh[nunwalked++] = j;
 	}
 	elog(DEBUG1, "tide.run_cycle: %d reasons rendered in %.1f ms (cpu %.1f)", s->njobs, cycle_elapsed_ms(t0),
 		 cycle_cpu_ms() - c0);
@@ -384,20 +394,21 @@ write_jobs(const CycleLoad *l, const TideResult *r, int64 cycle_id, const bool *
 	/*
 	 * Changed reasons within the budget (tide.reason_updates_per_cycle):
 	 * jobs no cycle has explained yet first, then the others, each in
-	 * walk order (the jobs nearest to running first); the rest go to
-	 * tide.reason_backlog.
+	 * walk order (the jobs nearest to running first), then the jobs the
+	 * walk did not reach in snapshot order; the rest go to
+	 * tide.reason_backlog.  A busy cycle has a few changed reasons among
+	 * 78k jobs at 100k pending: the walk is tested against a bitmap of them
+	 * (walked_fresh, 10 kB), not against fresh[] in walk order, a cache miss
+	 * a job.
 	 */
-	for (int i = 0; i < r->nwalk; i++)
-		order[norder++] = r->walk[i];
-	for (int j = 0; j < s->njobs; j++)
-		if (r->outcomes[j].walk_pos < 0)
-			order[norder++] = j;
-	for (int pass = 0; pass < 2; pass++)
+	for (int pass = 0; pass < 2 && nfresh > 0; pass++)
 	{
-		for (int i = 0; i < norder; i++)
+		for (int i = 0; i < r->nwalk + nunwalked && nfresh > 0; i++)
 		{
-			int			j = order[i];
+			int			j = i < r->nwalk ? r->walk[i] : unwalked_fresh[i - r->nwalk];
 
+			if (i < r->nwalk && (walked_fresh[j / 64] & (UINT64CONST(1) << (j % 64))) == 0)
+				continue;
 			if (fresh[j] == NULL || (pass == 0) != (l->job_reason[j] == NULL))
 				continue;
 			if (budget > 0)
@@ -417,6 +428,7 @@ write_jobs(const CycleLoad *l, const TideResult *r, int64 cycle_id, const bool *
 				ndeferred++;
 			}
 			fresh[j] = NULL;
+			nfresh--;
 		}
 	}
 #undef REASON_DATUM

@@ -50,30 +50,68 @@ struct TideReasonMemo
 	int32_t		chunk_used;
 	int64_t    *scratch;		/* one key being built */
 	int32_t		scratch_words;
+	uint64_t   *mult;			/* [scratch_words] odd multipliers, hash_words */
 	char	   *buf;			/* one text being rendered */
 };
 
 #define TEXT_MAX 1024
 
-static uint64_t
-hash_words(const int64_t *w, int n)
-{
-	uint64_t	h = (uint64_t) n;
+/*
+ * The most words of a key (build_key) with a node selector of nselector
+ * labels: nreasons, per reason 7 fields + a marker + a request,
+ * nselector, the selector.
+ */
+#define KEY_WORDS(s, nselector) (1 + TIDE_MAX_REASONS * (8 + (s)->nres) + 1 + (nselector))
 
-	for (int i = 0; i < n; i++)
-		h = tide_hash_mix(h, (uint64_t) w[i]);
-	return h ^ (h >> 33);
+/*
+ * A key's hash: the sum of its words each times a multiplier of its own
+ * position (m->mult), then mixed (high bits folded into the low ones:
+ * milli quantities end in zero bits).  The multiplies do not wait for each
+ * other, where tide_hash_mix() folds one word after the other: a cycle
+ * hashes every pending job's key (about 30 words), and that chain was
+ * three quarters of the memo's time.  Keys are compared whole on a match,
+ * so the hash only spreads them.
+ */
+static uint64_t
+hash_words(const TideReasonMemo *m, int n)
+{
+	const int64_t *w = m->scratch;
+	uint64_t	h0 = (uint64_t) n,
+				h1 = 0;
+	int			i = 0;
+
+	for (; i + 1 < n; i += 2)
+	{
+		h0 += (uint64_t) w[i] * m->mult[i];
+		h1 += (uint64_t) w[i + 1] * m->mult[i + 1];
+	}
+	if (i < n)
+		h0 += (uint64_t) w[i] * m->mult[i];
+	h0 = tide_hash_mix(h0 ^ (h0 >> 29), h1 ^ (h1 >> 29));
+	return h0 ^ (h0 >> 33);		/* slots take the low bits */
+}
+
+/*
+ * Room for keys of up to words words (more than there is): the scratch key
+ * and its multipliers (the same ones every time: they depend only on the
+ * position).
+ */
+static void
+reserve_words(TideReasonMemo *m, int words)
+{
+	words = words < 2 * m->scratch_words ? 2 * m->scratch_words : words;
+	m->scratch = tide_alloc(m->s, sizeof(int64_t) * words);
+	m->mult = tide_alloc(m->s, sizeof(uint64_t) * words);
+	for (int i = 0; i < words; i++)
+		m->mult[i] = tide_hash_mix((uint64_t) i, 0x5851f42d4c957f2dULL) | 1;
+	m->scratch_words = words;
 }
 
 TideReasonMemo *
 tide_reason_memo_create(TideSnapshot *s, const TideResult *r)
 {
 	TideReasonMemo *m = tide_alloc(s, sizeof(TideReasonMemo));
-	int			max_selector = 0;
 
-	for (int j = 0; j < s->njobs; j++)
-		if (s->jobs[j].nselector > max_selector)
-			max_selector = s->jobs[j].nselector;
 	m->s = s;
 	m->r = r;
 	m->cap = 1024;
@@ -84,9 +122,8 @@ tide_reason_memo_create(TideSnapshot *s, const TideResult *r)
 		m->texts_by_hash[i].text_id = -1;
 	m->texts_alloc = 256;
 	m->texts = tide_alloc(s, sizeof(char *) * m->texts_alloc);
-	/* nreasons, per reason 7 fields + a marker + a request, nselector, selector */
-	m->scratch_words = 1 + TIDE_MAX_REASONS * (8 + s->nres) + 1 + max_selector;
-	m->scratch = tide_alloc(s, sizeof(int64_t) * m->scratch_words);
+	/* grown by the first job with a longer node selector (reserve_words) */
+	reserve_words(m, KEY_WORDS(s, 4));
 	m->buf = tide_alloc(s, TEXT_MAX);
 	return m;
 }
@@ -230,11 +267,15 @@ intern_text(TideReasonMemo *m, const char *t)
 const char *
 tide_reason_memo_text(TideReasonMemo *m, int job, int32_t *text_id)
 {
-	int			n = build_key(m, job);
-	uint64_t	h = hash_words(m->scratch, n);
+	int			n;
+	uint64_t	h;
 	uint32_t	slot;
 	MemoEntry  *e;
 
+	if (KEY_WORDS(m->s, m->s->jobs[job].nselector) > m->scratch_words)
+		reserve_words(m, KEY_WORDS(m->s, m->s->jobs[job].nselector));
+	n = build_key(m, job);
+	h = hash_words(m, n);
 	if ((m->used + 1) * 2 > m->cap)
 		grow_entries(m);
 	slot = (uint32_t) h & (m->cap - 1);

@@ -55,7 +55,7 @@ main(void)
 		{"n1", "cpu=16, memory=64Gi, gpu=2", "H100", NULL, "zone=a"},
 		{"n2", "cpu=16, memory=64Gi, gpu=2", "H100", NULL, "zone=b"},
 	};
-	FxJob		jobs[400];
+	FxJob		jobs[440];
 	int			nj = 0;
 	Fx			fx;
 	int			distinct;
@@ -72,11 +72,19 @@ main(void)
 		jobs[nj++] = (FxJob) {.id = 1 + nj, .queue = "qa", .created = nj, .req = "cpu=1, gpu=1", .selector = "rack=r9"};
 		jobs[nj++] = (FxJob) {.id = 1 + nj, .queue = "qb", .created = nj, .req = "cpu=1, gpu=2", .replicas = 3};
 	}
+	/* selectors longer than the memo's first key room, differing last */
+	for (int i = 0; i < 20; i++)
+	{
+		jobs[nj++] = (FxJob) {.id = 1 + nj, .queue = "qa", .created = nj, .req = "cpu=1, gpu=1",
+		.selector = "a=1, b=2, c=3, d=4, e=5, f=6, g=7, zone=c"};
+		jobs[nj++] = (FxJob) {.id = 1 + nj, .queue = "qa", .created = nj, .req = "cpu=1, gpu=1",
+		.selector = "a=1, b=2, c=3, d=4, e=5, f=6, g=7, zone=d"};
+	}
 	fx_build(&fx, nodes, 2, QUEUES, 2, jobs, nj, NULL, 0);
 	fx.r = tide_decide(fx.s);
 	ok(fx.r->counters.jobs_placed > 0 && fx.r->counters.jobs_pending > 300, "the cluster places some and leaves most pending");
 	distinct = check_memo(&fx, "backlog");
-	ok(distinct >= 5 && distinct <= 20, "a 400-job backlog has a handful of distinct texts (%d)", distinct);
+	ok(distinct >= 5 && distinct <= 20, "a 440-job backlog has a handful of distinct texts (%d)", distinct);
 	fx_free(&fx);
 
 	/* a cluster where nothing is pending: placed jobs have empty texts */
