@@ -494,7 +494,7 @@ head_share_bits(const TideOwnerHead *h)
  * only from the heap, too late to overlap the wait, and an owner's jobs
  * are scattered over s->jobs.
  */
-static void
+static inline void
 set_head(const TideWork *w, TideLeafOwners *lo, TideOwnerHead *h, uint64_t sb)
 {
 	const TideSnapshot *s = w->s;
@@ -515,7 +515,7 @@ set_head(const TideWork *w, TideLeafOwners *lo, TideOwnerHead *h, uint64_t sb)
 }
 
 /* The heap's entry i moved down to its place. */
-static void
+static inline void
 osift_down(TideLeafOwners *lo, int i)
 {
 	TideOwnerHead *heap = lo->heap;
@@ -629,15 +629,13 @@ same_lane(const TideJob *x, const TideJob *y)
 
 /*
  * Where each lane of a queue's list (n jobs in R-O3, R-O1 order, so each
- * lane in one piece) starts, then n.  Each end is found by galloping then
- * halving: a few jobs read per lane, where the lanes are few and long,
- * instead of every job.
+ * lane in one piece) starts, into bound when not NULL; returns the number
+ * of lanes.  Each end is found by galloping then halving: a few jobs read
+ * per lane, where the lanes are few and long, instead of every job.
  */
-static int32_t *
-lane_bounds(TideWork *w, const int32_t *list, int n)
+static int32_t
+lane_starts(const TideSnapshot *s, const int32_t *list, int n, int32_t *bound)
 {
-	const TideSnapshot *s = w->s;
-	int32_t    *bound = tide_work_alloc_raw(w, sizeof(int32_t) * ((size_t) n + 1));
 	int32_t		nl = 0;
 
 	for (int k = 0; k < n;)
@@ -647,7 +645,9 @@ lane_bounds(TideWork *w, const int32_t *list, int n)
 					hi = (int64_t) k + 1,
 					step = 1;
 
-		bound[nl++] = k;
+		if (bound)
+			bound[nl] = k;
+		nl++;
 		/* list[lo] in x's lane; list[hi] not, or hi == n */
 		while (hi < n && same_lane(x, &s->jobs[list[hi]]))
 		{
@@ -668,6 +668,17 @@ lane_bounds(TideWork *w, const int32_t *list, int n)
 		}
 		k = (int) hi;
 	}
+	return nl;
+}
+
+/* The starts of the lanes of a queue's list, then n. */
+static int32_t *
+lane_bounds(TideWork *w, const int32_t *list, int n)
+{
+	int32_t		nl = lane_starts(w->s, list, n, NULL);
+	int32_t    *bound = tide_work_alloc_raw(w, sizeof(int32_t) * ((size_t) nl + 1));
+
+	lane_starts(w->s, list, n, bound);
 	bound[nl] = n;
 	return bound;
 }
@@ -742,24 +753,19 @@ tide_leaf_begin(TideWork *w, TideLeaves *L, const int32_t *qlist, const int32_t 
 }
 
 /*
- * Job j, the first owner's head, was considered: its owner moves on to its
- * next job, its share grown by what j was given, or by what it asks when
- * it was set aside for the borrowing pass (a queue above or without a
- * quota places nothing in the first pass: its owners still take turns in
- * the order set aside, which the second pass keeps), and sinks; out of
- * the heap when it has no job left.
+ * Owner o's share after job j, its head, was placed (grown by what j was
+ * given) or set aside for the borrowing pass (by what it asks: a queue
+ * above or without a quota places nothing in the first pass, and its
+ * owners still take turns in the order set aside, which the second pass
+ * keeps).
  */
-void
-tide_leaf_after(TideWork *w, TideLeafOwners *lo, int j, bool placed)
+static double
+grown_share(const TideWork *w, TideLeafOwners *lo, int o, int j, bool placed)
 {
 	const TideSnapshot *s = w->s;
 	const TideOutcome *out = &w->r->outcomes[j];
-	TideOwnerHead *h = &lo->heap[0];
-	int			o = h->owner;
 	double	   *u = lo->used + (size_t) o * lo->ncounted;
-	uint64_t	sb = head_share_bits(h);
 
-	lo->next[o]++;
 	if (placed)
 	{
 		for (int k = 0; k < out->nplacements; k++)
@@ -768,9 +774,8 @@ tide_leaf_after(TideWork *w, TideLeafOwners *lo, int j, bool placed)
 
 			add_counted(lo, u, p->node >= 0 ? &s->nodes[p->node] : NULL, p->res);
 		}
-		sb = share_bits(owner_share(lo, o));
 	}
-	else if (out->klass == TIDE_CLASS_BORROWING)
+	else
 	{
 		/*
 		 * The roles of the first job of j's shape (prep.c: the same roles,
@@ -782,12 +787,32 @@ tide_leaf_after(TideWork *w, TideLeafOwners *lo, int j, bool placed)
 		for (int ri = 0; ri < job->nroles; ri++)
 			for (int k = 0; k < job->roles[ri].replicas; k++)
 				add_counted(lo, u, NULL, job->roles[ri].request);
-		sb = share_bits(owner_share(lo, o));
 	}
-	if (lo->next[o] == lo->start[o + 1])
-		lo->heap[0] = lo->heap[--lo->nheap];
+	return owner_share(lo, o);
+}
+
+/*
+ * Job j, the first owner's head, was considered: its owner moves on to its
+ * next job, its share grown when j was placed or set aside for the
+ * borrowing pass, and sinks; out of the heap when it has no job left.
+ */
+void
+tide_leaf_after(TideWork *w, TideLeafOwners *lo, int j, bool placed)
+{
+	TideOwnerHead *h = &lo->heap[0];
+	int			o = h->owner;
+	int32_t		i = ++lo->next[o];
+	uint64_t	sb = head_share_bits(h);
+
+	if (placed || w->r->outcomes[j].klass == TIDE_CLASS_BORROWING)
+		sb = share_bits(grown_share(w, lo, o, j, placed));
+	if (i == lo->start[o + 1])
+	{
+		*h = lo->heap[--lo->nheap];
+		if (lo->nheap == 0)
+			return;
+	}
 	else
 		set_head(w, lo, h, sb);
-	if (lo->nheap > 0)
-		osift_down(lo, 0);
+	osift_down(lo, 0);
 }
