@@ -711,6 +711,8 @@ leaf_build(TideWork *w, int q, const int32_t *list, int n, int32_t *own)
 	lo->heap = tide_work_alloc(w, sizeof(TideOwnerHead) * lo->nown);
 	leaf_denom(w, lo, q);
 	lo->used = tide_work_alloc(w, sizeof(double) * ((size_t) lo->nown * lo->ncounted + 1));
+	lo->shape_of = tide_work_alloc(w, sizeof(int32_t) * SHAPE_SLOTS);
+	lo->shape_add = tide_work_alloc_raw(w, sizeof(double) * ((size_t) SHAPE_SLOTS * lo->ncounted + 1));
 	for (int o = 0; o < lo->nown; o++)
 	{
 		const TideOwnerFair *row = fair_find(s->owner_fair, q, own[at[lo->start[o]]]);
@@ -780,10 +782,29 @@ grown_share(const TideWork *w, TideLeafOwners *lo, int o, int j, bool placed)
 		/*
 		 * The roles of the first job of j's shape (prep.c: the same roles,
 		 * replicas and requests), few and in the cache, not j's own,
-		 * which a walk in owner order reaches at random
+		 * which a walk in owner order reaches at random.  A shape of one
+		 * task adds its request once: what it adds to each counted
+		 * resource is kept for the next job of that shape (the same
+		 * additions, one double each).
 		 */
-		const TideJob *job = &s->jobs[w->info[j].shape >= 0 ? w->info[j].shape : j];
+		int32_t		shape = w->info[j].shape >= 0 ? w->info[j].shape : j;
+		int			slot = shape & (SHAPE_SLOTS - 1);
+		double	   *add = lo->shape_add + (size_t) slot * lo->ncounted;
+		const TideJob *job;
 
+		if (lo->shape_of[slot] == shape + 1)
+		{
+			for (int k = 0; k < lo->ncounted; k++)
+				u[k] += add[k];
+			return owner_share(lo, o);
+		}
+		job = &s->jobs[shape];
+		if (job->nroles == 1 && job->roles[0].replicas == 1)
+		{
+			lo->shape_of[slot] = shape + 1;
+			for (int k = 0; k < lo->ncounted; k++)
+				add[k] = (double) job->roles[0].request[lo->counted[k]];
+		}
 		for (int ri = 0; ri < job->nroles; ri++)
 			for (int k = 0; k < job->roles[ri].replicas; k++)
 				add_counted(lo, u, NULL, job->roles[ri].request);

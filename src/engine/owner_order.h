@@ -47,7 +47,14 @@ typedef struct TideLeafOwners
 	int32_t    *counted;		/* [ncounted] those resources, in order */
 	const double *denom;		/* [ncounted] what a share divides them by */
 	int32_t    *slot;			/* [nres] a resource's place in counted, or -1 */
+	int32_t    *shape_of;		/* [SHAPE_SLOTS] 1 + the shape (prep.c) of
+								 * one task whose request is in shape_add, or 0 */
+	double	   *shape_add;		/* [SHAPE_SLOTS * ncounted] its request of
+								 * the counted resources */
 } TideLeafOwners;
+
+/* Shapes whose requests a leaf keeps (a power of two). */
+#define SHAPE_SLOTS 64
 
 /* The owner_fair queues of one walk. */
 typedef struct TideLeaves
