@@ -22,6 +22,10 @@
  * TIDE_BENCH_OWNERS=N (N > 0) the jobs belong to N owners (job id modulo
  * N, as cycle_scale.sql's owner_fair_share feature) and every queue has
  * owner_fair (R-O7), to show what the owner order costs the decide.
+ * With TIDE_BENCH_RUNNING=K (K > 0) every node runs K allocations of one
+ * GPU before the first decide (queue and owner by allocation number, as
+ * the jobs'), charged as the load charges them: what the owners' usage
+ * (R-O7) and the other passes over the live allocations cost.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -104,6 +108,7 @@ main(int argc, char **argv)
 	char	  **names;
 	bool		tree;
 	int			nowners;
+	int			nrun;
 	unsigned long long first_digest;
 
 	t0 = now_ms();
@@ -113,7 +118,10 @@ main(int argc, char **argv)
 	t_b = tide_res_intern(s, "NVIDIA-A100");
 	tree = getenv("TIDE_BENCH_TREE") && strcmp(getenv("TIDE_BENCH_TREE"), "1") == 0;
 	nowners = getenv("TIDE_BENCH_OWNERS") ? atoi(getenv("TIDE_BENCH_OWNERS")) : 0;
-	tide_snapshot_alloc_cluster(s, nnodes, nqueues + (tree ? 24 : 0), 0);
+	nrun = getenv("TIDE_BENCH_RUNNING") ? atoi(getenv("TIDE_BENCH_RUNNING")) : 0;
+	if (nrun < 0 || nrun > 8)
+		nrun = 0;
+	tide_snapshot_alloc_cluster(s, nnodes, nqueues + (tree ? 24 : 0), nrun * nnodes);
 	names = malloc(sizeof(char *) * nnodes);
 	for (int i = 0; i < nnodes; i++)
 	{
@@ -162,6 +170,27 @@ main(int argc, char **argv)
 	{
 		fprintf(stderr, "%s\n", err);
 		return 1;
+	}
+	for (int i = 0; i < nrun * nnodes; i++)
+	{
+		TideRunning *a = &s->running[i];
+		int64_t    *res = tide_vec_new(s);
+
+		res[TIDE_RES_GPU] = 1000;
+		res[TIDE_RES_CPU] = 4000;
+		res[res_mem] = 32LL * 1024 * 1024 * 1024 * 1000;
+		a->alloc_id = i + 1;
+		a->job_id = njobs + i + 1;
+		a->node = i % nnodes;
+		a->queue = i % nqueues;
+		a->owner = nowners > 0 ? i % nowners : -1;
+		a->priority = 0;
+		a->started_at = 1;
+		a->end_at = TIDE_TIME_UNKNOWN;
+		a->placed_at = 1;
+		a->res = res;
+		a->gpus = 1ULL << (i / nnodes);
+		tide_charge_owned(s, a->node, a->queue, a->owner, false, res, a->gpus, 0, +1);
 	}
 	nroles = njobs;
 	tide_snapshot_alloc_jobs(s, njobs, nroles);

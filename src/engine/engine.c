@@ -264,7 +264,8 @@ walk_queues(TideWork *w, int32_t *deferred)
 		if (q < 0)
 			break;
 		j = tide_leaf_next(&leaves, q, qlist, qnext);
-		if (qnext[q] + WALK_PREFETCH < qstart[q + 1])
+		/* (a queue in owner order asks for its own: owner_order.c) */
+		if (qnext[q] + WALK_PREFETCH < qstart[q + 1] && !tide_leaf_owned(&leaves, q))
 			prefetch_job(w, qlist[qnext[q] + WALK_PREFETCH]);
 		o = &r->outcomes[j];
 		if (w->info[j].bad)

@@ -453,74 +453,89 @@ add_counted(const TideLeafOwners *lo, double *u, const TideNode *n, const int64_
 		u[lo->slot[n->gpu_type]] += (double) res[TIDE_RES_GPU];
 }
 
-/* R-O7: owner a's head job before owner b's. */
+/*
+ * R-O7: owner x's head job before owner y's: the retry lane, then higher
+ * priority (both the lane's rank), lower share, then earlier created_at
+ * and smaller id, which within a lane is the earlier place in the queue's
+ * list (sorted by them, order.c).  Job ids are unique, so two owners'
+ * places never tie.
+ */
 static inline bool
-obefore(const TideLeafOwners *lo, int a, int b)
+obefore(const TideOwnerHead *x, const TideOwnerHead *y)
 {
-	const TideOwnerHead *x = &lo->head[a];
-	const TideOwnerHead *y = &lo->head[b];
+	return x->hi < y->hi || (x->hi == y->hi && x->lo < y->lo);
+}
 
-	if (x->retry != y->retry)
-		return x->retry;
-	if (x->priority != y->priority)
-		return x->priority > y->priority;
-	if (x->share != y->share)
-		return x->share < y->share;
-	if (x->created_at != y->created_at)
-		return x->created_at < y->created_at;
-	if (x->id != y->id)
-		return x->id < y->id;
-	return a < b;
+/* A share's bits, which order shares as they do (0 and -0 alike). */
+static inline uint64_t
+share_bits(double share)
+{
+	uint64_t	bits = 0;
+
+	if (share > 0)
+		memcpy(&bits, &share, sizeof(bits));
+	return bits;
+}
+
+/* The share bits of h's key. */
+static inline uint64_t
+head_share_bits(const TideOwnerHead *h)
+{
+	return (h->hi << 32) | (h->lo >> 32);
 }
 
 /*
- * Owner o's key from its next job (it has one).  What the walk reads of
- * that job when the owner's turn comes (its derived data, its outcome)
- * and the job after it are asked of memory now: the walk learns which job
- * comes next only from the heap, too late to overlap the wait, and an
- * owner's jobs are scattered over s->jobs.
+ * h's owner keyed by its next job (it has one) and the share whose bits
+ * are sb, without reading the job: its place in the list, and the lane
+ * that place is in (an owner's places only grow, so its lane only moves
+ * on from the one in h).  What the walk reads of that job when the
+ * owner's turn comes (the job, its derived data, its outcome) and the job
+ * after it are asked of memory now: the walk learns which job comes next
+ * only from the heap, too late to overlap the wait, and an owner's jobs
+ * are scattered over s->jobs.
  */
-static void
-set_head(const TideWork *w, TideLeafOwners *lo, int o)
+static inline void
+set_head(const TideWork *w, TideLeafOwners *lo, TideOwnerHead *h, uint64_t sb)
 {
 	const TideSnapshot *s = w->s;
-	int32_t		j = lo->jobs[lo->next[o]];
-	const TideJob *x = &s->jobs[j];
-	TideOwnerHead *h = &lo->head[o];
+	int			o = h->owner;
+	int32_t		i = lo->next[o];
+	uint32_t	at = (uint32_t) lo->at[i];
+	int32_t		j = lo->list[at];
+	uint64_t	lane = h->hi >> 32;
 
 	__builtin_prefetch(&w->info[j]);
 	__builtin_prefetch(&w->r->outcomes[j], 1);
-	if (lo->next[o] + 1 < lo->start[o + 1])
-		__builtin_prefetch(&s->jobs[lo->jobs[lo->next[o] + 1]]);
-	h->retry = x->is_retry;
-	h->priority = x->priority;
-	h->created_at = x->created_at;
-	h->id = x->id;
+	if (i + 1 < lo->start[o + 1])
+		__builtin_prefetch(&s->jobs[lo->list[lo->at[i + 1]]]);
+	while (at >= (uint32_t) lo->bound[lane + 1])
+		lane++;
+	h->hi = (lane << 32) | (sb >> 32);
+	h->lo = (sb << 32) | at;
 }
 
-static void
+/* The heap's entry i moved down to its place. */
+static inline void
 osift_down(TideLeafOwners *lo, int i)
 {
+	TideOwnerHead *heap = lo->heap;
+	TideOwnerHead x = heap[i];
+	int			n = lo->nheap;
+
 	for (;;)
 	{
-		int			l = 2 * i + 1,
-					r = l + 1,
-					m = i;
+		int			c = 2 * i + 1;
 
-		if (l < lo->nheap && obefore(lo, lo->heap[l], lo->heap[m]))
-			m = l;
-		if (r < lo->nheap && obefore(lo, lo->heap[r], lo->heap[m]))
-			m = r;
-		if (m == i)
-			return;
-		{
-			int32_t		tmp = lo->heap[i];
-
-			lo->heap[i] = lo->heap[m];
-			lo->heap[m] = tmp;
-		}
-		i = m;
+		if (c >= n)
+			break;
+		if (c + 1 < n && obefore(&heap[c + 1], &heap[c]))
+			c++;
+		if (!obefore(&heap[c], &x))
+			break;
+		heap[i] = heap[c];
+		i = c;
 	}
+	heap[i] = x;
 }
 
 /*
@@ -605,46 +620,110 @@ group_by_owner(TideWork *w, const int32_t *own, int n, int32_t *pos)
 	}
 }
 
+/* Jobs x and y in the same lane of a queue's list: retry lane and priority alike. */
+static inline bool
+same_lane(const TideJob *x, const TideJob *y)
+{
+	return x->is_retry == y->is_retry && x->priority == y->priority;
+}
+
+/*
+ * Where each lane of a queue's list (n jobs in R-O3, R-O1 order, so each
+ * lane in one piece) starts, into bound when not NULL; returns the number
+ * of lanes.  Each end is found by galloping then halving: a few jobs read
+ * per lane, where the lanes are few and long, instead of every job.
+ */
+static int32_t
+lane_starts(const TideSnapshot *s, const int32_t *list, int n, int32_t *bound)
+{
+	int32_t		nl = 0;
+
+	for (int k = 0; k < n;)
+	{
+		const TideJob *x = &s->jobs[list[k]];
+		int64_t		lo = k,
+					hi = (int64_t) k + 1,
+					step = 1;
+
+		if (bound)
+			bound[nl] = k;
+		nl++;
+		/* list[lo] in x's lane; list[hi] not, or hi == n */
+		while (hi < n && same_lane(x, &s->jobs[list[hi]]))
+		{
+			lo = hi;
+			step *= 2;
+			hi = k + step;
+		}
+		if (hi > n)
+			hi = n;
+		while (hi - lo > 1)
+		{
+			int64_t		mid = lo + (hi - lo) / 2;
+
+			if (same_lane(x, &s->jobs[list[mid]]))
+				lo = mid;
+			else
+				hi = mid;
+		}
+		k = (int) hi;
+	}
+	return nl;
+}
+
+/* The starts of the lanes of a queue's list, then n. */
+static int32_t *
+lane_bounds(TideWork *w, const int32_t *list, int n)
+{
+	int32_t		nl = lane_starts(w->s, list, n, NULL);
+	int32_t    *bound = tide_work_alloc_raw(w, sizeof(int32_t) * ((size_t) nl + 1));
+
+	lane_starts(w->s, list, n, bound);
+	bound[nl] = n;
+	return bound;
+}
+
 /*
  * Queue q's n jobs (list, in R-O3, R-O1 order) split per owner, owners in
- * a heap; own and pos: room for n, the scratch of every queue in turn.
+ * a heap; own: room for n, the scratch of every queue in turn.
  */
 static TideLeafOwners *
-leaf_build(TideWork *w, int q, const int32_t *list, int n, int32_t *own, int32_t *pos)
+leaf_build(TideWork *w, int q, const int32_t *list, int n, int32_t *own)
 {
 	const TideSnapshot *s = w->s;
 	TideLeafOwners *lo = tide_work_alloc(w, sizeof(TideLeafOwners));
+	int32_t    *at = tide_work_alloc_raw(w, sizeof(int32_t) * n);
 
 	/* the owners read once: the list's jobs are scattered over s->jobs */
 	for (int k = 0; k < n; k++)
 		own[k] = s->jobs[list[k]].owner;
-	group_by_owner(w, own, n, pos);
-	lo->jobs = tide_work_alloc_raw(w, sizeof(int32_t) * n);
+	group_by_owner(w, own, n, at);
+	lo->list = list;
+	lo->at = at;
+	lo->bound = lane_bounds(w, list, n);
 	/* room for an owner per job; only the first nown + 1 are written */
 	lo->start = tide_work_alloc_raw(w, sizeof(int32_t) * (n + 1));
 	for (int k = 0; k < n; k++)
-	{
-		lo->jobs[k] = list[pos[k]];
-		if (k == 0 || own[pos[k]] != own[pos[k - 1]])
+		if (k == 0 || own[at[k]] != own[at[k - 1]])
 			lo->start[lo->nown++] = k;
-	}
 	lo->start[lo->nown] = n;
 	lo->next = tide_work_alloc(w, sizeof(int32_t) * lo->nown);
-	lo->head = tide_work_alloc(w, sizeof(TideOwnerHead) * lo->nown);
-	lo->heap = tide_work_alloc(w, sizeof(int32_t) * lo->nown);
+	lo->heap = tide_work_alloc(w, sizeof(TideOwnerHead) * lo->nown);
 	leaf_denom(w, lo, q);
 	lo->used = tide_work_alloc(w, sizeof(double) * ((size_t) lo->nown * lo->ncounted + 1));
+	lo->shape_of = tide_work_alloc(w, sizeof(int32_t) * SHAPE_SLOTS);
+	lo->shape_add = tide_work_alloc_raw(w, sizeof(double) * ((size_t) SHAPE_SLOTS * lo->ncounted + 1));
 	for (int o = 0; o < lo->nown; o++)
 	{
-		const TideOwnerFair *row = fair_find(s->owner_fair, q, own[pos[lo->start[o]]]);
+		const TideOwnerFair *row = fair_find(s->owner_fair, q, own[at[lo->start[o]]]);
 
 		lo->next[o] = lo->start[o];
 		for (int k = 0; row && k < lo->ncounted; k++)
 			lo->used[(size_t) o * lo->ncounted + k] = row->decayed[lo->counted[k]];
-		lo->head[o].share = owner_share(lo, o);
-		set_head(w, lo, o);
-		lo->heap[lo->nheap++] = o;
+		lo->heap[o].owner = o;
+		set_head(w, lo, &lo->heap[o], share_bits(owner_share(lo, o)));
 	}
+	lo->nheap = lo->nown;
 	for (int i = lo->nheap / 2 - 1; i >= 0; i--)
 		osift_down(lo, i);
 	return lo;
@@ -660,8 +739,7 @@ tide_leaf_begin(TideWork *w, TideLeaves *L, const int32_t *qlist, const int32_t 
 {
 	const TideSnapshot *s = w->s;
 	int32_t		most = 0;
-	int32_t    *own,
-			   *pos;
+	int32_t    *own;
 
 	L->leaf = NULL;
 	for (int q = 0; q < s->nqueues; q++)
@@ -671,36 +749,25 @@ tide_leaf_begin(TideWork *w, TideLeaves *L, const int32_t *qlist, const int32_t 
 		return;
 	L->leaf = tide_work_alloc(w, sizeof(TideLeafOwners *) * (s->nqueues + 1));
 	own = tide_work_alloc_raw(w, sizeof(int32_t) * most);
-	pos = tide_work_alloc_raw(w, sizeof(int32_t) * most);
 	for (int q = 0; q < s->nqueues; q++)
 		if (s->queues[q].owner_fair && qstart[q + 1] > qstart[q])
-			L->leaf[q] = leaf_build(w, q, qlist + qstart[q], qstart[q + 1] - qstart[q], own, pos);
-}
-
-/* The head job of the owner that goes first. */
-int
-tide_leaf_pick(const TideLeafOwners *lo)
-{
-	return lo->jobs[lo->next[lo->heap[0]]];
+			L->leaf[q] = leaf_build(w, q, qlist + qstart[q], qstart[q + 1] - qstart[q], own);
 }
 
 /*
- * Job j, the first owner's head, was considered: its owner moves on to its
- * next job, its share grown by what j was given, or by what it asks when
- * it was set aside for the borrowing pass (a queue above or without a
- * quota places nothing in the first pass: its owners still take turns in
- * the order set aside, which the second pass keeps), and sinks; out of
- * the heap when it has no job left.
+ * Owner o's share after job j, its head, was placed (grown by what j was
+ * given) or set aside for the borrowing pass (by what it asks: a queue
+ * above or without a quota places nothing in the first pass, and its
+ * owners still take turns in the order set aside, which the second pass
+ * keeps).
  */
-void
-tide_leaf_after(TideWork *w, TideLeafOwners *lo, int j, bool placed)
+static double
+grown_share(const TideWork *w, TideLeafOwners *lo, int o, int j, bool placed)
 {
 	const TideSnapshot *s = w->s;
 	const TideOutcome *out = &w->r->outcomes[j];
-	int			o = lo->heap[0];
 	double	   *u = lo->used + (size_t) o * lo->ncounted;
 
-	lo->next[o]++;
 	if (placed)
 	{
 		for (int k = 0; k < out->nplacements; k++)
@@ -709,26 +776,64 @@ tide_leaf_after(TideWork *w, TideLeafOwners *lo, int j, bool placed)
 
 			add_counted(lo, u, p->node >= 0 ? &s->nodes[p->node] : NULL, p->res);
 		}
-		lo->head[o].share = owner_share(lo, o);
 	}
-	else if (out->klass == TIDE_CLASS_BORROWING)
+	else
 	{
 		/*
 		 * The roles of the first job of j's shape (prep.c: the same roles,
 		 * replicas and requests), few and in the cache, not j's own,
-		 * which a walk in owner order reaches at random
+		 * which a walk in owner order reaches at random.  A shape of one
+		 * task adds its request once: what it adds to each counted
+		 * resource is kept for the next job of that shape (the same
+		 * additions, one double each).
 		 */
-		const TideJob *job = &s->jobs[w->info[j].shape >= 0 ? w->info[j].shape : j];
+		int32_t		shape = w->info[j].shape >= 0 ? w->info[j].shape : j;
+		int			slot = shape & (SHAPE_SLOTS - 1);
+		double	   *add = lo->shape_add + (size_t) slot * lo->ncounted;
+		const TideJob *job;
 
+		if (lo->shape_of[slot] == shape + 1)
+		{
+			for (int k = 0; k < lo->ncounted; k++)
+				u[k] += add[k];
+			return owner_share(lo, o);
+		}
+		job = &s->jobs[shape];
+		if (job->nroles == 1 && job->roles[0].replicas == 1)
+		{
+			lo->shape_of[slot] = shape + 1;
+			for (int k = 0; k < lo->ncounted; k++)
+				add[k] = (double) job->roles[0].request[lo->counted[k]];
+		}
 		for (int ri = 0; ri < job->nroles; ri++)
 			for (int k = 0; k < job->roles[ri].replicas; k++)
 				add_counted(lo, u, NULL, job->roles[ri].request);
-		lo->head[o].share = owner_share(lo, o);
 	}
-	if (lo->next[o] == lo->start[o + 1])
-		lo->heap[0] = lo->heap[--lo->nheap];
+	return owner_share(lo, o);
+}
+
+/*
+ * Job j, the first owner's head, was considered: its owner moves on to its
+ * next job, its share grown when j was placed or set aside for the
+ * borrowing pass, and sinks; out of the heap when it has no job left.
+ */
+void
+tide_leaf_after(TideWork *w, TideLeafOwners *lo, int j, bool placed)
+{
+	TideOwnerHead *h = &lo->heap[0];
+	int			o = h->owner;
+	int32_t		i = ++lo->next[o];
+	uint64_t	sb = head_share_bits(h);
+
+	if (placed || w->r->outcomes[j].klass == TIDE_CLASS_BORROWING)
+		sb = share_bits(grown_share(w, lo, o, j, placed));
+	if (i == lo->start[o + 1])
+	{
+		*h = lo->heap[--lo->nheap];
+		if (lo->nheap == 0)
+			return;
+	}
 	else
-		set_head(w, lo, o);
-	if (lo->nheap > 0)
-		osift_down(lo, 0);
+		set_head(w, lo, h, sb);
+	osift_down(lo, 0);
 }
