@@ -249,6 +249,12 @@ SELECT CASE WHEN settled
                         cycles, backlog, round(ms::numeric / 1000, 1), pg_temp.loadavg()) END
   FROM settle_result;
 SELECT pg_temp.sizes('settled');
+-- The settle rewrote every pending job's row (its reason): a deployment's
+-- autovacuum cleans those versions up within minutes; here they would
+-- slow the first twenty or so busy cycles' reads and the busy steps, and
+-- a feature's arm that happened to fall on them.  Measured: the steady
+-- state.
+VACUUM (ANALYZE) tide.jobs, tide.job_tasks, tide.allocations, tide.job_events;
 
 \if :{?feature_off}
 -- A feature on against off: rounds of `per` busy cycles with it off, then
