@@ -144,8 +144,8 @@ load_avoid(Loader *ld, TideJob *j, Datum d)
  * (see the top of the file): its arrays, which were its snapshot's, in
  * arrays; the texts and request vectors they point to in strings, which
  * later loads add to (a copied job's texts stay where they are).  Both
- * contexts live under the kept rows' (cycle_cache_context()) and go with
- * them; their reset callbacks forget them here.
+ * contexts live under cycle_cache_context(), which goes with the kept
+ * rows; their reset callbacks forget them here.
  */
 typedef struct JobMemo
 {
