@@ -2,8 +2,8 @@
  * bench_util.h: what the engine benchmarks share: an allocator that counts
  * what it hands out (the engine's memory figure), a monotonic clock in
  * milliseconds, a fixed-seed xorshift generator so that every run
- * decides the same synthetic cluster, and qsort's order of doubles (the
- * repeated runs' minimum and median).
+ * decides the same synthetic cluster, qsort's order of doubles (the
+ * repeated runs' minimum and median), and the benches' GPU node.
  */
 #ifndef TIDE_BENCH_UTIL_H
 #define TIDE_BENCH_UTIL_H
@@ -11,6 +11,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <time.h>
+
+#include "engine.h"
 
 /* TideMem allocator; ctx, when not NULL, is a size_t that counts bytes. */
 static void *
@@ -54,6 +56,23 @@ cmp_double(const void *a, const void *b)
 				y = *(const double *) b;
 
 	return x < y ? -1 : x > y;
+}
+
+/*
+ * Node i of the benches' clusters: 8 GPUs of card type t_a (every fourth
+ * t_b) in four pairs, 96 CPUs, memory without limit, named name.
+ */
+static inline void
+bench_gpu_node(TideNode *n, int i, const char *name, int t_a, int t_b, int res_mem)
+{
+	n->name = name;
+	n->ngpus = 8;
+	n->gpu_type = i % 4 == 3 ? t_b : t_a;
+	n->capacity[TIDE_RES_GPU] = 8000;
+	n->capacity[TIDE_RES_CPU] = 96000;
+	n->capacity[res_mem] = 1024LL * 1024 * 1024 * 1024 * 1000;
+	for (int g = 0; g < 8; g++)
+		n->gpu_domain[g] = (int16_t) (g / 2);
 }
 
 #endif							/* TIDE_BENCH_UTIL_H */

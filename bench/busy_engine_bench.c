@@ -143,14 +143,7 @@ build(int *pending_of)
 		char	   *nm = tide_alloc(s, 16);
 
 		snprintf(nm, 16, "node-%05d", i);
-		n->name = nm;
-		n->ngpus = 8;
-		n->gpu_type = i % 4 == 3 ? t_b : t_a;
-		n->capacity[TIDE_RES_GPU] = 8000;
-		n->capacity[TIDE_RES_CPU] = 96000;
-		n->capacity[res_mem] = 1024LL * 1024 * 1024 * 1024 * 1000;
-		for (int g = 0; g < 8; g++)
-			n->gpu_domain[g] = (int16_t) (g / 2);
+		bench_gpu_node(n, i, nm, t_a, t_b, res_mem);
 	}
 	for (int q = 0; q < nqueues + (tree ? 24 : 0); q++)
 	{
